@@ -1,0 +1,237 @@
+"""The one shape every game has: description, options, moves, chance, result.
+
+A game module provides a `GameInfo` and an immutable state class. The state answers a fixed set of
+questions (ARCHITECTURE.md, "core: one shape for every game"):
+
+    state.actor            -> seat number, CHANCE, or None when the game is over
+    state.legal_moves()    -> tuple[Move, ...] for the seat that acts
+    state.apply(move)      -> next state (raises IllegalMove)
+    state.chance()         -> the Chance the state waits for (when actor is CHANCE)
+    state.resolve(outcome) -> next state, fed with an Outcome from a random source
+    state.view(seat)       -> what that seat may see (hidden things as unknown handles)
+    state.result           -> Result or None
+    state.to_data()        -> plain msgpack-able data; GameInfo.load(data) rebuilds the state
+
+Randomness never originates here: outcomes come from a source (core/chance.py locally, net/fair.py
+over the network), which is why every engine is deterministic and replayable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+CHANCE = -1  # the actor of a state that waits for a random outcome
+
+
+class GameError(Exception):
+    """Base of the errors a person can meet while using an engine."""
+
+
+class IllegalMove(GameError):
+    """A move that is not legal in the state it was applied to."""
+
+
+class BadOption(GameError):
+    """An unknown option, or a value outside what the option allows."""
+
+
+class BadOutcome(GameError):
+    """A chance outcome that does not fit the Chance the state asked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move as plain data: a kind in the rules' own words and its arguments.
+
+    `str(Move("place", ("b2",)))` is `"place b2"`, the notation used in logs and on the command line.
+    Arguments are str or int only, so a move is msgpack-able as it is.
+    """
+
+    kind: str
+    args: tuple[str | int, ...] = ()
+
+    def __str__(self) -> str:
+        return " ".join([self.kind, *map(str, self.args)])
+
+    def to_data(self) -> list:
+        return [self.kind, *self.args]
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Move":
+        if not isinstance(data, (list, tuple)) or not data or not isinstance(data[0], str):
+            raise IllegalMove(f"a move is a list [kind, args...], not {data!r:.60}")
+        args = tuple(data[1:])
+        for arg in args:
+            if type(arg) not in (str, int):
+                raise IllegalMove(f"move arguments are strings or integers, not {arg!r:.60}")
+        return cls(data[0], args)
+
+    @classmethod
+    def parse(cls, text: str) -> "Move":
+        """Read the notation of `__str__`; integer-looking arguments become ints."""
+        words = text.split()
+        if not words:
+            raise IllegalMove("an empty move")
+        return cls(words[0], tuple(int(w) if w.lstrip("-").isdigit() else w for w in words[1:]))
+
+
+@dataclass(frozen=True, slots=True)
+class Chance:
+    """What a state needs from chance: one uniform integer in range(n) per entry of `ranges`,
+    then, when `shuffle` > 0, one uniformly random permutation of range(shuffle).
+
+    `label` says in plain words what is being decided ("setup roll", "draw from pile 2").
+    """
+
+    label: str
+    ranges: tuple[int, ...] = ()
+    shuffle: int = 0
+
+    def __post_init__(self) -> None:
+        if any(n < 1 for n in self.ranges) or self.shuffle < 0:
+            raise ValueError(f"a chance range must be at least 1: {self}")
+
+    def check(self, outcome: "Outcome") -> None:
+        """Raise BadOutcome unless `outcome` is one this chance could produce."""
+        if len(outcome.values) != len(self.ranges):
+            raise BadOutcome(f"{self.label}: {len(outcome.values)} values for {len(self.ranges)} draws")
+        for value, n in zip(outcome.values, self.ranges):
+            if type(value) is not int or not 0 <= value < n:
+                raise BadOutcome(f"{self.label}: value {value!r} outside range({n})")
+        if sorted(outcome.permutation) != list(range(self.shuffle)) or any(
+            type(p) is not int for p in outcome.permutation
+        ):
+            raise BadOutcome(f"{self.label}: not a permutation of {self.shuffle}")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The random values that resolve one Chance."""
+
+    values: tuple[int, ...] = ()
+    permutation: tuple[int, ...] = ()
+
+    def to_data(self) -> list:
+        return [list(self.values), list(self.permutation)]
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Outcome":
+        if (
+            not isinstance(data, (list, tuple))
+            or len(data) != 2
+            or not all(isinstance(part, (list, tuple)) for part in data)
+        ):
+            raise BadOutcome(f"an outcome is [values, permutation], not {data!r:.60}")
+        return cls(tuple(data[0]), tuple(data[1]))
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """How a game ended: the winning seats (empty for a draw), scores per seat, and why."""
+
+    winners: tuple[int, ...]
+    scores: tuple[float, ...]
+    reason: str
+
+    def to_data(self) -> dict:
+        return {"winners": list(self.winners), "scores": list(self.scores), "reason": self.reason}
+
+    @classmethod
+    def from_data(cls, data: Mapping) -> "Result":
+        return cls(tuple(data["winners"]), tuple(data["scores"]), data["reason"])
+
+    def describe(self, names: "list[str] | tuple[str, ...] | None" = None) -> str:
+        """One line: `seat 0 wins (trice)`, `draw (threefold repetition)`, `seats 1, 2 share (...)`."""
+        name = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
+        if not self.winners:
+            return f"draw ({self.reason})"
+        if len(self.winners) == 1:
+            return f"{name(self.winners[0])} wins ({self.reason})"
+        return f"{', '.join(name(s) for s in self.winners)} share the win ({self.reason})"
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """A game option with its default; `choices` or `minimum`/`maximum` bound its values."""
+
+    name: str
+    default: int | bool | str
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def coerce(self, value: Any) -> int | bool | str:
+        """Turn a value (possibly command-line text) into this option's type, or raise BadOption."""
+        kind = type(self.default)
+        if isinstance(value, str) and kind is not str:
+            text = value.strip().lower()
+            if kind is bool:
+                if text not in ("true", "false", "yes", "no", "1", "0", "on", "off"):
+                    raise BadOption(f"option {self.name}: {value!r} is not true or false")
+                value = text in ("true", "yes", "1", "on")
+            else:
+                try:
+                    value = int(text)
+                except ValueError:
+                    raise BadOption(f"option {self.name}: {value!r} is not a whole number") from None
+        if type(value) is not kind:
+            raise BadOption(f"option {self.name}: {value!r} is not a {kind.__name__}")
+        if self.choices and value not in self.choices:
+            raise BadOption(f"option {self.name}: {value!r} is not one of {', '.join(self.choices)}")
+        if self.minimum is not None and value < self.minimum:
+            raise BadOption(f"option {self.name}: {value} is below {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise BadOption(f"option {self.name}: {value} is above {self.maximum}")
+        return value
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """A game's description and its entry points.
+
+    `new(seats, options)` makes the initial state; `load(data)` rebuilds any state from `to_data()`;
+    `bots` maps a bot name to a factory `(rng, **settings) -> Bot` (core/bots.py); every game names
+    its bots `random`, `greedy` and `search`.
+    """
+
+    name: str
+    title: str
+    min_seats: int
+    max_seats: int
+    options: tuple[Option, ...]
+    new: Callable[[int, Mapping[str, Any]], Any]
+    load: Callable[[Any], Any]
+    bots: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    rules_file: str = ""  # the file name under shared/rules (and tui/rules) with the text we play
+    # describe(state, move) -> the move in plain words, as made in `state` (move log, transcripts)
+    describe: Callable[[Any, Move], str] = lambda state, move: str(move)
+    # heuristic(state, seat) -> a value in [-1, 1] for `seat` of a position that is not over
+    heuristic: Callable[[Any, int], float] = lambda state, seat: 0.0
+
+    def resolve_options(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """All options with defaults filled in; an unknown name or bad value raises BadOption."""
+        by_name = {o.name: o for o in self.options}
+        resolved = {o.name: o.default for o in self.options}
+        for key, value in (given or {}).items():
+            if key not in by_name:
+                known = ", ".join(by_name) or "none"
+                raise BadOption(f"{self.name} has no option {key!r} (options: {known})")
+            resolved[key] = by_name[key].coerce(value)
+        return resolved
+
+    def check_seats(self, seats: int) -> None:
+        if type(seats) is not int or not self.min_seats <= seats <= self.max_seats:
+            span = (
+                f"{self.min_seats}"
+                if self.min_seats == self.max_seats
+                else f"{self.min_seats} to {self.max_seats}"
+            )
+            raise BadOption(f"{self.title} is played by {span} players, not {seats}")
+
+    def start(self, seats: int | None = None, options: Mapping[str, Any] | None = None):
+        """The initial state for `seats` (default: the minimum) with checked options."""
+        seats = self.min_seats if seats is None else seats
+        self.check_seats(seats)
+        return self.new(seats, self.resolve_options(options))

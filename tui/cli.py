@@ -1,0 +1,67 @@
+"""The `dicetable` command: no arguments opens the app; sub-commands give the same powers headless.
+
+Each sub-command lives in its own module `tui/cmd_<name>.py` with `add_parser(subparsers)` (which
+sets `func`) — adding one is one line in COMMANDS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = [
+    "tui.cmd_selfplay",
+    "tui.cmd_rules",
+    "tui.cmd_analyze",
+]
+
+
+class CommandError(Exception):
+    """A mistake a person made on the command line: printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line and exit 2, no usage dump
+        print(f"dicetable: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dicetable", description="Dice and card board games, peer to peer and verifiably fair.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(name).add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from core.game import GameError
+
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        from tui.app import run_app
+
+        return run_app()
+    try:
+        return args.func(args) or 0
+    except (CommandError, GameError) as error:
+        print(f"dicetable: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def parse_options(pairs: list[str] | None) -> dict[str, str]:
+    """`--option name=value` pairs as a dict (values are checked by the game)."""
+    options = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise CommandError(f"option {pair!r} is not name=value")
+        options[name.strip()] = value.strip()
+    return options
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""`dicetable analyze GAME POSITION [--json]`: what the rules say about one position.
+
+Each game's analyser takes the position text (and the parsed args) and returns `(data, lines)`:
+the JSON-able answer and the human-readable lines. Adding a game is one entry in ANALYSERS.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tui.cli import CommandError
+
+
+def analyse_trice(text: str, args) -> tuple[dict, list[str]]:
+    from core import trice
+
+    try:
+        board = trice.parse_board(text)
+    except ValueError as error:
+        raise CommandError(f"malformed TRICE board: {error}") from None
+    found = trice.board_lines(board)
+    verdict, _ = trice.verdict(board)
+    data = {
+        "lines": [
+            {"squares": [trice.SQUARES[i] for i in line], "condition": condition}
+            for line, condition in found
+        ],
+        "verdict": verdict,
+    }
+    lines = [
+        f"{'-'.join(trice.SQUARES[i] for i in line):<9} "
+        f"{' '.join(board[i] for i in line)}  {condition or 'no condition'}"
+        for line, condition in found
+    ]
+    words = {"trice": "Trice: the player who placed wins", "double": "Double Trice: the player who placed loses", "none": "no Trice"}
+    lines.append(f"verdict: {verdict} ({words[verdict]})")
+    return data, lines
+
+
+ANALYSERS = {
+    "trice": analyse_trice,
+}
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("analyze", aliases=["analyse"], help="analyse a position")
+    parser.add_argument("game")
+    parser.add_argument("position", help="the position in the notation of the game's rules")
+    parser.add_argument("--to-move", default=None, help="the side to move, where the game needs it")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    analyser = ANALYSERS.get(args.game)
+    if analyser is None:
+        raise CommandError(f"no analyser for {args.game!r} (games: {', '.join(ANALYSERS)})")
+    data, lines = analyser(args.position, args)
+    print(json.dumps(data) if args.json else "\n".join(lines))
+    return 0
