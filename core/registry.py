@@ -8,6 +8,7 @@ from core.game import GameError, GameInfo
 
 _MODULES = {
     "trice": "core.trice",
+    "diceroom": "core.diceroom",
 }
 
 

@@ -64,4 +64,7 @@ def parse_options(pairs: list[str] | None) -> dict[str, str]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run through the imported module so that sub-commands and this file share one CommandError.
+    from tui import cli
+
+    sys.exit(cli.main())

@@ -1,0 +1,316 @@
+"""Signed messages: the one codec of the table's log.
+
+Signed bytes (what the author's Ed25519 key signs) are the canonical msgpack of the map
+
+    {"body": {...}, "kind": str, "seat": int, "seq": int, "table": bin16, "v": 1}
+
+with every map's keys in sorted order (canonical: the decoder re-encodes and refuses any other
+encoding of the same content, so one message has exactly one byte string). On the wire a frame is
+the msgpack array `[signed_bytes, signature]`; the signature is 64 bytes, or empty for a "reveal"
+(a reveal authenticates itself through the seat's hash chain, FAIRNESS.md §1).
+
+`decode(frame)` returns an `Envelope` or raises a `WireError` subclass, whatever the input; it does
+not check the signature (the Replica knows the keys: `envelope.signed_by(key)`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import msgpack
+
+from net.identity import SIGNATURE_BYTES, verify_signature
+
+VERSION = 1
+TABLE_BYTES = 16
+MAX_FRAME = 256 * 1024
+MAX_SEATS = 16
+MAX_SEQ = 2**32 - 1
+MAX_CHAIN = 1 << 20  # longest hash chain a seat may commit to
+MAX_EVENT = 2**40
+
+# Frame size caps per kind: the general cap is for the card deal's point lists.
+KIND_CAP = {"deal": MAX_FRAME, "chat": 2048, "reveal": 512}
+DEFAULT_CAP = 4096
+
+
+class WireError(Exception):
+    """A frame that is not a well-formed message of this protocol."""
+
+
+class TooLarge(WireError):
+    pass
+
+
+class Malformed(WireError):
+    pass
+
+
+class UnknownVersion(WireError):
+    pass
+
+
+class UnknownKind(WireError):
+    pass
+
+
+class BadBody(WireError):
+    pass
+
+
+# -- schemas ---------------------------------------------------------------------------------------
+def _bytes(n: int) -> Callable[[Any], bool]:
+    return lambda x: type(x) is bytes and len(x) == n
+
+
+def _int(lo: int, hi: int) -> Callable[[Any], bool]:
+    return lambda x: type(x) is int and lo <= x <= hi
+
+
+def _str(most: int, least: int = 0) -> Callable[[Any], bool]:
+    return lambda x: type(x) is str and least <= len(x) <= most
+
+
+def _options(x: Any) -> bool:
+    return (
+        type(x) is dict
+        and len(x) <= 32
+        and all(
+            type(k) is str
+            and 0 < len(k) <= 32
+            and (type(v) in (int, bool) or (type(v) is str and len(v) <= 64))
+            for k, v in x.items()
+        )
+    )
+
+
+def _move(x: Any) -> bool:
+    return (
+        type(x) is list
+        and 1 <= len(x) <= 16
+        and type(x[0]) is str
+        and 0 < len(x[0]) <= 32
+        and all(
+            (type(a) is str and len(a) <= 64) or (type(a) is int and -(2**63) <= a < 2**63)
+            for a in x[1:]
+        )
+    )
+
+
+def _plain(x: Any, depth: int = 0) -> bool:
+    """msgpack-plain data: maps with str keys, lists, bytes, str, int, bool, None."""
+    if depth > 8:
+        return False
+    if type(x) in (bytes, str, bool) or x is None:
+        return True
+    if type(x) is int:
+        return -(2**63) <= x < 2**64
+    if type(x) is list:
+        return all(_plain(i, depth + 1) for i in x)
+    if type(x) is dict:
+        return all(type(k) is str and _plain(v, depth + 1) for k, v in x.items())
+    return False
+
+
+KEY = _bytes(32)
+# kind -> {field: (check, required)}
+SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
+    "open": {
+        "game": (_str(32, 1), True),
+        "options": (_options, True),
+        "seats": (_int(1, MAX_SEATS), True),
+        "key": (KEY, True),
+    },
+    "join": {
+        "name": (_str(32, 1), True),
+        "key": (KEY, True),
+        "curve": (KEY, False),
+        "anchor": (KEY, True),
+        "length": (_int(1, MAX_CHAIN), True),
+    },
+    "start": {},
+    "move": {"move": (_move, True)},
+    "reveal": {"k": (_int(1, MAX_EVENT), True), "value": (KEY, True)},
+    "anchor": {
+        "anchor": (KEY, True),
+        "length": (_int(1, MAX_CHAIN), True),
+        "first": (_int(1, MAX_EVENT), True),
+    },
+    "claim": {"against": (_int(0, MAX_SEATS - 1), True), "reason": (_str(200), True)},
+    "chat": {"text": (_str(500, 1), True)},
+    "resign": {},
+    "deal": {},  # opaque: any plain map, checked by net/deal.py
+}
+KINDS = tuple(SCHEMAS)
+UNSIGNED_KINDS = frozenset({"reveal"})
+
+
+def check_body(kind: str, body: Any) -> None:
+    """Raise UnknownKind or BadBody unless `body` fits the kind's schema exactly."""
+    schema = SCHEMAS.get(kind) if type(kind) is str else None
+    if schema is None:
+        raise UnknownKind(f"unknown message kind {kind!r:.40}")
+    if type(body) is not dict:
+        raise BadBody(f"a {kind} body is a map, not {type(body).__name__}")
+    if kind == "deal":
+        if not _plain(body):
+            raise BadBody("a deal body holds only plain data (maps with text keys, lists, bytes, numbers)")
+        return
+    for name in body:
+        if name not in schema:
+            raise BadBody(f"a {kind} message has no field {name!r:.40}")
+    for name, (ok, required) in schema.items():
+        if name not in body:
+            if required:
+                raise BadBody(f"a {kind} message needs the field {name!r}")
+        elif not ok(body[name]):
+            raise BadBody(f"field {name!r} of a {kind} message is malformed: {body[name]!r:.60}")
+
+
+# -- canonical encoding ----------------------------------------------------------------------------
+def canonical(value: Any) -> Any:
+    """The same data with every map's keys sorted and tuples as lists (one encoding per content)."""
+    if isinstance(value, dict):
+        return {k: canonical(value[k]) for k in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    return value
+
+
+def pack(value: Any) -> bytes:
+    return msgpack.packb(canonical(value), use_bin_type=True)
+
+
+def _unpack(data: bytes) -> Any:
+    try:
+        return msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            max_buffer_size=MAX_FRAME,
+        )
+    except Exception as error:  # msgpack raises many types on bad input; all mean "not a frame"
+        raise Malformed(f"not a msgpack message ({type(error).__name__})") from None
+
+
+def _is_canonical(data: bytes, value: Any) -> bool:
+    try:
+        return pack(value) == data
+    except Exception:  # e.g. map keys of mixed types cannot be sorted: not canonical anyway
+        return False
+
+
+@dataclass(frozen=True)
+class Envelope:
+    v: int
+    table: bytes
+    seat: int
+    seq: int
+    kind: str
+    body: dict
+    signed: bytes  # the exact bytes the signature covers
+    signature: bytes  # 64 bytes, or b"" for an unsigned reveal
+    frame: bytes  # the exact frame as received
+
+    def signed_by(self, public_key: bytes) -> bool:
+        return verify_signature(public_key, self.signed, self.signature)
+
+
+def signed_bytes(table: bytes, seat: int, seq: int, kind: str, body: dict) -> bytes:
+    """The canonical bytes an author signs; the body is checked against its kind's schema."""
+    check_body(kind, body)
+    if type(table) is not bytes or len(table) != TABLE_BYTES:
+        raise Malformed("a table id is 16 bytes")
+    return pack({"v": VERSION, "table": table, "seat": seat, "seq": seq, "kind": kind, "body": body})
+
+
+def seal(profile, table: bytes, seat: int, seq: int, kind: str, body: dict, sign: bool = True) -> bytes:
+    """A frame authored by `profile` (anything with `sign(bytes) -> bytes`).
+
+    `sign=False` is allowed only for reveals, which the hash chain authenticates.
+    """
+    data = signed_bytes(table, seat, seq, kind, body)
+    if not sign and kind not in UNSIGNED_KINDS:
+        raise ValueError(f"a {kind} message must be signed")
+    signature = profile.sign(data) if sign else b""
+    return msgpack.packb([data, signature], use_bin_type=True)
+
+
+def decode(frame: Any) -> Envelope:
+    """The Envelope in `frame`, or a WireError subclass naming what is wrong with it."""
+    if type(frame) is not bytes:
+        raise Malformed(f"a frame is bytes, not {type(frame).__name__}")
+    if len(frame) > MAX_FRAME:
+        raise TooLarge(f"a frame of {len(frame)} bytes is over the {MAX_FRAME}-byte limit")
+    outer = _unpack(frame)
+    if (
+        type(outer) is not list
+        or len(outer) != 2
+        or type(outer[0]) is not bytes
+        or type(outer[1]) is not bytes
+    ):
+        raise Malformed("a frame is [signed bytes, signature]")
+    signed, signature = outer
+    if len(signature) not in (0, SIGNATURE_BYTES):
+        raise Malformed(f"a signature is {SIGNATURE_BYTES} bytes, not {len(signature)}")
+    if not _is_canonical(frame, outer):
+        raise Malformed("the frame is not in canonical encoding")
+    inner = _unpack(signed)
+    if type(inner) is not dict:
+        raise Malformed("the signed part of a frame is a map")
+    if set(inner) != {"v", "table", "seat", "seq", "kind", "body"}:
+        raise Malformed("the signed part has the fields v, table, seat, seq, kind, body")
+    if type(inner["v"]) is not int or inner["v"] != VERSION:
+        raise UnknownVersion(f"protocol version {inner['v']!r:.20} is not {VERSION}: update dicetable")
+    kind = inner["kind"]
+    if type(kind) is not str or kind not in SCHEMAS:
+        raise UnknownKind(f"unknown message kind {kind!r:.40}")
+    if len(frame) > KIND_CAP.get(kind, DEFAULT_CAP):
+        raise TooLarge(f"a {kind} frame of {len(frame)} bytes is over its limit")
+    table, seat, seq = inner["table"], inner["seat"], inner["seq"]
+    if type(table) is not bytes or len(table) != TABLE_BYTES:
+        raise Malformed("a table id is 16 bytes")
+    if type(seat) is not int or not 0 <= seat < MAX_SEATS:
+        raise Malformed(f"seat {seat!r:.20} is not a seat number")
+    if type(seq) is not int or not 0 <= seq <= MAX_SEQ:
+        raise Malformed(f"sequence number {seq!r:.20} is out of range")
+    check_body(kind, inner["body"])
+    if not signature and kind not in UNSIGNED_KINDS:
+        raise Malformed(f"a {kind} message must be signed")
+    if not _is_canonical(signed, inner):
+        raise Malformed("the signed part is not in canonical encoding")
+    return Envelope(VERSION, table, seat, seq, kind, inner["body"], signed, signature, frame)
+
+
+# -- bodies, built the one way every author builds them ----------------------------------------------
+def open_body(game: str, options: dict, seats: int, key: bytes) -> dict:
+    return {"game": game, "options": dict(options), "seats": seats, "key": key}
+
+
+def join_body(name: str, key: bytes, anchor: bytes, length: int, curve: bytes | None = None) -> dict:
+    body = {"name": name, "key": key, "anchor": anchor, "length": length}
+    if curve is not None:
+        body["curve"] = curve
+    return body
+
+
+def move_body(move) -> dict:
+    return {"move": move.to_data()}
+
+
+def reveal_body(k: int, value: bytes) -> dict:
+    return {"k": k, "value": value}
+
+
+def anchor_body(anchor: bytes, length: int, first: int) -> dict:
+    return {"anchor": anchor, "length": length, "first": first}
+
+
+def claim_body(against: int, reason: str) -> dict:
+    return {"against": against, "reason": reason}
+
+
+def chat_body(text: str) -> dict:
+    return {"text": text}
