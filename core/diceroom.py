@@ -35,6 +35,19 @@ class Roll:
         return parse(self.expr).total(self.faces)
 
 
+class _RoomMoves(tuple):
+    """The listed moves, plus every well-formed `roll EXPR`: expressions are too many to list."""
+
+    def __contains__(self, move: object) -> bool:
+        if isinstance(move, Move) and move.kind == "roll" and len(move.args) == 1 and isinstance(move.args[0], str):
+            try:
+                parse(move.args[0])
+            except BadExpression:
+                return False
+            return True
+        return tuple.__contains__(self, move)
+
+
 @dataclass(frozen=True, slots=True)
 class DiceRoomState:
     seats: int
@@ -76,10 +89,10 @@ class DiceRoomState:
         return after
 
     def legal_moves(self) -> tuple[Move, ...]:
-        """The room's own expression, pass and close; any other `roll EXPR` is legal too."""
+        """The room's own expression, pass and close; `in` also accepts any other `roll EXPR`."""
         if self.actor is None or self.actor == CHANCE:
             return ()
-        return (Move("roll", (self.option["expr"],)), Move("pass"), Move("close"))
+        return _RoomMoves((Move("roll", (self.option["expr"],)), Move("pass"), Move("close")))
 
     def apply(self, move: Move) -> "DiceRoomState":
         if self.actor is None or self.actor == CHANCE:

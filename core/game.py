@@ -14,6 +14,23 @@ questions (ARCHITECTURE.md, "core: one shape for every game"):
 
 Randomness never originates here: outcomes come from a source (core/chance.py locally, net/fair.py
 over the network), which is why every engine is deterministic and replayable.
+
+Hidden cards (FAIRNESS.md §2). A Chance with a `deck` is a step of a dealer-less deal; it has one of
+three forms, and for each the Outcome may be EMPTY, meaning "the resolving state does not learn this":
+  - hidden shuffle: `private == NOBODY`, `shuffle == len(cards)`; `cards` lists the card identities
+    forming the new deck. No seat learns the order: peers resolve with an empty Outcome (net/deal.py
+    does the encrypted shuffle). A local runner holding the full state may pass the permutation
+    (position i of the deck then holds cards[permutation[i]]), which LocalSource does by itself.
+  - private draw: `private == seat`, `positions` = the deck positions dealt to that seat. The seat
+    resolves with `values` = the identities of the cards at those positions; every other peer with an
+    empty Outcome (the state records unknown handles). A full state that knows the deck order
+    resolves with an empty Outcome too (LocalSource gives one, since `ranges` is empty).
+  - reveal: `reveal == seat`: all of that seat's cards still hidden are opened; `values` lists them
+    deck by deck in the order the decks were formed, by position within a deck; every peer gets
+    the same values (a full state may resolve with an empty Outcome).
+Paying or discarding a hidden card is a move naming the card: the move itself reveals it (the network
+checks the named card against the holder's commitment). Public chances (dice, piles, event decks)
+leave all these fields at their defaults, so games without hidden cards are unchanged.
 """
 
 from __future__ import annotations
@@ -22,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 CHANCE = -1  # the actor of a state that waits for a random outcome
+NOBODY = -2  # Chance.private of a hidden shuffle: no seat learns the order
 
 
 class GameError(Exception):
@@ -82,18 +100,32 @@ class Chance:
     then, when `shuffle` > 0, one uniformly random permutation of range(shuffle).
 
     `label` says in plain words what is being decided ("setup roll", "draw from pile 2").
+    `private`, `deck`, `positions`, `cards` and `reveal` describe hidden-card steps (module docstring).
     """
 
     label: str
     ranges: tuple[int, ...] = ()
     shuffle: int = 0
+    private: int | None = None  # hidden draw: the seat that alone learns it; NOBODY: hidden shuffle
+    deck: str = ""  # the hidden deck this step shuffles, draws from or reveals ("" = public chance)
+    positions: tuple[int, ...] = ()  # hidden draw: the deck positions dealt
+    cards: tuple[int, ...] = ()  # hidden shuffle: the card identities forming the deck
+    reveal: int | None = None  # reveal: the seat whose hidden cards are all opened
 
     def __post_init__(self) -> None:
         if any(n < 1 for n in self.ranges) or self.shuffle < 0:
             raise ValueError(f"a chance range must be at least 1: {self}")
 
+    @property
+    def hidden(self) -> bool:
+        """True for a step of a hidden deal, whose Outcome may be empty (module docstring)."""
+        return bool(self.deck)
+
     def check(self, outcome: "Outcome") -> None:
         """Raise BadOutcome unless `outcome` is one this chance could produce."""
+        if self.hidden:
+            self._check_hidden(outcome)
+            return
         if len(outcome.values) != len(self.ranges):
             raise BadOutcome(f"{self.label}: {len(outcome.values)} values for {len(self.ranges)} draws")
         for value, n in zip(outcome.values, self.ranges):
@@ -101,6 +133,24 @@ class Chance:
                 raise BadOutcome(f"{self.label}: value {value!r} outside range({n})")
         if sorted(outcome.permutation) != list(range(self.shuffle)) or any(
             type(p) is not int for p in outcome.permutation
+        ):
+            raise BadOutcome(f"{self.label}: not a permutation of {self.shuffle}")
+
+    def _check_hidden(self, outcome: "Outcome") -> None:
+        if any(type(v) is not int or v < 0 for v in outcome.values):
+            raise BadOutcome(f"{self.label}: card identities are whole numbers from 0")
+        if self.private == NOBODY:
+            if outcome.values:
+                raise BadOutcome(f"{self.label}: a hidden shuffle carries no values")
+        elif self.private is not None:
+            if outcome.values and len(outcome.values) != len(self.positions):
+                raise BadOutcome(
+                    f"{self.label}: {len(outcome.values)} cards for {len(self.positions)} positions"
+                )
+        if outcome.permutation and (
+            self.private != NOBODY
+            or sorted(outcome.permutation) != list(range(self.shuffle))
+            or any(type(p) is not int for p in outcome.permutation)
         ):
             raise BadOutcome(f"{self.label}: not a permutation of {self.shuffle}")
 

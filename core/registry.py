@@ -8,7 +8,10 @@ from core.game import GameError, GameInfo
 
 _MODULES = {
     "trice": "core.trice",
+    "dicebreaker": "core.dicebreaker",
+    "triad": "core.triad",
     "diceroom": "core.diceroom",
+    "tricolor": "core.tricolor",
 }
 
 

@@ -1,7 +1,7 @@
 """TRIAD, exactly as ../shared/rules/triad.md.
 
-The board is 6 × 6; squares are named a1..f6 (column letter a–f, row number 1–6, row 1 is Black's
-start row). A die is written `B2`, `W3` (owner letter and value 1–3). Directions are named from
+The board is 6 × 6; squares are named a1..f6 (column letter a–f, row number 1–6; row 1 is
+Black's start row). A die is written `B2`, `W3` (owner letter and value 1–3). Directions are named from
 Black's side of the board: `n` points towards row 6, `e` towards column f; the eight are
 n, ne, e, se, s, sw, w, nw.
 
@@ -163,7 +163,9 @@ def act(board: tuple[str, ...], move: Move) -> tuple[tuple[str, ...], int]:
     return tuple(cells), target
 
 
-def new_triads(before: tuple[str, ...], after: tuple[str, ...], acted: int) -> list[tuple[int, int, int]]:
+def new_triads(
+    before: tuple[str, ...], after: tuple[str, ...], acted: int
+) -> list[tuple[int, int, int]]:
     """Triads on `after` that include the acted die and did not stand at the start of the turn.
 
     A Triad "stood" when the same three squares held the same three dice (triad.md, Scoring).
@@ -252,6 +254,14 @@ class TriadState:
     def seat_of(self, colour: str) -> int:
         return self.black if colour == BLACK else 1 - self.black
 
+    @property
+    def first(self) -> int:
+        """The seat that moves first, once the colours are drawn (-1 before); local tables use it
+        to seat a person first or second (tui/controller.py)."""
+        if self.black < 0:
+            return -1
+        return self.black if self.option["first"] == "black" else 1 - self.black
+
     def chance(self) -> Chance | None:
         if self.phase == DRAW:
             return Chance("draw for Black", ranges=(2,))
@@ -314,7 +324,8 @@ class TriadState:
         )
         if removed[self.seat] >= REMOVALS_TO_WIN:
             after = replace(after, turns=self.turns + 1)
-            return after._end(self.seat, f"{COLOUR_NAMES[self.colour(self.seat)]} took off a third die")
+            colour = COLOUR_NAMES[self.colour(self.seat)]
+            return after._end(self.seat, f"{colour} took off a third die")
         return after._end_turn(removal=True)
 
     def _end_turn(self, removal: bool) -> "TriadState":
@@ -492,10 +503,15 @@ GAME = GameInfo(
     min_seats=2,
     max_seats=2,
     options=(
-        Option("quiet_turns", 100, "draw after this many consecutive turns with no die removed", minimum=1),
-        Option("repetitions", 3, "draw when the same position (board and player to move) occurs this many times", minimum=2),
-        Option("black", "draw", "which seat plays Black: drawn fairly, or fixed (a rematch keeps colours)", choices=("draw", "seat0", "seat1")),
-        Option("first", "black", "which colour moves first (a rematch lets the other player start)", choices=("black", "white")),
+        Option("quiet_turns", 100, "draw after this many consecutive turns with no die removed",
+               minimum=1),
+        Option("repetitions", 3,
+               "draw when the same position (board and player to move) occurs this many times",
+               minimum=2),
+        Option("black", "draw", "which seat plays Black: drawn fairly, or fixed (a rematch keeps"
+               " the colours)", choices=("draw", "seat0", "seat1")),
+        Option("first", "black", "which colour moves first (in a rematch the other player"
+               " starts)", choices=("black", "white")),
     ),
     new=new,
     load=load,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 PREFIX = "dt1-"
 _CHECK = 4
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
 class BadInvite(ValueError):
@@ -62,10 +63,14 @@ class Invite:
         if not code.lower().startswith(PREFIX):
             raise BadInvite(f"an invite starts with {PREFIX!r}; this one does not")
         body = code[len(PREFIX):].upper()
+        stray = sorted(set(body) - set(_ALPHABET))
+        if stray:
+            shown = "".join(stray[:5])
+            raise BadInvite(f"the invite has characters that are not in an invite code ({shown!r}): copy it again")
         try:
             raw = base64.b32decode(body + "=" * (-len(body) % 8))
         except (ValueError, TypeError):
-            raise BadInvite("the invite has characters that are not in an invite code (copy it again)") from None
+            raise BadInvite("the invite is cut short or has extra characters (copy it again)") from None
         if len(raw) < 1 + 4 + 2 + 32 + 16 + _CHECK:
             raise BadInvite("the invite is too short (was it cut off when copied?)")
         payload, check = raw[:-_CHECK], raw[-_CHECK:]

@@ -10,16 +10,19 @@ API (stable; the session in net/session.py builds on it)
     Replica(table=None, games=core.registry.get, deal_handler=None, claim_check=None)
         table:        the 16-byte table id to expect; None takes it from the first ("open") frame.
         games:        name -> GameInfo (tests may pass their own games).
-        deal_handler: object with `accept(replica, envelope) -> None` (raises Refusal) that checks
-                      "deal" bodies (net/deal.py); without one, "deal" frames are refused.
-                      `replica.deal_handler` may also be set later, before the first deal frame.
+        deal_handler: object with `accept(replica, envelope) -> Outcome | None` that checks "deal"
+                      bodies (net/deal.py) and raises a Refusal (e.g. replica.DealRefused) for a bad
+                      one, committing its own state only when it returns. Returning an Outcome
+                      resolves the hidden-card chance step the state waits for (Chance.hidden:
+                      such steps open no reveal event; waiting_for says "deal"). Without a handler
+                      "deal" frames are refused. `replica.deal_handler` may be set later too.
         claim_check:  callable(replica, envelope) -> None, raising Refusal when a "claim" is not
                       justified by the session's deadline rules; None accepts a claim whenever the
                       claimed-against seat is the one the table is waiting for.
 
     replica.accept(frame: bytes) -> Record
         Decode (net/wire.py), check, apply, append. Raises only Refusal (subclasses below), and then
-        changes nothing. Checks, in this order: wire format (Malformed), table id (WrongTable),
+        changes nothing. Checks, in this order: wire format (MalformedFrame), table id (WrongTable),
         author seated / seat free (NotSeated, SeatTaken), signature (BadSignature; a "reveal" may
         carry an empty signature, FAIRNESS.md §1), author sequence number (OutOfOrder), then the
         kind's own rules: NotDue (not this seat's turn / wrong phase), IllegalMoveRefused,
@@ -37,14 +40,21 @@ API (stable; the session in net/session.py builds on it)
         replica.events       -> tuple[Event, ...]     every random event: number, label, reveals per
                                                      seat, seed, derived outcome (fairness panel)
         replica.pending      -> Event | None          the event collecting reveals now
-        replica.waiting_for  -> Waiting               what the table waits for, and from which seats
+        replica.waiting_for  -> Waiting               action ("open", "join", "start", "move", "reveal",
+                                                     "deal", "nothing") and the seats it waits for
         replica.result       -> Result | None
-        replica.log          -> tuple[Record, ...]    accepted records, index = log position
+        replica.log          -> Sequence[Record]      accepted records, index = log position (a view)
         replica.moves        -> int                   accepted "move" records
         replica.next_seq(seat) -> int                 the sequence number seat's next frame must carry
         replica.chain_left(seat) -> int               events seat's committed chains still cover
                                                      beyond the last one it revealed
         replica.seat_of(key: bytes) -> int | None     seat of an Ed25519 public key
+        replica.who(seat) -> str                      "seat 1 (bob)" for messages
+
+    Refusal: .fault (short name, e.g. "bad reveal"), .seat (the seat at fault, or None when the
+    frame names no one), .reason (one line); str() is "<fault>: seat <n>: <reason>".
+    Record: index, envelope, note (plain words), move, event (the Event it completed), frame, kind,
+    seat. Event: number, label, chance, reveals (per seat), seed, outcome, missing.
 
 Log rules
 ---------
@@ -58,14 +68,533 @@ Log rules
   previous chain value. When every seat has revealed, the outcome is derived (net/fair.py) and the
   state resolved.
 - "anchor" {anchor, length, first}: a seat's next chain, taking over at event `first` = the event
-  after its current chain's last; accepted only while no reveal for event `first` is in the log.
+  after its current chain's last; accepted only before event `first` has begun (a seat that saw
+  others' reveals for an event must not pick its own chain for it). A seat commits its next chain
+  when chain_left(seat) < net.chain.REFRESH_MARGIN.
 - "chat" from any seated seat; "resign" from a seated seat while playing (others share the win);
   "claim" {against, reason} from a seated seat against a seat the table waits for (default,
   FAIRNESS.md §4): ends the game, the other seats share the win. Deviation: with more than two
   seats the game ends too (continuing without the seat needs engine support).
+- "deal" from a seated seat once every seat has joined, also after the game ended (the deal's
+  end-of-game opening): its body goes to the deal handler.
 - Every seat's frames carry sequence numbers 0, 1, 2, ... with no gap or repeat.
 """
 
 from __future__ import annotations
 
-# Implementation follows shortly; the API above is stable.
+from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from core import registry
+from core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result
+from net import chain as hashchain
+from net import fair, wire
+from net.identity import fingerprint
+
+
+# -- refusals: each names the seat at fault (None when the frame names no one) ---------------------
+class Refusal(Exception):
+    fault = "refused"
+
+    def __init__(self, seat: int | None, reason: str) -> None:
+        self.seat = seat
+        self.reason = reason
+        who = f"seat {seat}" if seat is not None else "an unknown author"
+        super().__init__(f"{self.fault}: {who}: {reason}")
+
+
+class MalformedFrame(Refusal):
+    fault = "malformed frame"
+
+
+class WrongTable(Refusal):
+    fault = "wrong table"
+
+
+class NotSeated(Refusal):
+    fault = "not seated"
+
+
+class SeatTaken(Refusal):
+    fault = "seat taken"
+
+
+class BadSignature(Refusal):
+    fault = "bad signature"
+
+
+class OutOfOrder(Refusal):
+    fault = "out of order"
+
+
+class NotDue(Refusal):
+    fault = "not due"
+
+
+class IllegalMoveRefused(Refusal):
+    fault = "illegal move"
+
+
+class BadReveal(Refusal):
+    fault = "bad reveal"
+
+
+class BadAnchor(Refusal):
+    fault = "bad anchor"
+
+
+class BadOpen(Refusal):
+    fault = "bad open"
+
+
+class BadJoin(Refusal):
+    fault = "bad join"
+
+
+class DealRefused(Refusal):
+    fault = "deal refused"
+
+
+class BadClaim(Refusal):
+    fault = "bad claim"
+
+
+# -- what the replica shows -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SeatInfo:
+    seat: int
+    name: str
+    key: bytes
+    curve: bytes | None
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class Commitment:
+    """A chain a seat committed to: its value h[j] opens table event first + j - 1."""
+
+    anchor: bytes
+    length: int
+    first: int
+
+    @property
+    def last(self) -> int:
+        return self.first + self.length - 1
+
+
+@dataclass(frozen=True)
+class ChainTrack:
+    """A seat's chains and the last value it opened (the anchor before its first reveal)."""
+
+    commitments: tuple[Commitment, ...]
+    last_event: int = 0
+    last_value: bytes = b""
+
+    def covering(self, event: int) -> Commitment | None:
+        for c in self.commitments:
+            if c.first <= event <= c.last:
+                return c
+        return None
+
+    @property
+    def end(self) -> int:
+        return self.commitments[-1].last
+
+
+@dataclass(frozen=True)
+class Event:
+    """Random event `number`: each seat's reveal (None until in), then the seed and outcome."""
+
+    number: int
+    label: str
+    chance: Chance
+    reveals: tuple[bytes | None, ...]
+    seed: bytes | None = None
+    outcome: Outcome | None = None
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        return tuple(s for s, r in enumerate(self.reveals) if r is None)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What the table waits for: action in open, join, start, move, reveal, nothing."""
+
+    action: str
+    seats: tuple[int, ...]
+
+    def __str__(self) -> str:
+        if not self.seats:
+            return "nothing (the game is over)"
+        who = ", ".join(f"seat {s}" for s in self.seats)
+        return f"{who} to {self.action}"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One accepted frame at log position `index`, with what it did in plain words."""
+
+    index: int
+    envelope: wire.Envelope
+    note: str
+    move: Move | None = None
+    event: Event | None = None  # the event this record completed
+
+    @property
+    def frame(self) -> bytes:
+        return self.envelope.frame
+
+    @property
+    def kind(self) -> str:
+        return self.envelope.kind
+
+    @property
+    def seat(self) -> int:
+        return self.envelope.seat
+
+
+class _LogView(Sequence):
+    """A read-only view of the replica's log list."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self, records: list[Record]) -> None:
+        self._records = records
+
+    def __getitem__(self, index):
+        return self._records[index]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
+_NEW, _JOINING, _READY, _PLAYING, _OVER = "new", "joining", "ready", "playing", "over"
+
+
+class Replica:
+    def __init__(
+        self,
+        table: bytes | None = None,
+        games: Callable[[str], GameInfo] = registry.get,
+        deal_handler: Any = None,
+        claim_check: Callable[["Replica", wire.Envelope], None] | None = None,
+    ) -> None:
+        self.table = table
+        self.games = games
+        self.deal_handler = deal_handler
+        self.claim_check = claim_check
+        self.game: GameInfo | None = None
+        self.options: dict = {}
+        self.seat_count = 0
+        self.seats: tuple[SeatInfo | None, ...] = ()
+        self.phase = _NEW
+        self.state: Any = None
+        self.events: tuple[Event, ...] = ()
+        self.pending: Event | None = None
+        self.forced: Result | None = None  # a result by resignation or default claim
+        self.moves = 0
+        self._seqs: tuple[int, ...] = (0,) * wire.MAX_SEATS
+        self._chains: tuple[ChainTrack | None, ...] = ()
+        self._log: list[Record] = []
+        self._host_key = b""
+
+    # -- views ---------------------------------------------------------------------------------
+    @property
+    def log(self) -> Sequence[Record]:
+        return _LogView(self._log)  # read-only and O(1): sessions ask for it on every frame
+
+    @property
+    def result(self) -> Result | None:
+        if self.forced is not None:
+            return self.forced
+        return self.state.result if self.state is not None else None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name if s else f"seat {i}" for i, s in enumerate(self.seats))
+
+    @property
+    def waiting_for(self) -> Waiting:
+        if self.phase == _NEW:
+            return Waiting("open", (0,))
+        if self.phase == _JOINING:
+            return Waiting("join", tuple(i for i, s in enumerate(self.seats) if s is None))
+        if self.phase == _READY:
+            return Waiting("start", (0,))
+        if self.phase == _PLAYING:
+            if self.pending is not None:
+                return Waiting("reveal", self.pending.missing)
+            if self.state.actor == CHANCE:
+                return Waiting("deal", tuple(range(self.seat_count)))
+            return Waiting("move", (self.state.actor,))
+        return Waiting("nothing", ())
+
+    def next_seq(self, seat: int) -> int:
+        return self._seqs[seat]
+
+    def chain_left(self, seat: int) -> int:
+        track = self._chains[seat] if seat < len(self._chains) else None
+        return 0 if track is None else track.end - track.last_event
+
+    def seat_of(self, key: bytes) -> int | None:
+        for info in self.seats:
+            if info is not None and info.key == key:
+                return info.seat
+        return None
+
+    def who(self, seat: int) -> str:
+        if 0 <= seat < len(self.seats) and self.seats[seat] is not None:
+            return f"seat {seat} ({self.seats[seat].name})"
+        return f"seat {seat}"
+
+    # -- the one entry point -------------------------------------------------------------------
+    def accept(self, frame: bytes) -> Record:
+        """Check `frame` completely and append it, or raise a Refusal and change nothing."""
+        try:
+            env = wire.decode(frame)
+        except wire.WireError as error:
+            raise MalformedFrame(None, str(error)) from None
+        seat = env.seat
+        if self.table is not None and env.table != self.table:
+            raise WrongTable(seat, "the message belongs to another table (replayed or misrouted)")
+        if env.kind == "open":
+            changes, note, move, event = self._open(env)
+        elif self.phase == _NEW:
+            raise NotDue(seat, f"a {env.kind} before the table is opened")
+        elif env.kind == "join":
+            changes, note, move, event = self._join(env)
+        else:
+            info = self.seats[seat] if seat < len(self.seats) else None
+            if info is None:
+                raise NotSeated(seat, f"a {env.kind} from a seat nobody has joined")
+            if env.signature or env.kind not in wire.UNSIGNED_KINDS:
+                if not env.signed_by(info.key):
+                    raise BadSignature(seat, f"the {env.kind} is not signed by {self.who(seat)}'s key")
+            self._check_seq(env)
+            changes, note, move, event = self._dispatch(env)
+        seqs = list(self._seqs)
+        seqs[seat] += 1
+        changes["_seqs"] = tuple(seqs)
+        for name, value in changes.items():
+            setattr(self, name, value)
+        record = Record(len(self._log), env, note, move, event)
+        self._log.append(record)
+        return record
+
+    # -- kinds ---------------------------------------------------------------------------------
+    def _check_seq(self, env: wire.Envelope) -> None:
+        expected = self._seqs[env.seat]
+        if env.seq != expected:
+            what = "repeated or replayed" if env.seq < expected else "ahead: a message is missing"
+            raise OutOfOrder(env.seat, f"sequence number {env.seq}, expected {expected} ({what})")
+
+    def _open(self, env: wire.Envelope):
+        seat, body = env.seat, env.body
+        if self.phase != _NEW:
+            raise NotDue(seat, "the table is already open")
+        if seat != 0:
+            raise BadOpen(seat, "only seat 0 (the host) opens a table")
+        if not env.signed_by(body["key"]):
+            raise BadSignature(seat, "the open is not signed by the host key it names")
+        self._check_seq(env)
+        try:
+            game = self.games(body["game"])
+            game.check_seats(body["seats"])
+            options = game.resolve_options(body["options"])
+        except GameError as error:
+            raise BadOpen(seat, str(error)) from None
+        n = body["seats"]
+        changes = {
+            "table": env.table,
+            "game": game,
+            "options": options,
+            "seat_count": n,
+            "seats": (None,) * n,
+            "_chains": (None,) * n,
+            "phase": _JOINING,
+            "_host_key": body["key"],
+        }
+        return changes, f"seat 0 opens a {game.title} table for {n}", None, None
+
+    def _join(self, env: wire.Envelope):
+        seat, body = env.seat, env.body
+        if self.phase != _JOINING:
+            raise NotDue(seat, "the table is not taking players")
+        if seat >= self.seat_count:
+            raise NotSeated(seat, f"the table has seats 0 to {self.seat_count - 1}")
+        if self.seats[seat] is not None:
+            raise SeatTaken(seat, f"seat {seat} is already taken by {self.seats[seat].name}")
+        if not env.signed_by(body["key"]):
+            raise BadSignature(seat, "the join is not signed by the key it names")
+        self._check_seq(env)
+        if seat == 0 and body["key"] != self._host_key:
+            raise BadJoin(seat, "seat 0 must join with the host key that opened the table")
+        if self.seat_of(body["key"]) is not None:
+            raise BadJoin(seat, f"the key already sits at seat {self.seat_of(body['key'])}")
+        info = SeatInfo(seat, body["name"], body["key"], body.get("curve"), fingerprint(body["key"]))
+        seats = list(self.seats)
+        seats[seat] = info
+        chains = list(self._chains)
+        chains[seat] = ChainTrack((Commitment(body["anchor"], body["length"], 1),), 0, body["anchor"])
+        phase = _READY if all(seats) else _JOINING
+        changes = {"seats": tuple(seats), "_chains": tuple(chains), "phase": phase}
+        return changes, f"{body['name']} joins at seat {seat} ({info.fingerprint})", None, None
+
+    def _dispatch(self, env: wire.Envelope):
+        kind = env.kind
+        if kind == "start":
+            return self._start(env) + (None, None)
+        if kind == "move":
+            return self._move(env) + (None,)
+        if kind == "reveal":
+            return self._reveal(env)
+        if kind == "anchor":
+            return self._anchor(env) + (None, None)
+        if kind == "chat":
+            return {}, f"{self.who(env.seat)} says: {env.body['text']}", None, None
+        if kind == "resign":
+            return self._resign(env) + (None, None)
+        if kind == "claim":
+            return self._claim(env) + (None, None)
+        if kind == "deal":
+            return self._deal(env) + (None, None)
+        raise MalformedFrame(env.seat, f"unhandled kind {kind}")  # wire.SCHEMAS and this agree
+
+    def _after(self, state: Any, events: tuple[Event, ...]) -> dict:
+        """Phase and pending event for a new game state (a chance step opens the next event)."""
+        changes: dict = {"state": state, "pending": None}
+        if state.result is not None or state.actor is None:
+            changes["phase"] = _OVER
+        elif state.actor == CHANCE:
+            chance = state.chance()
+            if not chance.hidden:  # a hidden-card step is resolved by the deal handler instead
+                changes["pending"] = Event(len(events) + 1, chance.label, chance, (None,) * self.seat_count)
+        return changes
+
+    def _start(self, env: wire.Envelope):
+        if env.seat != 0:
+            raise NotDue(env.seat, "only the host (seat 0) starts the game")
+        if self.phase != _READY:
+            if self.phase == _JOINING:
+                raise NotDue(env.seat, f"cannot start: {self.waiting_for}")
+            raise NotDue(env.seat, "the game has already started")
+        try:
+            state = self.game.new(self.seat_count, self.options)
+        except GameError as error:
+            raise BadOpen(env.seat, str(error)) from None
+        changes = {"phase": _PLAYING, **self._after(state, self.events)}
+        return changes, "seat 0 starts the game"
+
+    def _move(self, env: wire.Envelope):
+        seat = env.seat
+        if self.phase != _PLAYING:
+            raise NotDue(seat, "no move is due: " + ("the game is over" if self.phase == _OVER else "the game has not started"))
+        if self.pending is not None:
+            raise NotDue(seat, f"a move while event {self.pending.number} waits for reveals")
+        if self.state.actor == CHANCE:
+            raise NotDue(seat, "a move while the table waits for the card deal")
+        if self.state.actor != seat:
+            raise NotDue(seat, f"it is seat {self.state.actor}'s turn, not seat {seat}'s")
+        try:
+            move = Move.from_data(env.body["move"])
+            if move not in self.state.legal_moves():
+                raise GameError(f"{move} is not a legal move now")
+            state = self.state.apply(move)
+        except GameError as error:
+            raise IllegalMoveRefused(seat, str(error)) from None
+        note = self.game.describe(self.state, move)
+        changes = {"moves": self.moves + 1, **self._after(state, self.events)}
+        return changes, note, move
+
+    def _reveal(self, env: wire.Envelope):
+        seat, k, value = env.seat, env.body["k"], env.body["value"]
+        pending = self.pending
+        if pending is None:
+            raise NotDue(seat, "a reveal when no random event is open")
+        if k != pending.number:
+            raise BadReveal(seat, f"a reveal for event {k} while event {pending.number} is open")
+        if pending.reveals[seat] is not None:
+            raise NotDue(seat, f"seat {seat} has already revealed for event {k}")
+        track = self._chains[seat]
+        commitment = track.covering(k)
+        if commitment is None:
+            raise BadReveal(seat, f"no committed chain of seat {seat} covers event {k} (chain ran out)")
+        previous = commitment.anchor if k == commitment.first else track.last_value
+        if track.last_event != k - 1 or not hashchain.opens(previous, value):
+            raise BadReveal(seat, f"the value for event {k} does not open seat {seat}'s committed chain")
+        chains = list(self._chains)
+        chains[seat] = replace(track, last_event=k, last_value=value)
+        reveals = list(pending.reveals)
+        reveals[seat] = value
+        event = replace(pending, reveals=tuple(reveals))
+        changes: dict = {"_chains": tuple(chains), "pending": event}
+        note = f"{self.who(seat)} reveals for event {k} ({pending.label})"
+        if event.missing:
+            return changes, note, None, None
+        seed = fair.event_seed(self.table, k, event.reveals)
+        outcome = fair.draw(event.chance, seed)
+        event = replace(event, seed=seed, outcome=outcome)
+        state = self.state.resolve(outcome)  # a BadOutcome here is an engine bug, not a peer's
+        events = self.events + (event,)
+        changes.update({"events": events, **self._after(state, events)})
+        return changes, f"{note}; event {k} decided", None, event
+
+    def _anchor(self, env: wire.Envelope):
+        seat, body = env.seat, env.body
+        if self.phase == _OVER:
+            raise NotDue(seat, "the game is over")
+        track = self._chains[seat]
+        if body["first"] != track.end + 1:
+            raise BadAnchor(seat, f"a new chain must take over at event {track.end + 1}, not {body['first']}")
+        started = self.pending.number if self.pending is not None else len(self.events)
+        if body["first"] <= started:
+            raise BadAnchor(seat, f"event {body['first']} has already begun: anchors are committed in advance")
+        chains = list(self._chains)
+        commitment = Commitment(body["anchor"], body["length"], body["first"])
+        chains[seat] = replace(track, commitments=track.commitments + (commitment,))
+        note = f"{self.who(seat)} commits a fresh chain for events {commitment.first}..{commitment.last}"
+        return {"_chains": tuple(chains)}, note
+
+    def _ending(self, losers: set[int], reason: str) -> Result:
+        winners = tuple(s for s in range(self.seat_count) if s not in losers)
+        scores = tuple((1.0 / len(winners) if s in winners else 0.0) for s in range(self.seat_count))
+        return Result(winners, scores, reason)
+
+    def _resign(self, env: wire.Envelope):
+        if self.phase != _PLAYING:
+            raise NotDue(env.seat, "there is no game in progress to resign")
+        result = self._ending({env.seat}, f"seat {env.seat} resigned")
+        return {"forced": result, "phase": _OVER, "pending": None}, f"{self.who(env.seat)} resigns"
+
+    def _claim(self, env: wire.Envelope):
+        seat, against = env.seat, env.body["against"]
+        if self.phase != _PLAYING:
+            raise NotDue(seat, "there is no game in progress to claim")
+        waiting = self.waiting_for
+        if against == seat or against >= self.seat_count or against not in waiting.seats:
+            raise BadClaim(seat, f"seat {against} is not the seat the table waits for ({waiting})")
+        if self.claim_check is not None:
+            self.claim_check(self, env)
+        reason = f"seat {against} in default"
+        result = self._ending({against}, reason)
+        note = f"{self.who(seat)} claims the game: {reason} ({env.body['reason'] or 'no reason given'})"
+        return {"forced": result, "phase": _OVER, "pending": None}, note
+
+    def _deal(self, env: wire.Envelope):
+        if self.deal_handler is None:
+            raise DealRefused(env.seat, "this table has no card deal")
+        if self.phase not in (_READY, _PLAYING, _OVER):  # over: the end-of-game opening of keys
+            raise NotDue(env.seat, "a deal message before every seat has joined")
+        outcome = self.deal_handler.accept(self, env)
+        note = f"{self.who(env.seat)}: deal step {env.body.get('step', '')}".rstrip()
+        if outcome is None:
+            return {}, note
+        if self.state is None or self.state.actor != CHANCE or not self.state.chance().hidden:
+            raise DealRefused(env.seat, "a deal outcome when no hidden-card step is due")
+        try:
+            state = self.state.resolve(outcome)
+        except GameError as error:
+            raise DealRefused(env.seat, f"the deal's outcome does not fit: {error}") from None
+        return self._after(state, self.events), note

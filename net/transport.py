@@ -15,13 +15,13 @@ key shows up on the joiner's socket monitor as a failed handshake, which is how 
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
 import msgpack
 import zmq
 from zmq.utils import z85
-from zmq.utils.monitor import recv_monitor_message
 
 from net.invite import Invite
 
@@ -81,7 +81,7 @@ def unpack(data: bytes) -> tuple[str, dict[str, Any]]:
 class HostSocket:
     """The host's ROUTER: CurveZMQ server bound to `bind:port` (port 0: the OS picks one)."""
 
-    def __init__(self, secret_key: bytes, bind: str = DEFAULT_BIND, port: int = 0, context=None):
+    def __init__(self, secret_key: bytes, bind: str = DEFAULT_BIND, port: int = 0, context=None, retry: float = 0.0):
         self.context = context or zmq.Context.instance()
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 200)
@@ -94,15 +94,23 @@ class HostSocket:
         host = f"[{bind}]" if ":" in bind else bind
         if ":" in bind:
             self.socket.setsockopt(zmq.IPV6, 1)
-        try:
-            if port:
-                self.socket.bind(f"tcp://{host}:{port}")
-                self.port = port
-            else:
-                self.port = self.socket.bind_to_random_port(f"tcp://{host}")
-        except zmq.ZMQError as error:
-            self.socket.close(0)
-            raise TransportError(f"cannot open a table on {bind}:{port}: {error.strerror}") from None
+        deadline = time.monotonic() + retry
+        while True:
+            try:
+                if port:
+                    self.socket.bind(f"tcp://{host}:{port}")
+                    self.port = port
+                else:
+                    self.port = self.socket.bind_to_random_port(f"tcp://{host}")
+                break
+            except zmq.ZMQError as error:
+                # A joiner redialling a dead host's port can hold it for a moment (a loopback
+                # self-connection), so a resumed host tries again for a few seconds.
+                if error.errno == zmq.EADDRINUSE and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                self.socket.close(0)
+                raise TransportError(f"cannot open a table on {bind}:{port}: {error.strerror}") from None
         self.bind = bind
 
     def invite(self, table_id: bytes, address: str | None = None) -> Invite:
@@ -158,7 +166,7 @@ class PeerSocket:
     def connect(self, timeout: float) -> None:
         """Wait until the secure handshake with the host succeeds, or raise a clear error."""
         deadline = time.monotonic() + timeout
-        while not self.connected:
+        while not self.connected and not self._failed:  # a wrong key fails every retry: no need to wait
             left = deadline - time.monotonic()
             if left <= 0:
                 break
@@ -178,7 +186,8 @@ class PeerSocket:
     def _watch(self, timeout: float) -> None:
         if not self._monitor.poll(int(max(timeout, 0) * 1000)):
             return
-        event = recv_monitor_message(self._monitor)["event"]
+        # A monitor message's first frame is the event (uint16) and its value (uint32), native order.
+        event = int.from_bytes(self._monitor.recv_multipart()[0][:2], sys.byteorder)
         if event == zmq.EVENT_CONNECTED:
             self._reached = True
         elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:

@@ -69,7 +69,8 @@ def _int(lo: int, hi: int) -> Callable[[Any], bool]:
 
 
 def _str(most: int, least: int = 0) -> Callable[[Any], bool]:
-    return lambda x: type(x) is str and least <= len(x) <= most
+    """Printable text only: names, chat and reasons reach people's terminals."""
+    return lambda x: type(x) is str and least <= len(x) <= most and x.isprintable()
 
 
 def _options(x: Any) -> bool:
@@ -79,7 +80,8 @@ def _options(x: Any) -> bool:
         and all(
             type(k) is str
             and 0 < len(k) <= 32
-            and (type(v) in (int, bool) or (type(v) is str and len(v) <= 64))
+            and k.isprintable()
+            and (type(v) in (int, bool) or (type(v) is str and len(v) <= 64 and v.isprintable()))
             for k, v in x.items()
         )
     )
@@ -91,8 +93,9 @@ def _move(x: Any) -> bool:
         and 1 <= len(x) <= 16
         and type(x[0]) is str
         and 0 < len(x[0]) <= 32
+        and x[0].isprintable()
         and all(
-            (type(a) is str and len(a) <= 64) or (type(a) is int and -(2**63) <= a < 2**63)
+            (type(a) is str and len(a) <= 64 and a.isprintable()) or (type(a) is int and -(2**63) <= a < 2**63)
             for a in x[1:]
         )
     )
@@ -102,7 +105,9 @@ def _plain(x: Any, depth: int = 0) -> bool:
     """msgpack-plain data: maps with str keys, lists, bytes, str, int, bool, None."""
     if depth > 8:
         return False
-    if type(x) in (bytes, str, bool) or x is None:
+    if type(x) is str:
+        return x.isprintable()
+    if type(x) in (bytes, bool) or x is None:
         return True
     if type(x) is int:
         return -(2**63) <= x < 2**64
@@ -189,15 +194,24 @@ def _unpack(data: bytes) -> Any:
             raw=False,
             strict_map_key=True,
             use_list=True,
-            max_buffer_size=MAX_FRAME,
         )
     except Exception as error:  # msgpack raises many types on bad input; all mean "not a frame"
         raise Malformed(f"not a msgpack message ({type(error).__name__})") from None
 
 
+def _sorted_maps(value: Any) -> bool:
+    if type(value) is dict:
+        keys = list(value)
+        return keys == sorted(keys) and all(_sorted_maps(v) for v in value.values())
+    if type(value) is list:
+        return all(_sorted_maps(v) for v in value)
+    return True
+
+
 def _is_canonical(data: bytes, value: Any) -> bool:
+    """Decoded maps keep the encoded key order, so: keys sorted and the shortest encodings."""
     try:
-        return pack(value) == data
+        return _sorted_maps(value) and msgpack.packb(value, use_bin_type=True) == data
     except Exception:  # e.g. map keys of mixed types cannot be sorted: not canonical anyway
         return False
 

@@ -1,6 +1,188 @@
-"""Placeholder until the app lands: the Textual app is built in tui/ (issue 5)."""
+"""The dicetable app: the home screen, local tables (bots, hot-seat), and the screens around them.
+
+`run_app()` opens the home screen (`dicetable` with no arguments); `run_table(controller)` opens
+straight into a game (`dicetable play`). The app keeps a "make the window larger" screen on top
+while the terminal is smaller than 80 × 24. NO_COLOR is honoured by Textual itself (a monochrome
+filter), and nothing on screen is told by colour alone.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from textual import events
+from textual.app import App
+from textual.binding import Binding
+
+from core import registry
+from tui.controller import LocalTable, Player, TableController
+from tui.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
+
+
+def table_screens() -> dict:
+    """The board games the app can seat people at (against bots or hot-seat), with their screens."""
+    from tui.triad_screen import TriadScreen
+    from tui.trice_screen import TriceScreen
+
+    return {"trice": TriceScreen, "triad": TriadScreen}
+
+
+def screen_for(game: str):
+    """The screen class that shows a table of `game` (board games and the dice room), or None."""
+    from tui.dice_room_screen import DiceRoomScreen
+
+    return {**table_screens(), "diceroom": DiceRoomScreen}.get(game)
+
+
+def player_name() -> str:
+    """The profile's name when there is one, else the login name (no key is made to play a bot)."""
+    try:
+        from net import identity
+
+        profile = identity.load()
+    except Exception:  # a damaged profile must not stop an offline game
+        profile = None
+    if profile is not None:
+        return profile.name
+    return (os.environ.get("USER") or "player")[:32]
+
+
+def leave_on_hangup(app: App) -> None:
+    """On SIGTERM or SIGHUP exit through Textual, which switches mouse mode and the alternate screen
+    off; Python's default would end the process with the user's terminal still in them."""
+    import asyncio
+    import signal
+
+    if app.is_headless:
+        return
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(sig, app.exit)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass  # no signals here (not the main thread, or not a POSIX system)
+
+
+class DiceTableApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "dicetable"
+    BINDINGS = [Binding("ctrl+q", "quit", "quit", show=False, priority=True)]
+
+    def __init__(self, table: TableController | None = None, bot_delay: float = 0.5,
+                 seed: int | None = None, profile_dir=None) -> None:
+        super().__init__()
+        self.first_table = table
+        self.bot_delay = bot_delay
+        self.seed = seed  # for local games opened from the home screen (tests); None: from the clock
+        self.profile_dir = profile_dir  # where the profile lives; None: the data directory
+
+    def on_mount(self) -> None:
+        from tui.home_screen import HomeScreen
+
+        self.push_screen(HomeScreen())
+        if self.first_table is not None:
+            self.open_table(self.first_table)
+        self._check_size()
+        leave_on_hangup(self)  # a kill or a dropped SSH connection still leaves the terminal clean
+
+    # -- the home screen's choices --------------------------------------------------------------
+    def open(self, action: str) -> None:
+        if action == "quit":
+            self.exit(0)
+        elif action in ("play_bot", "hot_seat"):
+            from tui.new_game_screen import NewGameScreen
+
+            self.push_screen(NewGameScreen(list(table_screens()), hot_seat=action == "hot_seat"))
+        elif action == "rules":
+            from tui.rules_screen import RulesScreen
+
+            self.push_screen(RulesScreen())
+        elif action == "profile":
+            from tui.profile_screen import ProfileScreen
+
+            self.push_screen(ProfileScreen())
+        elif action in ("host", "join", "dice_room"):
+            from tui.net_screens import net_screen
+
+            self.push_screen(net_screen(action))
+
+    def start_local(self, game: str, bot: str, first: str = "roll", replace=None) -> None:
+        """A local table: one person against `bot`, or two people when `bot` is ""."""
+        info = registry.get(game)
+        me = player_name()
+        if bot:
+            players = [Player(me), Player(f"{bot} bot", bot)]
+        else:
+            players = [Player("Player 1"), Player("Player 2")]
+            first = "roll"
+        seed = self.seed if self.seed is not None else time.time_ns() % 2**63
+        table = LocalTable(info, players, seed=seed, first=first, bot_delay=self.bot_delay)
+        if replace is not None:
+            self.pop_screen()
+        self.open_table(table)
+
+    def open_table(self, table: TableController) -> None:
+        self.push_screen(screen_for(table.game.name)(table))
+
+    def start_dice_room(self) -> None:
+        """A dice room for one person at this terminal, with local dice."""
+        me = player_name()
+        seed = self.seed if self.seed is not None else time.time_ns() % 2**63
+        self.open_table(LocalTable(registry.get("diceroom"), [Player(me)], seed=seed, bot_delay=self.bot_delay))
+
+    # -- network tables ------------------------------------------------------------------------
+    def profile(self):
+        """This player's profile (made on first use), or None after telling why it cannot be read."""
+        from net import identity
+
+        try:
+            return identity.load_or_create(directory=self.profile_dir)
+        except identity.ProfileError as error:
+            self.notify(str(error), title="Profile", severity="error")
+            return None
+
+    def open_waiting_room(self, table, replace=None) -> None:
+        from tui.waiting_room_screen import WaitingRoomScreen
+
+        if replace is not None:
+            self.pop_screen()
+        self.push_screen(WaitingRoomScreen(table))
+
+    def start_network_game(self, table, room) -> None:
+        """The table is full: the waiting room gives way to the game's screen."""
+        screen = screen_for(table.game.name)
+        if screen is None:
+            room.query_one("#room-status").update(f"This app has no screen for {table.game.title} yet.")
+            return
+        if isinstance(self.screen, TooSmallScreen):  # keep the size guard on top of the new screen
+            self.pop_screen()
+            self.switch_screen(screen(table))
+            self._check_size()
+            return
+        self.switch_screen(screen(table))
+
+    # -- the size guard ------------------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        await super().on_event(event)
+        if isinstance(event, events.Resize):  # the app stops Resize in its own handler
+            self._check_size(event.size)
+
+    def _check_size(self, size=None) -> None:
+        width, height = size or self.size
+        small = width < MIN_WIDTH or height < MIN_HEIGHT
+        on_top = isinstance(self.screen, TooSmallScreen)
+        if small and not on_top:
+            self.push_screen(TooSmallScreen())
+        elif not small and on_top:
+            self.pop_screen()
 
 
 def run_app() -> int:
-    print("dicetable: the app is not built yet; try `dicetable selfplay trice`")
+    DiceTableApp().run()
+    return 0
+
+
+def run_table(table: TableController) -> int:
+    DiceTableApp(table).run()
     return 0

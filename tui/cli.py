@@ -14,6 +14,13 @@ COMMANDS = [
     "tui.cmd_selfplay",
     "tui.cmd_rules",
     "tui.cmd_analyze",
+    "tui.cmd_play",
+    "tui.cmd_verify",
+    "tui.cmd_host",
+    "tui.cmd_join",
+    "tui.cmd_roll",
+    "tui.cmd_lan",
+    "tui.cmd_deal",
 ]
 
 

@@ -37,8 +37,50 @@ def analyse_trice(text: str, args) -> tuple[dict, list[str]]:
     return data, lines
 
 
+def analyse_triad(text: str, args) -> tuple[dict, list[str]]:
+    from core import triad
+
+    side = (args.to_move or "").strip().lower()
+    if side not in ("black", "white"):
+        raise CommandError("TRIAD needs the side to move: --to-move black or --to-move white")
+    try:
+        board = triad.parse_board(text)
+    except ValueError as error:
+        raise CommandError(f"malformed TRIAD board: {error}") from None
+    moves = triad.normal_moves(board, triad.BLACK if side == "black" else triad.WHITE)
+    found = triad.triads_on(board)
+    data = {"moves": len(moves), "triads": [[triad.SQUARES[i] for i in line] for line in found]}
+    lines = [f"{side} to move: {len(moves)} legal normal moves (die, value, direction)"]
+    lines += [f"  {m.args[0]} ({board[triad.INDEX[m.args[0]]]}) -> {m.args[1]} {m.args[2]}" for m in moves]
+    lines.append(f"Triads on the board (cells in board order): {len(found)}")
+    lines += [
+        f"  {'-'.join(triad.SQUARES[i] for i in line)}  {' '.join(board[i] for i in line)}"
+        for line in found
+    ]
+    return data, lines
+
+
+def analyse_dicebreaker(text: str, args) -> tuple[dict, list[str]]:
+    from core import dicebreaker_hands as hands
+
+    try:
+        faces = hands.parse_hand(text)
+    except ValueError as error:
+        raise CommandError(f"malformed Dice Breaker hand: {error}") from None
+    name, points = hands.category(faces), hands.points(faces)
+    best = hands.best_five(faces)
+    worth = "wins the game" if points is None else f"{points} point{'s' if points != 1 else ''}"
+    lines = [f"hand: {' '.join(map(str, faces))}"]
+    if len(faces) > 5:
+        lines.append(f"best five: {' '.join(map(str, best))}")
+    lines.append(f"{name}: {worth}")
+    return {"hand": name, "points": points}, lines
+
+
 ANALYSERS = {
     "trice": analyse_trice,
+    "dicebreaker": analyse_dicebreaker,
+    "triad": analyse_triad,
 }
 
 

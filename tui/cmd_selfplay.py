@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from pathlib import Path
 
 from core import registry
 from core.chance import LocalSource
@@ -21,10 +22,11 @@ def add_parser(sub) -> None:
     parser.add_argument("--seats", type=int, default=None, help="number of seats (default: one per bot)")
     parser.add_argument("--option", action="append", metavar="NAME=VALUE", help="a game option")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--record", metavar="DIR", help="play by the fair protocol and write one transcript per game to DIR")
     parser.set_defaults(func=run)
 
 
-def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, options=None, seats=None):
+def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, options=None, seats=None, record=None):
     """Play `games` games with seats rotating each game; returns the summary dict."""
     game = registry.get(game_name)
     seats = seats or len(bot_names)
@@ -37,6 +39,14 @@ def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, option
         if name not in game.bots:
             raise CommandError(f"unknown bot {name!r} for {game.title} (bots: {', '.join(game.bots)})")
     options = game.resolve_options(options)
+    if record:  # check the directory once, before any game is played
+        paths = [Path(record) / f"{game.name}-seed{seed}-game{n:04d}.transcript" for n in range(games)]
+        try:
+            Path(record).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CommandError(f"cannot use {record} for transcripts: {error.strerror}") from None
+        if any(path.exists() for path in paths):
+            raise CommandError(f"{record} already holds transcripts of seed {seed}: pick another directory or seed")
     wins = {name: 0 for name in bot_names}
     draws = moves = 0
     start = time.perf_counter()
@@ -45,8 +55,15 @@ def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, option
         order = [bot_names[(seat - number) % seats] for seat in range(seats)]
         base = seed * 1_000_003 + number * 7919
         bots = [game.bots[name](game, random.Random(base + 1 + s)) for s, name in enumerate(order)]
-        final, steps = play_out(game.new(seats, options), bots, LocalSource(random.Random(base)))
-        moves += sum(1 for step in steps if step.move is not None)
+        if record:  # the real protocol among in-process seats, each with its own keys and chain
+            from net.record import play_table
+
+            final = play_table(game, options, bots, [f"{n} {s}" for s, n in enumerate(order)],
+                               random.Random(base), transcript=paths[number]).host
+            moves += final.moves
+        else:
+            final, steps = play_out(game.new(seats, options), bots, LocalSource(random.Random(base)))
+            moves += sum(1 for step in steps if step.move is not None)
         if not final.result.winners:
             draws += 1
         for seat in final.result.winners:
@@ -67,7 +84,7 @@ def run(args) -> int:
         raise CommandError("--games must be at least 1")
     summary = selfplay(
         args.game, [b.strip() for b in args.bots.split(",") if b.strip()], args.games, args.seed,
-        parse_options(args.option), args.seats,
+        parse_options(args.option), args.seats, args.record,
     )
     if args.json:
         print(json.dumps(summary))

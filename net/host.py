@@ -1,0 +1,288 @@
+"""The host's seat: it opens the table, gives the log its order and relays it (net/session.py).
+
+The host's own Replica is the gate of the log: a frame from a joiner is appended only when the
+replica accepts it, otherwise the author hears `refused` with the reason (and the refusal goes to
+the host's transcript). Every accepted frame goes to every joiner with its log index; each joiner
+checks it again with its own replica, so a lying host is caught, not trusted.
+
+Default claims are the one check that needs a clock: the host's replica gets a `claim_check` that
+accepts a claim only when, by the host's clock, the claimed-against seat has missed its deadline or
+stayed away past the grace period. Joiners and `verify` accept the host's order of such claims.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from core import registry
+from net import wire
+from net.replica import BadClaim, Refusal, Replica
+from net.session import SessionError, TableSession, load_seat
+from net.transcript import TranscriptWriter
+from net.transport import DEFAULT_BIND, HostSocket, TransportError, unpack, BadPacket
+
+ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet when catching a peer up
+
+
+class HostSession(TableSession):
+    def __init__(
+        self,
+        profile,
+        game: str | None = None,
+        seats: int | None = None,
+        options: dict | None = None,
+        bind: str = DEFAULT_BIND,
+        port: int = 0,
+        advertise: str | None = None,
+        resume: Path | str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(profile, **kwargs)
+        self.bind, self.port_wanted, self.advertise = bind, port, advertise
+        self.routes: dict[bytes, int] = {}  # connection -> seat
+        self.reserved: dict[int, tuple[bytes, float]] = {}  # seat -> (connection, since) before its join
+        self.last_seen: dict[int, float] = {}
+        self.acked: dict[int, int] = {}  # seat -> log length it reported
+        self._replaying = False
+        self.socket: HostSocket | None = None
+        self.invite = None
+        self.resumed = resume is not None
+        if resume is not None:
+            self._resume(Path(resume))
+        else:
+            info = registry.get(game)
+            seats = info.min_seats if seats is None else seats
+            info.check_seats(seats)
+            self.game_options = info.resolve_options(options)
+            self.game_name, self.seat_count = info.name, seats
+            self.replica = Replica(secrets.token_bytes(16), claim_check=self._claim_check)
+            self.seat = 0
+
+    # -- opening ---------------------------------------------------------------------------------
+    def open(self) -> str:
+        """Bind the socket, write the opening frames; returns the invite code."""
+        try:
+            retry = 5.0 if self.resumed else 0.0
+            self.socket = HostSocket(self.profile.curve_secret, self.bind, self.port_wanted, retry=retry)
+        except TransportError as error:
+            raise SessionError(str(error)) from None
+        address = self.advertise or (self.bind if self.bind not in ("0.0.0.0", "::", "*") else None)
+        if address is None:
+            raise SessionError("a table bound to every address needs --advertise ADDR: the address joiners dial")
+        self.invite = self.socket.invite(self.replica.table, address)
+        if not self.replica.log:
+            chain = self.new_chain()
+            self.author("open", wire.open_body(self.game_name, self.game_options, self.seat_count, self.profile.public_key))
+            self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
+        code = self.invite.encode()
+        self.emit("invite", text=code)
+        return code
+
+    def seat_data(self) -> dict:
+        data = super().seat_data()
+        if self.socket is not None:
+            data["port"] = self.socket.port  # a resumed host listens where its invite points
+        return data
+
+    def _resume(self, path: Path) -> None:
+        seat = load_seat(path)
+        if not self.port_wanted and type(seat.get("port")) is int:
+            self.port_wanted = seat["port"]
+        if seat["seat"] != 0:
+            raise SessionError(f"{path} is a joiner's transcript: resume it with `dicetable join --resume`")
+        try:
+            writer, transcript = TranscriptWriter.reopen(path)
+        except Exception as error:  # not a transcript, damaged, unreadable: one sentence for a person
+            raise SessionError(f"cannot resume from {path}: {error}") from None
+        self.replica = Replica(transcript.header["table"], claim_check=self._claim_check)
+        self.seat = 0
+        self.restore_chains(seat)
+        self._replaying = True
+        try:
+            for frame in transcript.frames:
+                self.replica.accept(frame)
+        except Refusal as refusal:
+            raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
+        finally:
+            self._replaying = False
+        self.game_name, self.seat_count = self.replica.game.name, self.replica.seat_count
+        self.game_options = self.replica.options
+        self.transcript, self.transcript_path = writer, path
+        self.finished = self.replica.result is not None
+
+    # -- the log ---------------------------------------------------------------------------------
+    def submit(self, frame: bytes) -> None:
+        self.order(frame, None)
+
+    def order(self, frame: bytes, origin: bytes | None) -> None:
+        """Append `frame` to the log if the replica accepts it, and relay it; else refuse it."""
+        try:
+            record = self.replica.accept(frame)
+        except Refusal as refusal:
+            reason = str(refusal)
+            self.emit("refused", seat=refusal.seat, text=reason)
+            self.record_refusal(frame, reason)
+            if origin is None:
+                self._own_frame_refused(reason)
+            else:
+                seat = -1 if refusal.seat is None else refusal.seat
+                self.socket.send(origin, "refused", {"seat": seat, "reason": reason})
+            return
+        if record.seat in self.reserved and record.kind == "join":
+            del self.reserved[record.seat]
+        self.applied(record)
+        packet = {"start": record.index, "frames": [frame]}
+        for peer in self.routes:
+            self.socket.send(peer, "entries", packet)
+
+    def send_entries(self, peer: bytes, start: int) -> None:
+        log = self.replica.log
+        while start < len(log):
+            frames, size = [], 0
+            while start + len(frames) < len(log) and (not frames or size < ENTRIES_CHUNK):
+                frame = log[start + len(frames)].frame
+                frames.append(frame)
+                size += len(frame)
+            self.socket.send(peer, "entries", {"start": start, "frames": frames})
+            start += len(frames)
+
+    def _claim_check(self, replica: Replica, envelope: wire.Envelope) -> None:
+        if self._replaying:
+            return  # the claim was checked when it was first ordered
+        against = envelope.body["against"]
+        if not self.default_reason(against, time.monotonic()):
+            raise BadClaim(envelope.seat, f"seat {against} is not in default yet by the host's clock")
+
+    # -- packets ---------------------------------------------------------------------------------
+    def handle(self, peer: bytes, data: bytes, now: float) -> None:
+        try:
+            op, body = unpack(data)
+        except BadPacket:
+            return  # not our protocol; a signed frame is the only thing that could matter
+        seat = self.routes.get(peer)
+        if seat is not None:
+            self.last_seen[seat] = now
+            self._present(seat, now)
+        if op == "hello":
+            self._hello(peer, body, now)
+        elif seat is None:
+            self.socket.send(peer, "who", {})  # e.g. after the host restarted: the joiner says hello again
+        elif op == "submit" and type(body.get("frame")) is bytes:
+            self.order(body["frame"], peer)
+        elif op == "ping" and type(body.get("next")) is int:
+            self.acked[seat] = body["next"]
+            if 0 <= body["next"] < len(self.replica.log):
+                self.send_entries(peer, body["next"])
+            self.socket.send(peer, "pong", {"length": len(self.replica.log)})
+
+    def _hello(self, peer: bytes, body: dict, now: float) -> None:
+        want, key, start = body.get("seat"), body.get("key"), body.get("next")
+        if type(want) is not int or type(key) is not bytes or type(start) is not int:
+            self.socket.send(peer, "full", {"reason": "a malformed hello"})
+            return
+        replica = self.replica
+        seat = replica.seat_of(key)
+        if seat is None and want >= 0:
+            self.socket.send(peer, "full", {"reason": f"seat {want} is not yours: your key never joined this table"})
+            return
+        if seat is None:
+            seat = self._free_seat(peer, now)
+            if seat is None:
+                if replica.phase != "joining":
+                    reason = "the game has already started and every seat is taken"
+                else:
+                    reason = f"the table is full ({replica.seat_count} seats)"
+                self.socket.send(peer, "full", {"reason": reason})
+                return
+        if seat == self.seat:
+            self.socket.send(peer, "full", {"reason": "this profile is the host's own: join with another profile"})
+            return
+        for other in [p for p, s in self.routes.items() if s == seat and p != peer]:
+            del self.routes[other]  # the seat came back on a new connection
+        self.routes[peer] = seat
+        self.last_seen[seat] = now
+        self._present(seat, now)
+        self.socket.send(peer, "welcome", {
+            "seat": seat, "length": len(replica.log), "table": replica.table, "timing": self.timing.to_data(),
+        })
+        self.send_entries(peer, max(start, 0))
+
+    def _free_seat(self, peer: bytes, now: float) -> int | None:
+        replica = self.replica
+        if replica.phase != "joining":
+            return None
+        for seat, (owner, since) in list(self.reserved.items()):
+            if owner == peer:
+                return seat
+            if now - since > 2 * self.timing.drop_after and self.last_seen.get(seat, since) < now - self.timing.drop_after:
+                del self.reserved[seat]  # a joiner that vanished before joining frees its seat
+        for seat, info in enumerate(replica.seats):
+            if info is None and seat not in self.reserved:
+                self.reserved[seat] = (peer, now)
+                return seat
+        return None
+
+    # -- presence --------------------------------------------------------------------------------
+    def _present(self, seat: int, now: float) -> None:
+        if seat in self._away_since:
+            del self._away_since[seat]
+            self.emit("returned", seat=seat)
+            self._tell_presence(seat, True)
+
+    def _tell_presence(self, seat: int, here: bool) -> None:
+        for peer in self.routes:
+            self.socket.send(peer, "presence", {"seat": seat, "here": here})
+
+    def watch_presence(self, now: float) -> None:
+        for seat, seen in self.last_seen.items():
+            if seat not in self._away_since and now - seen > self.timing.drop_after:
+                self._away_since[seat] = seen  # the grace period runs from when it was last heard
+                self.emit("dropped", seat=seat)
+                self._tell_presence(seat, False)
+
+    # -- the loop --------------------------------------------------------------------------------
+    def step(self, timeout: float) -> None:
+        """Handle what arrived within `timeout` seconds, then act and watch the clocks."""
+        packet = self.socket.recv(timeout)
+        while packet is not None:
+            now = time.monotonic()
+            self.handle(packet[0], packet[1], now)
+            packet = self.socket.recv(0)
+        self.drain_commands()
+        now = time.monotonic()
+        self.watch_presence(now)
+        if self.replica.phase == "ready" and not self._sent:
+            self.author("start", {})
+        self.act()
+        self.watch_deadlines(now)
+
+    def run(self) -> Any:
+        """Play until the game ends (then let the joiners catch up) or `stop()`; returns the result."""
+        if self.socket is None:
+            self.open()
+        linger_until = None
+        try:
+            while not self.stopped:
+                self.step(0.05)
+                if self.finished:
+                    now = time.monotonic()
+                    linger_until = linger_until or now + max(3.0, 2 * self.timing.heartbeat)
+                    length = len(self.replica.log)
+                    joined = [s for s in range(self.replica.seat_count) if s != self.seat]
+                    if all(self.acked.get(s, 0) >= length for s in joined) or now > linger_until:
+                        break
+        except SessionError as error:
+            self.emit("error", text=str(error))
+            raise
+        finally:
+            self.close()
+        return self.replica.result
+
+    def close(self) -> None:
+        if self.socket is not None:
+            self.socket.close()
+        if self.transcript is not None:
+            self.transcript.close()

@@ -1,0 +1,244 @@
+"""A joiner's seat: connects to the host from an invite, takes a seat, checks every frame it relays.
+
+The joiner keeps its own Replica; a frame the host relays that this replica refuses means the host
+(or the log it orders) is lying, and the joiner leaves the table saying so rather than play on a log
+it cannot trust. Catch-up is by log index: every ping carries the length of this seat's log, and
+the host answers with what is missing. `--resume TRANSCRIPT` replays the seat's own transcript,
+reads its chain secrets from the seat file beside it, and reclaims its seat.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from net import wire
+from net.invite import BadInvite, Invite
+from net.replica import Refusal, Replica
+from net.session import SessionError, Timing, TableSession, load_seat
+from net.transcript import TranscriptWriter
+from net.transport import BadPacket, PeerSocket, TransportError, unpack
+
+
+class PeerSession(TableSession):
+    def __init__(self, profile, invite: Invite | str | None = None, resume: Path | str | None = None, **kwargs: Any):
+        super().__init__(profile, **kwargs)
+        self.socket: PeerSocket | None = None
+        self.host_length = 0
+        self.last_heard = time.monotonic()
+        self.last_ping = 0.0
+        self.host_away_since: float | None = None
+        self._joined_sent = False
+        self.welcomed = False
+        if resume is not None:
+            self._resume(Path(resume), invite)
+        else:
+            if invite is None:
+                raise SessionError("joining needs an invite (or --resume TRANSCRIPT)")
+            self.invite = _read_invite(invite)
+            self.replica = Replica(self.invite.table_id)
+
+    def _resume(self, path: Path, invite) -> None:
+        seat = load_seat(path)
+        try:
+            writer, transcript = TranscriptWriter.reopen(path)
+        except Exception as error:
+            raise SessionError(f"cannot resume from {path}: {error}") from None
+        self.invite = _read_invite(invite or seat.get("invite", ""))
+        if transcript.header["table"] != self.invite.table_id:
+            raise SessionError(f"{path} is a transcript of another table than the invite's")
+        self.replica = Replica(self.invite.table_id)
+        try:
+            for frame in transcript.frames:
+                self.replica.accept(frame)
+        except Refusal as refusal:
+            raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
+        self.seat = seat["seat"]
+        self.restore_chains(seat)
+        self.transcript, self.transcript_path = writer, path
+        self._joined_sent = True
+        self.finished = self.replica.result is not None
+
+    def seat_data(self) -> dict:
+        return {**super().seat_data(), "invite": self.invite.encode()}
+
+    # -- connecting ------------------------------------------------------------------------------
+    def connect(self) -> None:
+        """Reach the host, authenticate it by the invite's key, and get a seat (or a clear error)."""
+        try:
+            self.socket = PeerSocket(self.invite, self.profile.curve_secret)
+            self.socket.connect(self.timing.connect_timeout)
+        except TransportError as error:
+            self.close()
+            raise SessionError(str(error)) from None
+        self.hello()
+        deadline = time.monotonic() + self.timing.connect_timeout
+        while not self.welcomed or self.replica.game is None:  # seated, and the game known
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise SessionError(
+                    f"the host at {self.invite.address}:{self.invite.port} did not seat us within "
+                    f"{self.timing.connect_timeout:g} s"
+                )
+            self.step(min(left, 0.1))
+
+    def hello(self) -> None:
+        seat = self.seat if self.seat is not None else -1
+        self.socket.send("hello", {"seat": seat, "key": self.profile.public_key, "next": len(self.replica.log)})
+
+    # -- the log ---------------------------------------------------------------------------------
+    def submit(self, frame: bytes) -> None:
+        self.socket.send("submit", {"frame": frame})
+
+    def handle(self, data: bytes, now: float) -> None:
+        try:
+            op, body = unpack(data)
+        except BadPacket:
+            return
+        self.last_heard = now
+        if self.host_away_since is not None:
+            self.host_away_since = None
+            self.emit("returned", seat=0, text="the host is back")
+            self.hello()  # the host may have restarted: tell it again where this seat is
+        if op == "welcome":
+            self._welcome(body)
+        elif op == "who":
+            self.hello()
+        elif op == "full":
+            self.close()
+            raise SessionError(f"the host did not seat us: {body.get('reason', 'no reason given')}")
+        elif op == "entries" and type(body.get("start")) is int and type(body.get("frames")) is list:
+            self._entries(body["start"], body["frames"])
+        elif op == "refused":
+            reason = str(body.get("reason", ""))
+            self.emit("refused", seat=body.get("seat"), text=reason)
+            if body.get("seat") == self.seat:
+                self._own_frame_refused(reason)
+                if not self._seated():
+                    self.close()
+                    raise SessionError(f"the host refused our join: {reason}")
+        elif op == "pong" and type(body.get("length")) is int:
+            self.host_length = max(self.host_length, body["length"])
+            if body["length"] == len(self.replica.log):
+                self._resend(now)
+        elif op == "presence" and type(body.get("seat")) is int:
+            seat = body["seat"]
+            if body.get("here"):
+                if self._away_since.pop(seat, None) is not None:
+                    self.emit("returned", seat=seat)
+            elif seat not in self._away_since and seat != self.seat:
+                self._away_since[seat] = now - self.timing.drop_after
+                self.emit("dropped", seat=seat)
+
+    def _welcome(self, body: dict) -> None:
+        if body.get("table") != self.invite.table_id:
+            self.close()
+            raise SessionError("the host answering this invite hosts another table (stale invite?)")
+        seat = body.get("seat")
+        if type(seat) is not int or (self.seat is not None and seat != self.seat):
+            self.close()
+            raise SessionError(f"the host gave us seat {seat!r}, not our seat {self.seat}")
+        self.seat = seat
+        self.timing = Timing.from_data({**body.get("timing", {}), "connect_timeout": self.timing.connect_timeout})
+        self.host_length = body.get("length", 0) if type(body.get("length")) is int else 0
+        self.welcomed = True
+
+    def _entries(self, start: int, frames: list) -> None:
+        records = []
+        try:
+            for offset, frame in enumerate(frames):
+                index = start + offset
+                have = len(self.replica.log)
+                if index < have:
+                    continue  # already in our log
+                if index > have or type(frame) is not bytes:
+                    self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
+                    return
+                try:
+                    record = self.replica.accept(frame)
+                except Refusal as refusal:
+                    reason = f"the host relayed a message this seat refuses: {refusal}"
+                    self.record_refusal(frame, reason)
+                    self.emit("refused", seat=refusal.seat, text=reason)
+                    self.close()
+                    raise SessionError(reason + "; leaving a table whose log cannot be trusted") from None
+                self._own_frame_landed(record)
+                records.append(record)
+            if records and len(self.replica.log) >= self.host_length:
+                # Reveal first, write after: the host's log is the durable one and a crash here is
+                # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
+                self.reveal_if_due()
+        finally:
+            for record in records:
+                self.applied(record)
+
+    def _resend(self, now: float) -> None:
+        """Frames of mine the host has not ordered after a drop: send them again."""
+        for seq, (sent, frame) in list(self._sent.items()):
+            if now - sent > 2 * self.timing.heartbeat:
+                self._sent[seq] = (now, frame)
+                self.submit(frame)
+
+    # -- the loop --------------------------------------------------------------------------------
+    def step(self, timeout: float) -> None:
+        data = self.socket.recv(timeout)
+        while data is not None:
+            self.handle(data, time.monotonic())
+            if self.socket is None:
+                return
+            data = self.socket.recv(0)
+        now = time.monotonic()
+        if not self.welcomed:
+            return
+        self.drain_commands()
+        if self.replica.phase == "joining" and not self._joined_sent and self.replica.log:
+            chain = self.new_chain()
+            self._joined_sent = True
+            self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
+        if len(self.replica.log) >= self.host_length:  # act only on a caught-up log
+            self.act()
+            self.watch_deadlines(now)
+        if now - self.last_ping >= self.timing.heartbeat:
+            self.last_ping = now
+            self.socket.send("ping", {"next": len(self.replica.log)})
+        silent = now - self.last_heard
+        if silent > self.timing.drop_after and self.host_away_since is None:
+            self.host_away_since = self.last_heard
+            self.emit("dropped", seat=0, text="lost the host; reconnecting")
+        if self.host_away_since is not None and now - self.host_away_since > self.timing.grace:
+            raise SessionError(f"the host has been unreachable for {self.timing.grace:g} s; leaving the table")
+
+    def run(self) -> Any:
+        """Play until the game ends or `stop()`; returns the result."""
+        try:
+            if self.socket is None:
+                self.connect()
+            while not self.stopped and not self.finished:
+                self.step(0.05)
+            if self.finished and self.socket is not None:
+                self.socket.send("ping", {"next": len(self.replica.log)})  # tells the host we have it all
+        except SessionError as error:
+            self.emit("error", text=str(error))  # the app hears it as a message, the caller as the error
+            raise
+        finally:
+            self.close()
+        return self.replica.result
+
+    def close(self) -> None:
+        if self.socket is not None:
+            self.socket.close()
+            self.socket = None
+        if self.transcript is not None:
+            self.transcript.close()
+            self.transcript = None
+
+
+def _read_invite(invite: Invite | str) -> Invite:
+    if isinstance(invite, Invite):
+        return invite
+    try:
+        return Invite.decode(invite)
+    except BadInvite as error:
+        raise SessionError(f"bad invite: {error}") from None

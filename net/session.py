@@ -1,0 +1,424 @@
+"""A seat at a networked table: what host and joiner have in common (net/host.py, net/peer.py).
+
+Every seat keeps its own `Replica` (net/replica.py) over the ordered log and checks each frame on
+arrival; it never re-implements a check. Around it the session adds what needs a clock or a secret:
+its seat's hash chains (revealed when the table waits for chance), its moves (from a bot, or from
+the app through `move()`), deadlines and default claims (FAIRNESS.md §4), presence, and the
+transcript on disk.
+
+The session is one synchronous loop (`run()`), meant for a Textual thread worker or the main thread
+of a headless command. The app talks to it through thread-safe methods (`move`, `chat`, `claim`,
+`resign`, `stop`) and hears from it through `on_event(NetEvent)`, called in the session's thread
+(in the app: `lambda e: app.call_from_thread(app.post_message, TableEvent(e))`):
+
+    host = HostSession(profile, "trice", 2, {}, port=0, on_event=...)   # chooser=None: a person
+    invite = host.open()            # binds, writes open + join, returns the `dt1-...` code
+    app.run_worker(host.run, thread=True)
+    peer = PeerSession(profile, invite, on_event=...); peer.connect()   # SessionError: one line
+    app.run_worker(peer.run, thread=True)
+    ... on a "your_turn" event: session.move(Move(...)); on "claimable": offer session.claim(seat)
+
+Read `session.replica` (state, seats, events, waiting_for) only from the session's thread or
+treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, deadlines) is the
+host's and reaches joiners in its welcome.
+
+Event kinds: invite, transcript, joined, started, record, your_turn, refused, dropped, returned,
+claimable, chat, result, error. A `record` event carries the log index, the Record (data) and its
+note (text); `refused` names the seat at fault and the reason; `dropped`/`returned` name the seat
+(seat 0 on a joiner: the host); `claimable` names a seat in default and why.
+
+Packets between host and joiners (net/transport.py carries them as `[op, body]`):
+
+    joiner -> host   hello {seat: -1 | seat, key: bin32, next: int}   ask for (or reclaim) a seat
+                     submit {frame: bin}                              a signed frame for the log
+                     ping {next: int}                                 heartbeat; asks for entries
+    host -> joiner   welcome {seat, length, table, timing}             your seat; the host's log length
+                     full {reason}                                     no seat for you
+                     entries {start: int, frames: [bin]}               log frames from index start
+                     refused {seat, reason}                            your frame was not ordered
+                     pong {length}                                     heartbeat answer
+                     presence {seat, here: bool}                       a seat dropped or returned
+                     who {}                                            unknown connection: say hello
+
+Seats are authenticated by their signed frames, not by connections: a "hello" that reclaims a seat
+only decides where the host sends that seat's refusals; it cannot make the host accept anything.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import secrets
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import msgpack
+
+from core.game import CHANCE, Move
+from net import wire
+from net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
+from net.identity import Profile, home
+from net.transcript import TranscriptWriter, header_for
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Clocks of a table, in seconds (the host's values reach the joiners in its welcome)."""
+
+    heartbeat: float = 1.0  # between pings
+    drop_after: float = 4.0  # silence after which a seat counts as dropped
+    grace: float = 120.0  # how long a dropped seat may stay away before it is in default
+    turn_deadline: float = 0.0  # for a move; 0: no per-turn deadline
+    reveal_deadline: float = 60.0  # for a reveal once the table waits for chance
+    connect_timeout: float = 5.0
+
+    def to_data(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Timing":
+        known = {k: float(v) for k, v in (data or {}).items() if k in cls.__dataclass_fields__ and isinstance(v, (int, float))}
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class NetEvent:
+    kind: str
+    seat: int | None = None
+    text: str = ""
+    index: int | None = None
+    data: Any = None
+
+
+class SessionError(Exception):
+    """A table that cannot go on (wrong invite, full table, host gone): one sentence for a person."""
+
+
+Chooser = Callable[[Any], Move]
+
+
+def bot_chooser(game, name: str, seed: int | None = None) -> Chooser:
+    """A chooser that plays `name` (one of the game's bots) from its seat's view."""
+    if name not in game.bots:
+        raise SessionError(f"unknown bot {name!r} for {game.title} (bots: {', '.join(game.bots)})")
+    seed = secrets.randbits(64) if seed is None else seed
+    bot = game.bots[name](game, random.Random(seed))
+    return bot.choose
+
+
+def transcript_dir() -> Path:
+    return home() / "transcripts"
+
+
+# -- the seat's secrets beside its transcript (FAIRNESS.md §6) ------------------------------------
+def secrets_path(transcript: Path) -> Path:
+    return Path(str(transcript) + ".seat")
+
+
+def save_seat(transcript: Path, data: dict) -> None:
+    """Write the seat file (chain secrets, seat, invite) 0600, atomically."""
+    path = secrets_path(transcript)
+    tmp = path.with_name(path.name + ".new")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(msgpack.packb(data, use_bin_type=True))
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+
+
+def load_seat(transcript: Path) -> dict:
+    if not Path(transcript).is_file():
+        raise SessionError(f"{transcript} does not exist: give the transcript this seat wrote")
+    path = secrets_path(transcript)
+    try:
+        data = msgpack.unpackb(path.read_bytes(), raw=False)
+    except FileNotFoundError:
+        raise SessionError(f"no seat file {path} beside the transcript: cannot resume without it") from None
+    except Exception:
+        raise SessionError(f"the seat file {path} is damaged: cannot resume") from None
+    if not isinstance(data, dict) or "seat" not in data or "chains" not in data:
+        raise SessionError(f"the seat file {path} is damaged: cannot resume")
+    return data
+
+
+class TableSession:
+    """What host and joiner share: replica, chains, own frames, deadlines, events, commands."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        timing: Timing | None = None,
+        chooser: Chooser | None = None,
+        on_event: Callable[[NetEvent], None] | None = None,
+        transcript: Path | str | None = None,
+        auto_claim: bool = True,
+        think: float = 0.0,
+    ) -> None:
+        self.profile = profile
+        self.timing = timing or Timing()
+        self.chooser = chooser
+        self.on_event = on_event or (lambda event: None)
+        self.transcript_path = Path(transcript) if transcript else None
+        self.auto_claim = auto_claim
+        self.think = think
+        self.chain_length = DEFAULT_LENGTH  # events one committed chain covers before a fresh anchor
+        self._turn_key: Any = None
+        self._turn_since = 0.0
+        self.replica = None
+        self.seat: int | None = None
+        self.chains: list[Chain] = []
+        self.transcript: TranscriptWriter | None = None
+        self._unwritten: list[bytes] = []
+        self.commands: queue.Queue = queue.Queue()
+        self.refusals: list[str] = []
+        self.stopped = False
+        self.finished = False
+        self.announced_transcript = False
+        self._sent: dict[int, tuple[float, bytes]] = {}  # my frames not yet in the log, by seq
+        self._waiting_key: Any = None
+        self._waiting_since = time.monotonic()
+        self._away_since: dict[int, float] = {}  # seats the host reports dropped
+        self._claimable: set[int] = set()
+        self._last_claim = 0.0
+        self._announced_turn: Any = None
+
+    # -- thread-safe commands from the app -----------------------------------------------------
+    def move(self, move: Move) -> None:
+        self.commands.put(("move", move))
+
+    def chat(self, text: str) -> None:
+        self.commands.put(("chat", text))
+
+    def claim(self, against: int) -> None:
+        self.commands.put(("claim", against))
+
+    def resign(self) -> None:
+        self.commands.put(("resign", None))
+
+    def stop(self) -> None:
+        self.commands.put(("stop", None))
+
+    # -- what subclasses provide ---------------------------------------------------------------
+    def submit(self, frame: bytes) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- events --------------------------------------------------------------------------------
+    def emit(self, kind: str, **fields: Any) -> None:
+        self.on_event(NetEvent(kind, **fields))
+
+    # -- own frames ----------------------------------------------------------------------------
+    def next_seq(self) -> int:
+        base = self.replica.next_seq(self.seat)
+        return max([base, *(seq + 1 for seq in self._sent)])
+
+    def _seated(self) -> bool:
+        seats = self.replica.seats
+        return self.seat is not None and self.seat < len(seats) and seats[self.seat] is not None
+
+    def author(self, kind: str, body: dict, sign: bool = True) -> bytes:
+        """Seal a frame of mine with the next sequence number and send it to the log."""
+        seq = self.next_seq()
+        frame = wire.seal(self.profile, self.replica.table, self.seat, seq, kind, body, sign=sign)
+        self._sent[seq] = (time.monotonic(), frame)
+        self.submit(frame)
+        return frame
+
+    def _own_frame_landed(self, record) -> None:
+        if record.seat == self.seat:
+            self._sent = {seq: v for seq, v in self._sent.items() if seq > record.envelope.seq}
+
+    def _own_frame_refused(self, reason: str) -> None:
+        self._sent.clear()  # the log decides what counts; act again from the replica's state
+        self._announced_turn = None
+        self.refusals.append(reason)
+
+    # -- the log -------------------------------------------------------------------------------
+    def applied(self, record) -> None:
+        """After the replica accepted a log entry: transcript, events, my next step."""
+        self._write_transcript(record.frame)
+        self._own_frame_landed(record)
+        index, kind, body = record.index, record.kind, record.envelope.body
+        if kind == "join":
+            self.emit("joined", seat=record.seat, text=body["name"], index=index)
+        elif kind == "start":
+            self.emit("started", index=index)
+        elif kind == "chat":
+            self.emit("chat", seat=record.seat, text=body["text"], index=index)
+        self.emit("record", seat=record.seat, index=index, text=record.note, data=record)
+        latest = record.index == len(self.replica.log) - 1  # a batch's earlier records come first
+        if latest and self.replica.result is not None and not self.finished:
+            self.finished = True
+            if self.transcript is not None:
+                self.transcript.append_result(self.replica.result)
+            self.emit("result", text=self.describe_result(), data=self.replica.result)
+
+    def _write_transcript(self, frame: bytes) -> None:
+        """Frames wait in memory until every seat has joined: the header names them all."""
+        if self.transcript is None:
+            self._unwritten.append(frame)
+            if self.replica.phase in ("new", "joining") or self.seat is None:
+                return
+            path = self.transcript_path or self.default_transcript(self.replica.table)
+            self.transcript_path = path
+            self.transcript = TranscriptWriter.create(path, header_for(self.replica))
+            self.save_secrets()
+            frames, self._unwritten = self._unwritten, []
+            for pending in frames:
+                self.transcript.append_frame(pending)
+            self.announced_transcript = True
+            self.emit("transcript", text=str(path))
+            return
+        self.transcript.append_frame(frame)
+
+    def record_refusal(self, frame: bytes, reason: str) -> None:
+        self.refusals.append(reason)
+        if self.transcript is not None:
+            self.transcript.append_refused(frame, reason)
+
+    def describe_result(self) -> str:
+        names = [f"{s.name} (seat {i})" if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)]
+        result = self.replica.result
+        if self.replica.forced is None and self.replica.game.name == "diceroom" and self.replica.state.last:
+            return self.replica.state.last.describe()
+        return result.describe(names)
+
+    # -- acting --------------------------------------------------------------------------------
+    def act(self) -> None:
+        """Do what the table waits for from my seat: reveal, move, refresh my chain."""
+        replica = self.replica
+        if replica is None or self.seat is None or not self._seated() or self.finished:
+            return
+        if replica.phase != "playing" or self._sent:
+            return
+        if replica.chain_left(self.seat) < REFRESH_MARGIN:
+            last = self.chains[-1]
+            chain = Chain(length=self.chain_length, first=last.last + 1)
+            self.chains.append(chain)
+            self.save_secrets()
+            self.author("anchor", wire.anchor_body(chain.anchor, chain.length, chain.first))
+            return
+        waiting = replica.waiting_for
+        if self.seat not in waiting.seats:
+            return
+        state = replica.state
+        if state.actor == CHANCE:
+            self.reveal_if_due()
+            return
+        if state.actor == self.seat:
+            if self._turn_key != len(replica.log):
+                self._turn_key, self._turn_since = len(replica.log), time.monotonic()
+            if self.chooser is not None:
+                if time.monotonic() - self._turn_since < self.think:
+                    return  # a bot that takes its time, as a person would (demos, tests of drops)
+                self.author("move", wire.move_body(self.chooser(state.view(self.seat))))
+            elif self._announced_turn != len(replica.log):
+                self._announced_turn = len(replica.log)
+                self.emit("your_turn", seat=self.seat, index=len(replica.log))
+
+    def reveal_if_due(self) -> bool:
+        """Reveal my chain value when the table's open event waits for it (FAIRNESS.md §1)."""
+        replica = self.replica
+        pending = replica.pending
+        if self.finished or self._sent or pending is None or not self._seated():
+            return False
+        if pending.reveals[self.seat] is not None:
+            return False
+        k = pending.number
+        chain = next((c for c in self.chains if c.covers(k)), None)
+        if chain is None:
+            return False  # my chain ran out: the anchor refresh in act() comes first
+        self.author("reveal", wire.reveal_body(k, chain.reveal(k)), sign=False)
+        return True
+
+    def handle_command(self, name: str, arg: Any) -> None:
+        if name == "stop":
+            self.stopped = True
+        elif self.replica is None or not self._seated():
+            self.emit("error", text="not seated at a table yet")
+        elif name == "move":
+            self.author("move", wire.move_body(arg))
+        elif name == "chat":
+            self.author("chat", wire.chat_body(str(arg)[:500] or " "))
+        elif name == "claim":
+            self.send_claim(int(arg))
+        elif name == "resign":
+            self.author("resign", {})
+
+    def drain_commands(self) -> None:
+        while True:
+            try:
+                name, arg = self.commands.get_nowait()
+            except queue.Empty:
+                return
+            self.handle_command(name, arg)
+
+    # -- deadlines and defaults (FAIRNESS.md §4) -------------------------------------------------
+    def watch_deadlines(self, now: float) -> None:
+        replica = self.replica
+        if replica is None or replica.phase != "playing" or self.finished:
+            return
+        waiting = replica.waiting_for
+        # One key per thing awaited: a move number or an event number (not the seats still missing).
+        key = (waiting.action, replica.moves, len(replica.events))
+        if key != self._waiting_key:
+            self._waiting_key = key
+            self._waiting_since = now
+            self._claimable.clear()
+        for seat in waiting.seats:
+            if seat == self.seat or seat in self._claimable:
+                continue
+            why = self.default_reason(seat, now)
+            if why:
+                self._claimable.add(seat)
+                self.emit("claimable", seat=seat, text=why)
+        if self.auto_claim and self._claimable and now - self._last_claim > max(self.timing.heartbeat, 0.2):
+            self.send_claim(min(self._claimable))
+
+    def default_reason(self, seat: int, now: float) -> str:
+        """Why `seat` is in default now by this session's clock, or "" when it is not."""
+        replica = self.replica
+        if seat not in replica.waiting_for.seats:
+            return ""
+        away = self._away_since.get(seat)
+        if away is not None and now - away > self.timing.grace:
+            return f"seat {seat} dropped and did not return within {self.timing.grace:g} s"
+        chance = replica.state.actor == CHANCE
+        limit = self.timing.reveal_deadline if chance else self.timing.turn_deadline
+        if limit and now - self._waiting_since > limit:
+            return f"seat {seat} did not {'reveal' if chance else 'move'} within {limit:g} s"
+        return ""
+
+    def send_claim(self, against: int) -> None:
+        self._last_claim = time.monotonic()
+        reason = self.default_reason(against, time.monotonic()) or f"seat {against} is in default"
+        self.author("claim", wire.claim_body(against, reason[:200]))
+
+    # -- secrets and transcript --------------------------------------------------------------------
+    def new_chain(self) -> Chain:
+        chain = Chain(length=self.chain_length)
+        self.chains = [chain]
+        return chain
+
+    def seat_data(self) -> dict:
+        return {
+            "seat": self.seat,
+            "chains": [[c.secret, c.length, c.first] for c in self.chains],
+        }
+
+    def save_secrets(self) -> None:
+        if self.transcript_path is not None and self.seat is not None:
+            save_seat(self.transcript_path, self.seat_data())
+
+    def restore_chains(self, data: dict) -> None:
+        self.chains = [Chain(bytes(s), int(n), int(f)) for s, n, f in data["chains"]]
+
+    def default_transcript(self, table: bytes) -> Path:
+        directory = transcript_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        return directory / f"{stamp}-{table.hex()[:8]}-seat{self.seat}.dtt"

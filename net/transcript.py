@@ -1,0 +1,222 @@
+"""Transcripts: the table's ordered signed log in an append-only file, one per game.
+
+Layout: the 24-byte MAGIC, then records. A record is `length` (4 bytes big-endian) ‖ CRC-32 of the
+payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data]`:
+
+    ["header", {"game", "options", "table", "seats": [{"name", "key"}, ...]}]   first, exactly once
+    ["frame", bin]                 an accepted frame of the log, in log order (index = position)
+    ["refused", {"frame", "reason"}]   a frame the writer's replica refused (for people; not replayed)
+    ["result", Result.to_data()]   the result the writer's replica reached, once, when the game ended
+                                   (frames may follow: the card deal's end-of-game opening)
+
+Each record is written with one write, flushed and fsync'ed. A torn last record (short, or with a bad
+checksum at the very end of the file) is dropped on read and truncated away when the file is reopened
+for appending; nothing before it is lost. A bad checksum before the last record is damage
+(DamagedTranscript). The checksum catches accidents only: forgery is caught by the signatures and
+chains when `dicetable verify` replays the frames (net/verify.py).
+
+The writer should create the file once every seat has joined (the header names them all), append
+every frame from the "open" on as its replica accepts it, and append the result when the replica's
+result is set.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from core.game import Result
+
+MAGIC = b"dicetable transcript v1\n"
+MAX_RECORD = 1 << 20
+_HEAD = struct.Struct(">II")
+
+
+class NotATranscript(Exception):
+    """The file is not a dicetable transcript at all."""
+
+
+class DamagedTranscript(Exception):
+    """A transcript whose record `index` (0 = header) cannot be read."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        self.index = index
+        super().__init__(f"record {index} is damaged: {reason}")
+
+
+@dataclass
+class Transcript:
+    header: dict
+    frames: list[bytes] = field(default_factory=list)
+    refused: list[tuple[bytes, str]] = field(default_factory=list)
+    result: dict | None = None
+    torn: bool = False  # a torn last record was dropped
+    end: int = 0  # file offset after the last good record
+
+
+def header_for(replica) -> dict:
+    """The header of a replica's table, once every seat has joined."""
+    if replica.game is None or any(s is None for s in replica.seats):
+        raise ValueError("a transcript header needs the game opened and every seat joined")
+    return {
+        "game": replica.game.name,
+        "options": dict(replica.options),
+        "table": replica.table,
+        "seats": [{"name": s.name, "key": s.key} for s in replica.seats],
+    }
+
+
+def _check_header(data: Any) -> dict:
+    ok = (
+        type(data) is dict
+        and type(data.get("game")) is str
+        and type(data.get("options")) is dict
+        and type(data.get("table")) is bytes
+        and len(data["table"]) == 16
+        and type(data.get("seats")) is list
+        and all(
+            type(s) is dict and type(s.get("name")) is str and type(s.get("key")) is bytes
+            for s in data["seats"]
+        )
+    )
+    if not ok:
+        raise DamagedTranscript(0, "the header lacks the game, options, table id or seats")
+    return data
+
+
+def _records(data: bytes) -> tuple[list[bytes], bool, int]:
+    """Payloads of the good records, whether a torn tail was dropped, and where the good part ends."""
+    pos = len(MAGIC)
+    payloads: list[bytes] = []
+    while pos < len(data):
+        if len(data) - pos < _HEAD.size:
+            return payloads, True, pos
+        length, crc = _HEAD.unpack_from(data, pos)
+        end = pos + _HEAD.size + length
+        if end > len(data):
+            return payloads, True, pos
+        payload = data[pos + _HEAD.size : end]
+        if zlib.crc32(payload) != crc:
+            if end == len(data):
+                return payloads, True, pos
+            raise DamagedTranscript(len(payloads), "checksum mismatch")
+        if length > MAX_RECORD:
+            raise DamagedTranscript(len(payloads), f"a record of {length} bytes")
+        payloads.append(payload)
+        pos = end
+    return payloads, False, pos
+
+
+def parse(data: bytes) -> Transcript:
+    if not data.startswith(MAGIC):
+        raise NotATranscript("the data is not a dicetable transcript")
+    payloads, torn, end = _records(data)
+    if not payloads:
+        raise DamagedTranscript(0, "the header is missing")
+    entries = []
+    for index, payload in enumerate(payloads):
+        try:
+            entry = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+        except Exception:  # any msgpack failure means the same thing: an unreadable record
+            raise DamagedTranscript(index, "not a msgpack record") from None
+        if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
+            raise DamagedTranscript(index, "a record is [type, data]")
+        entries.append(entry)
+    kind, header = entries[0]
+    if kind != "header":
+        raise DamagedTranscript(0, "the first record is not the header")
+    transcript = Transcript(_check_header(header), torn=torn, end=end)
+    for index, (kind, body) in enumerate(entries[1:], start=1):
+        if kind == "frame" and type(body) is bytes:
+            transcript.frames.append(body)
+        elif kind == "refused" and type(body) is dict and type(body.get("frame")) is bytes:
+            transcript.refused.append((body["frame"], str(body.get("reason", ""))))
+        elif kind == "result" and type(body) is dict and transcript.result is None:
+            transcript.result = body
+        else:
+            raise DamagedTranscript(index, f"unexpected {kind!r:.20} record")
+    return transcript
+
+
+def read(path: str | os.PathLike) -> Transcript:
+    try:
+        with open(path, "rb") as file:
+            if file.read(len(MAGIC)) != MAGIC:  # before reading it all: /dev/zero is not a transcript
+                raise NotATranscript(f"{path} is not a dicetable transcript")
+            data = MAGIC + file.read()
+    except IsADirectoryError:
+        raise NotATranscript(f"{path} is a directory, not a transcript") from None
+    except FileNotFoundError:
+        raise NotATranscript(f"{path} does not exist") from None
+    except OSError as error:
+        raise NotATranscript(f"cannot read {path}: {error.strerror}") from None
+    return parse(data)
+
+
+def _record(kind: str, data: Any) -> bytes:
+    payload = msgpack.packb([kind, data], use_bin_type=True)
+    return _HEAD.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+class TranscriptWriter:
+    """Appends records durably: one write, flush and fsync per record."""
+
+    def __init__(self, path: Path, file) -> None:
+        self.path = path
+        self.file = file
+
+    @classmethod
+    def create(cls, path: str | os.PathLike, header: dict) -> "TranscriptWriter":
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        writer = cls(path, os.fdopen(fd, "ab"))
+        writer._write(MAGIC + _record("header", _check_header(header)))
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # the new file's directory entry survives a crash too
+        finally:
+            os.close(dir_fd)
+        return writer
+
+    @classmethod
+    def reopen(cls, path: str | os.PathLike) -> tuple["TranscriptWriter", Transcript]:
+        """Open for appending after a crash: a torn last record is cut off first."""
+        path = Path(path)
+        transcript = read(path)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        file = os.fdopen(fd, "ab")
+        if transcript.torn:
+            os.ftruncate(fd, transcript.end)
+            os.fsync(fd)
+            transcript.torn = False
+        return cls(path, file), transcript
+
+    def _write(self, data: bytes) -> None:
+        self.file.write(data)
+        self.file.flush()
+        os.fsync(self.file.fileno())
+
+    def append_frame(self, frame: bytes) -> None:
+        self._write(_record("frame", frame))
+
+    def append_refused(self, frame: bytes, reason: str) -> None:
+        self._write(_record("refused", {"frame": frame, "reason": reason}))
+
+    def append_result(self, result: Result) -> None:
+        self._write(_record("result", result.to_data()))
+
+    def close(self) -> None:
+        self.file.close()
+
+    def __enter__(self) -> "TranscriptWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,120 @@
+"""Re-check a finished game from its transcript alone (FAIRNESS.md §5): no network, no secrets.
+
+Every frame is replayed through a fresh Replica (net/replica.py) — signatures, order, sequence
+numbers, every reveal against its committed chain, every derived outcome, every move's legality in
+the core engine, every "deal" record (net/deal.py's DealBook, whose end-of-game replay names a
+cheating seat) — then the header is checked against the log and the recorded result against the
+replayed one. The first fault found is reported with the seat at fault where the log names one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from core.game import GameError, Result
+from net.cards import DealError
+from net.deal import DealBook
+from net.replica import Refusal, Replica
+from net.transcript import DamagedTranscript, NotATranscript, Transcript, read
+
+__all__ = ["Verdict", "verify", "verify_transcript", "NotATranscript"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    game: str
+    moves: int
+    result: str | None = None  # Result.describe() when valid
+    fault: str | None = None  # one line: where, what, who
+    fault_kind: str | None = None  # the Refusal's fault name ("bad reveal", ...) or a transcript fault
+    seat: int | None = None  # the seat at fault, when known
+    record: int | None = None  # transcript record number (0 = header)
+    replica: Replica | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.fault is None
+
+    def line(self) -> str:
+        if self.valid:
+            return f"valid: {self.game}, {self.moves} moves, result: {self.result}"
+        return f"invalid: {self.fault}"
+
+
+def _fault(replica: Replica, game: str, kind: str, text: str, seat=None, record=None) -> Verdict:
+    return Verdict(game, replica.moves, fault=text, fault_kind=kind, seat=seat, record=record, replica=replica)
+
+
+def verify_transcript(transcript: Transcript) -> Verdict:
+    header = transcript.header
+    game = header["game"]
+    book = DealBook()  # checks "deal" records live and replays every opened deal at the end
+    replica = Replica(deal_handler=book)
+    for index, frame in enumerate(transcript.frames):
+        number = index + 1  # record 0 is the header
+        try:
+            replica.accept(frame)
+        except Refusal as refusal:
+            who = f" by {replica.who(refusal.seat)}" if refusal.seat is not None else ""
+            text = f"record {number}: {refusal.fault}{who}: {refusal.reason}"
+            return _fault(replica, game, refusal.fault, text, refusal.seat, number)
+        except GameError as error:  # an engine refusing a derived outcome: the log cannot be replayed
+            return _fault(replica, game, "engine", f"record {number}: {error}", None, number)
+    mismatch = _header_mismatch(header, replica)
+    if mismatch:
+        return _fault(replica, game, "header", f"header: {mismatch}", None, 0)
+    try:
+        book.check()
+    except DealError as fault:
+        who = f" by {replica.who(fault.seat)}" if fault.seat is not None else ""
+        return _fault(replica, game, "deal", f"card deal{who}: {fault.reason}", fault.seat, None)
+    if replica.result is None:
+        end = " (the last record is torn)" if transcript.torn else ""
+        waiting = replica.waiting_for
+        seat = waiting.seats[0] if len(waiting.seats) == 1 else None
+        text = f"the game is unfinished{end}: the log ends waiting for {waiting}"
+        return _fault(replica, game, "unfinished", text, seat, len(transcript.frames))
+    if transcript.result is None:
+        return _fault(replica, game, "result", "the transcript does not record the result", None, None)
+    try:
+        recorded = Result.from_data(transcript.result)
+    except (KeyError, TypeError):
+        return _fault(replica, game, "result", "the recorded result is unreadable", None, None)
+    if recorded != replica.result:
+        text = (
+            f"the recorded result ({recorded.describe()}) differs from the replayed one"
+            f" ({replica.result.describe()})"
+        )
+        return _fault(replica, game, "result", text, None, None)
+    return Verdict(replica.game.name, replica.moves, replica.result.describe(), replica=replica)
+
+
+def _header_mismatch(header: dict, replica: Replica) -> str | None:
+    if replica.game is None:
+        return "the log has no opening"
+    if header["game"] != replica.game.name:
+        return f"names the game {header['game']!r:.40}, the log plays {replica.game.name}"
+    if header["table"] != replica.table:
+        return "names another table id than the log"
+    try:
+        options = replica.game.resolve_options(header["options"])
+    except GameError as error:
+        return f"bad options: {error}"
+    if options != replica.options:
+        return "names other options than the log"
+    if len(header["seats"]) != len(replica.seats):
+        return f"names {len(header['seats'])} seats, the log {len(replica.seats)}"
+    for seat, (named, joined) in enumerate(zip(header["seats"], replica.seats)):
+        if joined is None or named["key"] != joined.key or named["name"] != joined.name:
+            return f"seat {seat}'s name or key differs from its join in the log"
+    return None
+
+
+def verify(path: str | os.PathLike) -> Verdict:
+    """The verdict on the transcript at `path`; raises NotATranscript for a file that is not one."""
+    try:
+        transcript = read(path)
+    except DamagedTranscript as error:
+        return Verdict("?", 0, fault=str(error), fault_kind="damaged", record=error.index)
+    return verify_transcript(transcript)

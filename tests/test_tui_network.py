@@ -1,0 +1,139 @@
+"""Two app instances play TRICE against each other over loopback sockets, through their screens:
+host a table, paste the invite, wait in the room, play by key presses, verify the transcript."""
+
+import random
+
+import pytest
+from textual.widgets import Input
+
+from core import registry
+from core.bots import RandomBot
+from core.dice_expr import parse
+from tui.app import DiceTableApp
+from tui.dialogs import GameOverDialog
+from tui.net_screens import HostScreen, JoinScreen
+from tui.trice_screen import TriceScreen, pool_slots
+from tui.waiting_room_screen import WaitingRoomScreen
+
+TRICE = registry.get("trice")
+
+
+async def wait_until(pilots, condition, timeout=30.0):
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        for pilot in pilots:
+            await pilot.pause(0.025)
+    raise AssertionError("the apps did not get there in time")
+
+
+async def press_move(pilot, screen, move):
+    arg = move.args[0]
+    if move.kind == "choose":
+        await pilot.press(arg[0].lower(), arg[1])
+    else:
+        await pilot.press(arg[0], arg[1])
+    await pilot.press("enter")
+
+
+async def click_move(pilot, screen, move):
+    arg = move.args[0]
+    if move.kind == "choose":
+        assert await pilot.click(f"#pool-{pool_slots(screen.view.state).index(arg)}")
+    else:
+        assert await pilot.click(f"#sq-{arg}")
+
+
+@pytest.mark.slow
+async def test_two_apps_play_trice_over_loopback(tmp_path, monkeypatch):
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
+    host_app = DiceTableApp(profile_dir=tmp_path / "ann")
+    join_app = DiceTableApp(profile_dir=tmp_path / "bob")
+    async with host_app.run_test(size=(80, 24)) as host, join_app.run_test(size=(80, 24)) as join:
+        pilots = (host, join)
+        # The host opens a table on 127.0.0.1 and a free port; the room shows the invite.
+        await host.press("h")
+        assert isinstance(host_app.screen, HostScreen)
+        await host.press("enter")
+        await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
+        invite = host_app.screen.table.invite
+        assert invite.startswith("dt1-")
+        await wait_until(pilots, lambda: invite in str(host_app.screen.query_one("#room-invite").render()).replace("\n", ""))
+        # The joiner pastes it.
+        await join.press("j")
+        assert isinstance(join_app.screen, JoinScreen)
+        join_app.screen.query_one("#join-invite", Input).value = invite
+        await join.press("enter")
+        # Both rooms fill, and both turn into the TRICE table.
+        await wait_until(pilots, lambda: isinstance(host_app.screen, TriceScreen) and isinstance(join_app.screen, TriceScreen))
+        screens = {"host": host_app.screen, "join": join_app.screen}
+        await wait_until(pilots, lambda: all(s.view is not None and s.view.state is not None and s.view.state.phase != "setup" for s in screens.values()))
+        # Each seat's fairness panel lists the setup roll with every seat's reveal checked.
+        for screen in screens.values():
+            event = screen.view.events[0]
+            assert event.status == "verified" and len(event.reveals) == 2
+            assert all(r.status == "verified" for r in event.reveals)
+        chooser = random.Random(5)
+        me = RandomBot(TRICE, chooser)
+        turns = 0
+        while True:
+            await wait_until(pilots, lambda: any(s.view.result is not None or s.view.my_turn() for s in screens.values()))
+            if all(s.view.result is not None for s in screens.values()):
+                break
+            ready = [(n, s) for n, s in screens.items() if s.view.result is None and s.view.my_turn()]
+            if not ready:
+                continue
+            name, screen = ready[0]
+            pilot = host if name == "host" else join
+            state = screen.view.state
+            # The first move by keys, the rest by clicks (one event each: quicker on a busy machine).
+            await (press_move if turns == 0 else click_move)(pilot, screen, me.choose(state))
+            other = screens["join" if name == "host" else "host"]
+            await wait_until(pilots, lambda: screen.view.state is not state and other.view.state == screen.view.state)
+            turns += 1
+            assert turns < 300
+        results = {n: s.view.result for n, s in screens.items()}
+        assert results["host"] == results["join"]
+        # Both sides saw the same log and both may verify their transcript from the panel.
+        await wait_until(pilots, lambda: isinstance(host_app.screen, GameOverDialog))
+        await host.press("escape")
+        await host.press("v")
+        verdict = str(screens["host"].query_one("#fair-verify").render())
+        assert "valid: trice" in verdict, verdict
+        # The joiner verifies with a click on the panel's "verify now".
+        await wait_until(pilots, lambda: isinstance(join_app.screen, GameOverDialog))
+        await join.press("escape")
+        await join.press("f")
+        assert await join.click("#fair-head", offset=(2, 0))
+        await wait_until(pilots, lambda: "valid: trice" in str(screens["join"].query_one("#fair-verify").render()))
+        assert screens["host"].view.log == screens["join"].view.log
+
+
+@pytest.mark.slow
+async def test_two_apps_share_a_dice_room_over_loopback(tmp_path, monkeypatch):
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
+    host_app = DiceTableApp(profile_dir=tmp_path / "ann")
+    join_app = DiceTableApp(profile_dir=tmp_path / "bob")
+    async with host_app.run_test(size=(80, 24)) as host, join_app.run_test(size=(80, 24)) as join:
+        pilots = (host, join)
+        await host.press("d", "h")  # dice room, host a room (2 seats by default)
+        assert isinstance(host_app.screen, HostScreen) and host_app.screen.game == "diceroom"
+        await host.click("#open")
+        await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
+        await join.press("j")
+        join_app.screen.query_one("#join-invite", Input).value = host_app.screen.table.invite
+        await join.press("enter")
+        await wait_until(pilots, lambda: all(app.screen.__class__.__name__ == "DiceRoomScreen" for app in (host_app, join_app)))
+        rooms = {"host": host_app.screen, "join": join_app.screen}
+        # Turns alternate; each seat types its roll into the roll line and presses Enter.
+        for number, (who, expr) in enumerate((("host", "3d6"), ("join", "d20+2"), ("host", "4d6kh3")), start=1):
+            room, pilot = rooms[who], (host if who == "host" else join)
+            await wait_until(pilots, lambda: room.view is not None and room.view.my_turn())
+            await pilot.press(*expr, "enter")
+            await wait_until(pilots, lambda: all(len(r.view.state.rolls) == number for r in rooms.values()))
+            roll = room.view.state.rolls[-1]
+            assert roll.expr == str(parse(expr)) and roll.seat == (0 if who == "host" else 1)
+        for room in rooms.values():
+            assert [e.status for e in room.view.events] == ["verified"] * 3
+            assert all(r.status == "verified" for e in room.view.events for r in e.reveals)
+        assert rooms["host"].view.state.rolls == rooms["join"].view.state.rolls

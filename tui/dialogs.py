@@ -1,0 +1,81 @@
+"""Modal dialogs: help for the table, and the end of a game (with rematch)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+TRICE_HELP = """\
+[b]Playing TRICE[/b]  (full rules: Home → Rules)
+Take turns: one player [b]chooses[/b] a die from the pool, the other [b]places[/b] it.
+A full line of three (row, column, diagonal) meeting exactly one condition
+- same colour, same value, or ordered values - is a [b]Trice[/b]: the placer wins.
+Two conditions at once is a [b]Double Trice[/b]: the placer loses.
+Board full: [b]indicate[/b] a die; the other player [b]swaps[/b] it with a neighbour
+(marked ↔) and adds 1 to one of the two ([b]increment[/b], 6 becomes 1).
+
+[b]Keys[/b]  arrows or h j k l move · Enter or Space acts · mouse: click a die
+a-d and 1-3 jump to a square (b2) · w p o and 1-6 jump to a pool die (w6)
+f fairness · m moves · r rematch (game over) · Esc leaves the table
+Dice show colour [b]and[/b] letter: W white, P purple, O orange; value bottom-left.
+Marks: ▶◀ cursor · • last move · ▲ indicated · ↔ swap target · ★ deciding line
+
+Press any key to close."""
+
+
+class HelpDialog(ModalScreen[None]):
+    BINDINGS = [Binding("escape", "dismiss_help", "close")]
+
+    def __init__(self, text: str = TRICE_HELP) -> None:
+        super().__init__()
+        self.text = text  # each game's screen passes its own help
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.text, id="help-text")
+
+    def on_key(self, event) -> None:
+        event.stop()
+        self.dismiss(None)
+
+    def on_click(self) -> None:
+        self.dismiss(None)
+
+    def action_dismiss_help(self) -> None:
+        self.dismiss(None)
+
+
+class GameOverDialog(ModalScreen[str]):
+    """Says how the game ended; answers "rematch", "home" or "look" (back to the board)."""
+
+    BINDINGS = [
+        Binding("r", "answer('rematch')", "rematch"),
+        Binding("h", "answer('home')", "home"),
+        Binding("escape", "answer('look')", "look at the board"),
+    ]
+
+    def __init__(self, headline: str, detail: str, can_rematch: bool = True) -> None:
+        super().__init__()
+        self.headline = headline
+        self.detail = detail
+        self.can_rematch = can_rematch
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="over-box"):
+            yield Static(self.headline, id="over-headline")
+            yield Static(self.detail, id="over-detail")
+            with Horizontal(id="over-buttons"):
+                if self.can_rematch:
+                    yield Button("Rematch (r)", id="rematch", variant="primary")
+                yield Button("Home (h)", id="home")
+                yield Button("Board (Esc)", id="look")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id)
+
+    def action_answer(self, answer: str) -> None:
+        if answer == "rematch" and not self.can_rematch:
+            return
+        self.dismiss(answer)

@@ -1,0 +1,49 @@
+"""The home screen: every way to sit down at a table, each reachable by a key or a click."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+# (action, key, footer word, menu words) in the order the menu shows them.
+CHOICES = (
+    ("play_bot", "b", "bot", "Play against a bot"),
+    ("hot_seat", "s", "hot-seat", "Hot-seat: two people, one terminal"),
+    ("host", "h", "host", "Host a table (get an invite to share)"),
+    ("join", "j", "join", "Join a table (paste an invite)"),
+    ("dice_room", "d", "dice", "Dice room: fair rolls with friends"),
+    ("rules", "r", "rules", "Rules of the games"),
+    ("profile", "p", "profile", "Profile: your name and key fingerprint"),
+    ("quit", "q", "quit", "Quit"),
+)
+
+BANNER = """\
+ ╔═╗  dicetable
+ ║●║  dice games at the terminal: against bots, or peer to peer
+ ╚═╝  with every roll verifiably fair"""
+
+
+class HomeScreen(Screen):
+    BINDINGS = [Binding(key, f"choose('{action}')", word) for action, key, word, _ in CHOICES]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="home-box"):
+            yield Static(BANNER, id="home-banner")
+            yield OptionList(
+                *(Option(f"[b]{key}[/b]  {words}", id=action) for action, key, _, words in CHOICES),
+                id="home-menu",
+            )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#home-menu").focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.action_choose(event.option.id)
+
+    def action_choose(self, action: str) -> None:
+        self.app.open(action)

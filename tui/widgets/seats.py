@@ -1,0 +1,32 @@
+"""The seats panel: who sits where, whose turn it is, and (network) fingerprint, link and clock."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from tui.controller import TableView
+from tui.widgets.text_line import TextLine
+
+
+class SeatsPanel(TextLine):
+    """One block per seat; `▶` marks the seat due to act (a word says it too: "to act")."""
+
+    def show(self, view: TableView) -> None:
+        text = Text()
+        for seat, info in enumerate(view.seats):
+            due = view.actor == seat and view.result is None
+            you = " (you)" if seat in view.local_seats and len(view.local_seats) == 1 else ""
+            you = "" if info.name.lower() == "you" else you
+            text.append("▶ " if due else "  ")
+            text.append(f"{info.name}{you}", "bold" if due else "")
+            if due:
+                text.append(" · thinking…" if view.thinking == seat else " · to act")
+            text.append("\n")
+            details = [info.detail]
+            if view.network and info.kind == "remote":
+                details.append("connected" if info.connected else "DISCONNECTED")
+            if info.clock:
+                details.append(info.clock)
+            text.append(f"  {' · '.join(d for d in details if d)}\n", "dim")
+            if info.fingerprint:
+                text.append(f"  {info.fingerprint}\n", "dim")
+        self.update(text)
