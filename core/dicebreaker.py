@@ -202,6 +202,27 @@ class DiceBreakerState:
         hidden = tuple(a if s == seat or not a else "?" for s, a in enumerate(self.answers))
         return replace(self, answers=hidden)
 
+    def default_move(self) -> Move | None:
+        """The answer of a seat that does not answer in time: it declines the Latent Die (Latent
+        Dice: "players who do not answer in time decline"); None where no move has a default."""
+        return Move("latent", ("no",)) if self.phase == LATENT else None
+
+    def without(self, seat: int) -> "DiceBreakerState | None":
+        """`seat`, out of the game after a default (FAIRNESS.md §4), is skipped where it would act:
+        its dice not yet thrown this round are set aside (its dice in the arena stay as they lie),
+        the next seat throws the Trump Die for it, and it declines every Latent Dice claim."""
+        if self.actor != seat:
+            return self
+        if self.phase == TRUMP_THROW:
+            return replace(self, seat=(seat + 1) % self.seats)
+        if self.phase == LATENT:
+            return self.apply(Move("latent", ("no",)))
+        if self.phase == THROW:
+            held, extra = list(self.held), list(self.extra)
+            held[seat], extra[seat] = (), ()
+            return replace(self, held=tuple(held), extra=tuple(extra), thrower=seat)._next_turn()
+        return None
+
     # -- rules helpers -------------------------------------------------------------------------
     def throwable(self, seat: int) -> tuple[str, ...]:
         """The dice `seat` may throw now (Modes: quick play throws the set before caught dice)."""
@@ -521,6 +542,41 @@ def describe(state: DiceBreakerState, move: Move) -> str:
     return f"{who}: {move}"
 
 
+def describe_outcome(state: DiceBreakerState | None, chance: Chance, outcome: Outcome) -> str:
+    """A chance outcome in plain words; `state` asked for it (None: told from the draws alone)."""
+    values = [v + 1 for v in outcome.values]
+    if state is None or state.chance() != chance:
+        if chance.label.startswith("starting die"):
+            return "starting die: " + " ".join(str(v) for v in values)
+        if chance.label.startswith("throw of"):
+            dice = chance.label[len("throw of "):].split(" at ")
+            faces = ", ".join(f"{die} shows {face}" for die, face in zip(dice, values))
+            rest = " ".join(str(v) for v in outcome.values[len(dice):])
+            return faces + (f" (fate draws {rest})" if rest else "")
+        return "draws " + " ".join(str(v) for v in outcome.values)
+    after = state.resolve(outcome)
+    if state.phase == THROWOFF:
+        said = ", ".join(f"seat {s} {face}" for s, face in after.throwoff[-1])
+        again = len(after.contenders) > 1 and after.phase == THROWOFF
+        return f"{said}: " + ("tied lowest, they break again" if again else f"seat {after.starter} starts")
+    last = after.last
+    if last and last[0] == "trump":
+        return f"the Trump Die shows {last[2]}"
+    if last and last[0] == "throw":
+        _, die, target, fate, catcher, face, spinning = last
+        words = f"{target} breaks to {values[1]}, " if target else ""
+        if fate == "landed":
+            return words + f"{die} lands on {face}" + (", spinning" if spinning else "")
+        if fate == "caught":
+            return words + f"{die} flies out, caught by seat {catcher}"
+        return words + f"{die} flies out of the arena"
+    if last and last[0] == "latent":
+        _, name, claimant, spin_face, stays, face = last
+        kept = f"{name} stays on {face}" if stays else "the Latent Die is lost"
+        return f"seat {claimant}'s Latent Die breaks {state.spinning} to {spin_face}; {kept}"
+    return "draws " + " ".join(str(v) for v in outcome.values)
+
+
 def heuristic(state: DiceBreakerState, seat: int) -> float:
     """Points ahead of the best other seat, counting half the value of the hands in the arena."""
     if state.result is not None or not state.held:
@@ -567,4 +623,5 @@ GAME = GameInfo(
     rules_file="dicebreaker.md",
     describe=describe,
     heuristic=heuristic,
+    describe_outcome=describe_outcome,
 )

@@ -4,9 +4,9 @@
 - `greedy`: the throw with the best expected margin of its hand over the best other hand once the
   thrown die lands — in quick play that maximises its own hand; in battle it also breaks the
   leader's best die when that is worth more.
-- `search`: Monte-Carlo: every candidate move is played out to the end of the round many times with
-  a fast playout policy, on the same seeded random draws for every candidate; the best average
-  margin wins. Deterministic for a given seed.
+- `search`: Monte-Carlo: the best candidate moves are played out to the end of the round with a
+  fast playout policy, on the same seeded random draws for every candidate; a candidate replaces
+  the greedy choice only when it beats it clearly. Deterministic for a given seed.
 All throws of unthrown dice are alike (a caught die lands as the thrower's own), so the bots
 consider only the first die they may throw.
 """
@@ -153,7 +153,7 @@ class SearchBot:
         rng: random.Random,
         playouts: int = 16,
         candidates: int = 4,
-        confidence: float = 1.0,
+        confidence: float = 2.0,
         **settings: Any,
     ) -> None:
         self.rng = rng

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from core.dice_expr import BadExpression, parse
-from core.game import CHANCE, BadOption, BadOutcome, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result
+from core.game import (CHANCE, BadOption, BadOutcome, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result,
+                       outcome_values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +114,10 @@ class DiceRoomState:
             return self._close(f"seat {self.turn} closed the room after {len(self.rolls)} rolls")
         raise IllegalMove(f"{move} is not a dice room move (roll EXPR, pass, close)")
 
+    def without(self, seat: int) -> "DiceRoomState":
+        """`seat`, out of the room after a default (FAIRNESS.md §4), passes whenever its turn comes."""
+        return self.apply(Move("pass")) if self.actor == seat else self
+
     def _close(self, reason: str) -> "DiceRoomState":
         return replace(self, result=Result((), (0.0,) * self.seats, reason))
 
@@ -172,6 +177,17 @@ def describe(state: DiceRoomState, move: Move) -> str:
     return f"seat {state.turn} closes the room"
 
 
+def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
+    """A roll in words: its total and dice (`13 [6 4 3 (1)]`), from the expression in the label."""
+    if " rolls " in chance.label:
+        try:
+            expr = parse(chance.label.rsplit(" rolls ", 1)[1])
+            return expr.describe(expr.faces(outcome.values))
+        except BadExpression:
+            pass
+    return outcome_values(state, chance, outcome)
+
+
 GAME = GameInfo(
     name="diceroom",
     title="Dice room",
@@ -185,4 +201,5 @@ GAME = GameInfo(
     load=load,
     bots={"random": RollerBot, "greedy": RollerBot, "search": RollerBot, "roller": RollerBot},
     describe=describe,
+    describe_outcome=describe_outcome,
 )

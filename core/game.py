@@ -237,6 +237,16 @@ class Option:
         return value
 
 
+def outcome_values(state: Any, chance: Chance, outcome: Outcome) -> str:
+    """The default words for a random outcome: its raw values and order."""
+    parts = []
+    if outcome.values:
+        parts.append("values " + " ".join(str(v) for v in outcome.values))
+    if outcome.permutation:
+        parts.append("order " + " ".join(str(p) for p in outcome.permutation))
+    return ", ".join(parts) or "nothing drawn"
+
+
 @dataclass(frozen=True)
 class GameInfo:
     """A game's description and its entry points.
@@ -259,6 +269,9 @@ class GameInfo:
     describe: Callable[[Any, Move], str] = lambda state, move: str(move)
     # heuristic(state, seat) -> a value in [-1, 1] for `seat` of a position that is not over
     heuristic: Callable[[Any, int], float] = lambda state, seat: 0.0
+    # describe_outcome(state, chance, outcome) -> the outcome in plain words ("seat N" for seats);
+    # `state` asked for `chance` (None when unknown) (fairness panel, move log)
+    describe_outcome: Callable[[Any, Chance, Outcome], str] = outcome_values
 
     def resolve_options(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """All options with defaults filled in; an unknown name or bad value raises BadOption."""

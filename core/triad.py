@@ -34,6 +34,7 @@ from core.game import (
     Option,
     Outcome,
     Result,
+    outcome_values,
 )
 
 SIZE = 6
@@ -497,6 +498,17 @@ def _bots():
     return triad_bots.BOTS
 
 
+def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
+    """The colour draw and the setup roll in words (triad.md, Setup); Black's six dice come first."""
+    if chance.label == "draw for Black" and len(outcome.values) == 1:
+        return f"seat {outcome.values[0]} plays Black"
+    if chance.label == "setup roll" and len(outcome.values) == 2 * DICE_PER_PLAYER:
+        faces = [" ".join(sorted(("I", "II", "III")[v] for v in part))
+                 for part in (outcome.values[:DICE_PER_PLAYER], outcome.values[DICE_PER_PLAYER:])]
+        return f"Black rolled {faces[0]}; White rolled {faces[1]}"
+    return outcome_values(state, chance, outcome)
+
+
 GAME = GameInfo(
     name="triad",
     title="TRIAD",
@@ -519,4 +531,5 @@ GAME = GameInfo(
     rules_file="triad.md",
     describe=describe,
     heuristic=heuristic,
+    describe_outcome=describe_outcome,
 )

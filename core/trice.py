@@ -20,6 +20,7 @@ from core.game import (
     Option,
     Outcome,
     Result,
+    outcome_values,
 )
 
 ROWS, COLS = 3, 4
@@ -362,6 +363,17 @@ def describe(state: TriceState, move: Move) -> str:
     return f"{who}: {move}"
 
 
+def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
+    """A setup roll in words: each seat's six dice and who places first (trice.md, Setup)."""
+    if len(outcome.values) != 2 * len(SETUP_COLOURS):
+        return outcome_values(state, chance, outcome)
+    dice = [f"{c}{v + 1}" for c, v in zip(SETUP_COLOURS * 2, outcome.values)]
+    rolls = (tuple(dice[:6]), tuple(dice[6:]))
+    said = "; ".join(f"seat {s} rolled {' '.join(roll)}" for s, roll in enumerate(rolls))
+    first = setup_order(rolls)
+    return f"{said}: a tie, both roll again" if first is None else f"{said}: seat {first} places first"
+
+
 def _bots():
     from core import bots
 
@@ -382,4 +394,5 @@ GAME = GameInfo(
     bots=_bots(),
     rules_file="trice.md",
     describe=describe,
+    describe_outcome=describe_outcome,
 )

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from itertools import combinations_with_replacement
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from core.game import (
     CHANCE,
@@ -62,7 +62,6 @@ from core.tricolor_tiles import (
     EVENT_TITLES,
     HAND_LIMIT,
     ID_CARDS,
-    KINDS,
     PILE_TILES,
     PILES,
     ROAD,
@@ -151,6 +150,8 @@ class TricolorState:
     routes: tuple[tuple[tuple[int, int], ...], ...] = ()  # the scored routes
     reason: str = ""
     result: Result | None = None
+
+    PAID_DECK: ClassVar[str] = "resource"  # the hidden decks that paid cards come from (net/hidden.py)
 
     # -- the fixed questions -------------------------------------------------------------------
     @property
@@ -259,6 +260,12 @@ class TricolorState:
             order=(),
             id_order=(),
         )
+
+    def paid_cards(self, move: Move) -> tuple[int, ...]:
+        """The hidden cards `move` pays or discards, by identity (empty for a move that pays none);
+        the network checks them against the payer's commitments (net/hidden.py)."""
+        first = {"construct": 1, "modify": 1, "attack": 1, "discard": 0}.get(move.kind)
+        return () if first is None else _cards(move.args[first:])
 
     # -- chance steps --------------------------------------------------------------------------
     def _top_ranges(self, pile: int) -> tuple[int, ...]:

@@ -9,14 +9,18 @@ its colour hard to read because the plan takes whatever tiles are cheapest, of a
 constructs other colours' tiles whenever they lie on its plan. Attacks cost the whole hand, so it
 attacks only when its hand is worth little.
 
-`search` is a determinized Monte-Carlo search: for each candidate move (greedy's best few) it samples
-the hidden cards the view does not show (others' hands and IDs, the deck order), plays the game on
-with greedy policies for a few turns, and scores the end by `value`.
+`search` is a determinized Monte-Carlo search: for greedy's best few candidates (those within
+`margin` of the best) it samples `samples` worlds, filling in what its view does not show (others'
+hands and IDs, the deck order) with `determinize`, plays each world on with greedy policies for every
+seat until its own next turn begins, and scores the leaf by `win_share` (exact when the game ended,
+else a soft comparison of every seat's `value`, which a sampled world can compute). The same worlds
+and chance seeds serve every candidate, so their differences are the candidates' own.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from dataclasses import replace
 from typing import Any
@@ -185,6 +189,17 @@ def value(state, me: int) -> float:
     return -W_COST * cost + W_OWN * own - W_OTHER * other + W_FRONT * open_ends + held
 
 
+def win_share(world, me: int, temperature: float = 3.0) -> float:
+    """`me`'s expected share of the win in a full state: exact when over, else a soft comparison of
+    every seat's `value` (the full state knows every seat's colour and hand)."""
+    if world.result is not None:
+        return 1 / len(world.result.winners) if me in world.result.winners else 0.0
+    values = [value(world, s) for s in range(world.seats)]
+    top = max(values)
+    weights = [math.exp(max(-50.0, (v - top) / temperature)) for v in values]
+    return weights[me] / sum(weights)
+
+
 def estimate(state, seat: int) -> float:
     """The game's heuristic in [-1, 1] (GameInfo.heuristic), from `value`."""
     if state.ids and state.ids[seat] == UNKNOWN:
@@ -253,7 +268,6 @@ class TricolorGreedy:
     def _prune_placements(self, view, moves: list[Move]) -> list[Move]:
         """Placements on open road ends of the network, and a few elsewhere."""
         grid = view.grid
-        _, _ = plan_routes(grid)
         open_cells = set()
         for pos, placed in grid.items():
             if TILES[placed.tile].kind == DEAD:
@@ -350,7 +364,7 @@ class TricolorSearch:
             elif left_turn and state.phase == "draw":
                 break
             state = state.apply(policy.choose(state.view(state.actor)))
-        return value(state, me)
+        return win_share(state, me)
 
 
 def determinize(view, me: int, rng: random.Random):

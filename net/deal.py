@@ -758,7 +758,7 @@ class GameDeals(DealBook):
     host's gate, verify). `next_bodies(replica)` says what this seat sends now, including the
     end-of-game opening of every deck once the game is over; `check()` then replays every deal.
     Limits: a reveal step of a seat that holds no hidden card has nothing to send (a game should not
-    ask for one), and the Replica does not call `pay` yet (net/replica.py shows moves to no handler).
+    ask for one). The Replica calls `pay` through net/hidden.py's TableDeals on every paying move.
     """
 
     def __init__(self, seat: int | None = None, secrets: list[dict] | None = None) -> None:

@@ -31,7 +31,8 @@ The advertiser announces while seats are free, republishes the seat count, and w
 table is full, started or closed; it works in its own thread so a session loop never waits on mDNS.
 IPv4 only. Interfaces are chosen by name (`--interface eth0`); a host bound to one address answers
 on that address's interface and announces that address only, so a multi-homed host does not
-announce addresses its LAN cannot reach.
+announce addresses its LAN cannot reach. A browser limited to interfaces lists only tables with an
+address on their networks (and dials only those addresses).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import os
 import socket
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -105,6 +106,12 @@ def advertised_addresses(bind: str, names: Iterable[str] | None = None) -> list[
     everywhere = [ip for ips in interfaces().values() for ip, _ in ips]
     outside = [ip for ip in everywhere if not ipaddress.IPv4Address(ip).is_loopback]
     return outside or ["127.0.0.1"]
+
+
+def _networks_of(addresses: Iterable[str]) -> list[ipaddress.IPv4Network]:
+    """The networks (address/prefix of their interface) that `addresses` are on."""
+    prefixes = {ip: prefix for ips in interfaces().values() for ip, prefix in ips}
+    return [ipaddress.IPv4Network(f"{a}/{prefixes.get(a, 32)}", strict=False) for a in addresses]
 
 
 def best_address(addresses: Iterable[str], local: Iterable[tuple[str, int]] | None = None) -> str:
@@ -433,6 +440,9 @@ class Browser:
         from zeroconf import ServiceBrowser
 
         self.on_change = on_change
+        # A multicast socket hears groups joined on any interface (Linux's IP_MULTICAST_ALL), so
+        # "only these interfaces" is kept by address: a table must be on one of their networks.
+        self.networks = _networks_of(interface_addresses) if interface_addresses else None
         self._tables: dict[str, Announcement] = {}
         self._lock = threading.Lock()
         self._zc = _zeroconf(interface_addresses)
@@ -449,6 +459,9 @@ class Browser:
             if info is None:
                 return
             ann = parse(name, info.properties, info.port or 0, info.parsed_addresses())
+            if ann is not None and self.networks is not None:
+                near = tuple(a for a in ann.addresses if any(ipaddress.IPv4Address(a) in n for n in self.networks))
+                ann = replace(ann, addresses=near) if near else None
             with self._lock:
                 if ann is None:
                     self._tables.pop(name, None)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import secrets
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from core import registry
 from net import wire
+from net.hidden import TableDeals
 from net.replica import BadClaim, Refusal, Replica
 from net.session import SessionError, TableSession, load_seat
 from net.transcript import TranscriptWriter
@@ -47,6 +49,7 @@ class HostSession(TableSession):
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._replaying = False
+        self._relay: list[bytes] | None = None  # frames accepted in the batch under way
         self.socket: HostSocket | None = None
         self.invite = None
         self.resumed = resume is not None
@@ -58,7 +61,7 @@ class HostSession(TableSession):
             info.check_seats(seats)
             self.game_options = info.resolve_options(options)
             self.game_name, self.seat_count = info.name, seats
-            self.replica = Replica(secrets.token_bytes(16), claim_check=self._claim_check)
+            self.replica = Replica(secrets.token_bytes(16), claim_check=self._claim_check, deal_handler=TableDeals(seat=0))
             self.seat = 0
 
     # -- opening ---------------------------------------------------------------------------------
@@ -97,7 +100,8 @@ class HostSession(TableSession):
             writer, transcript = TranscriptWriter.reopen(path)
         except Exception as error:  # not a transcript, damaged, unreadable: one sentence for a person
             raise SessionError(f"cannot resume from {path}: {error}") from None
-        self.replica = Replica(transcript.header["table"], claim_check=self._claim_check)
+        deals = TableDeals(seat=0, secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
+        self.replica = Replica(transcript.header["table"], claim_check=self._claim_check, deal_handler=deals)
         self.seat = 0
         self.restore_chains(seat)
         self._replaying = True
@@ -111,7 +115,9 @@ class HostSession(TableSession):
         self.game_name, self.seat_count = self.replica.game.name, self.replica.seat_count
         self.game_options = self.replica.options
         self.transcript, self.transcript_path = writer, path
-        self.finished = self.replica.result is not None
+        self.result_announced = self.replica.result is not None
+        self._over_since = time.monotonic()
+        self.finished = self.replica.settled
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
@@ -134,9 +140,30 @@ class HostSession(TableSession):
         if record.seat in self.reserved and record.kind == "join":
             del self.reserved[record.seat]
         self.applied(record)
+        if self._relay is not None:  # relayed when the batch is on disk
+            self._relay.append(frame)
+            return
         packet = {"start": record.index, "frames": [frame]}
         for peer in self.routes:
             self.socket.send(peer, "entries", packet)
+
+    @contextmanager
+    def relaying(self):
+        """Frames accepted inside are written with one fsync, then relayed in one packet per peer."""
+        if self._relay is not None:
+            yield
+            return
+        self._relay = []
+        start = len(self.replica.log)
+        try:
+            with self.batch():
+                yield
+        finally:
+            frames, self._relay = self._relay, None
+            if frames and self.socket is not None:
+                packet = {"start": start, "frames": frames}
+                for peer in self.routes:
+                    self.socket.send(peer, "entries", packet)
 
     def send_entries(self, peer: bytes, start: int) -> None:
         log = self.replica.log
@@ -247,17 +274,19 @@ class HostSession(TableSession):
     def step(self, timeout: float) -> None:
         """Handle what arrived within `timeout` seconds, then act and watch the clocks."""
         packet = self.socket.recv(timeout)
-        while packet is not None:
+        with self.relaying():  # one fsync and one relay for everything that arrived at once
+            while packet is not None:
+                now = time.monotonic()
+                self.handle(packet[0], packet[1], now)
+                packet = self.socket.recv(0)
+        with self.relaying():
+            self.drain_commands()
             now = time.monotonic()
-            self.handle(packet[0], packet[1], now)
-            packet = self.socket.recv(0)
-        self.drain_commands()
-        now = time.monotonic()
-        self.watch_presence(now)
-        if self.replica.phase == "ready" and not self._sent:
-            self.author("start", {})
-        self.act()
-        self.watch_deadlines(now)
+            self.watch_presence(now)
+            if self.replica.phase == "ready" and not self._sent:
+                self.author("start", {})
+            self.act()
+            self.watch_deadlines(now)
 
     def run(self) -> Any:
         """Play until the game ends (then let the joiners catch up) or `stop()`; returns the result."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from net import wire
+from net.hidden import TableDeals
 from net.invite import BadInvite, Invite
 from net.replica import Refusal, Replica
 from net.session import SessionError, Timing, TableSession, load_seat
@@ -37,7 +38,7 @@ class PeerSession(TableSession):
             if invite is None:
                 raise SessionError("joining needs an invite (or --resume TRANSCRIPT)")
             self.invite = _read_invite(invite)
-            self.replica = Replica(self.invite.table_id)
+            self.replica = Replica(self.invite.table_id, deal_handler=TableDeals())
 
     def _resume(self, path: Path, invite) -> None:
         seat = load_seat(path)
@@ -48,7 +49,8 @@ class PeerSession(TableSession):
         self.invite = _read_invite(invite or seat.get("invite", ""))
         if transcript.header["table"] != self.invite.table_id:
             raise SessionError(f"{path} is a transcript of another table than the invite's")
-        self.replica = Replica(self.invite.table_id)
+        deals = TableDeals(seat=seat["seat"], secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
+        self.replica = Replica(self.invite.table_id, deal_handler=deals)
         try:
             for frame in transcript.frames:
                 self.replica.accept(frame)
@@ -58,7 +60,9 @@ class PeerSession(TableSession):
         self.restore_chains(seat)
         self.transcript, self.transcript_path = writer, path
         self._joined_sent = True
-        self.finished = self.replica.result is not None
+        self.result_announced = self.replica.result is not None
+        self._over_since = time.monotonic()
+        self.finished = self.replica.settled
 
     def seat_data(self) -> dict:
         return {**super().seat_data(), "invite": self.invite.encode()}
@@ -141,6 +145,8 @@ class PeerSession(TableSession):
             self.close()
             raise SessionError(f"the host gave us seat {seat!r}, not our seat {self.seat}")
         self.seat = seat
+        if isinstance(self.replica.deal_handler, TableDeals):
+            self.replica.deal_handler.seat = seat  # before any deck forms: my deal secrets are made then
         self.timing = Timing.from_data({**body.get("timing", {}), "connect_timeout": self.timing.connect_timeout})
         self.host_length = body.get("length", 0) if type(body.get("length")) is int else 0
         self.welcomed = True
@@ -171,8 +177,9 @@ class PeerSession(TableSession):
                 # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
                 self.reveal_if_due()
         finally:
-            for record in records:
-                self.applied(record)
+            with self.batch():  # one fsync for the whole packet
+                for record in records:
+                    self.applied(record)
 
     def _resend(self, now: float) -> None:
         """Frames of mine the host has not ordered after a drop: send them again."""

@@ -5,6 +5,11 @@ secret hash chains (net/chain.py) — building its frames with net/wire.py exact
 does. `play_table` runs a whole game among such seats: a host replica orders the log, every seat
 checks every accepted frame with its own replica (net/replica.py), and the log goes to a transcript
 (net/transcript.py) that `dicetable verify` replays.
+
+Games with hidden cards run the real card deal (net/deal.py through net/hidden.py's TableDeals):
+each seat's replica holds that seat's deal secrets and its own view only, the host's replica holds
+none; a move that pays hidden cards is preceded by the payer's public reveal of them, and the game
+ends once every deck has been opened and checked.
 """
 
 from __future__ import annotations
@@ -14,16 +19,13 @@ import secrets
 from pathlib import Path
 from typing import Any, Sequence
 
-from core.game import GameError, GameInfo, Move
+from core.game import GameInfo, Move
 from net import wire
 from net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
+from net.hidden import TableDeals, paid_cards
 from net.identity import Profile
 from net.replica import Replica
 from net.transcript import TranscriptWriter, header_for
-
-
-class NeedsDeal(GameError):
-    """The game deals hidden cards: in-process seats do not run the card deal (net/deal.py) yet."""
 
 
 class ProtocolSeat:
@@ -83,8 +85,8 @@ class Table:
         self.seats = [ProtocolSeat(Profile.generate(name), s, self.table, chain_length, refresh_margin)
                       for s, name in enumerate(names)]
         kwargs = {"games": games} if games else {}
-        self.host = Replica(self.table, **kwargs)
-        self.peers = [Replica(self.table, **kwargs) for _ in names]
+        self.host = Replica(self.table, deal_handler=TableDeals(), **kwargs)  # the gate holds no secrets
+        self.peers = [Replica(self.table, deal_handler=TableDeals(seat=s), **kwargs) for s in range(len(names))]
         self.transcript_path = transcript
         self.writer: TranscriptWriter | None = None
         self._pending: list[bytes] = []  # accepted before the header could be written
@@ -127,18 +129,36 @@ class Table:
                     self.post(anchor)
         elif waiting.action == "move":
             (s,) = waiting.seats
-            view = self.peers[s].state.view(s)
-            self.post(self.seats[s].move(bots[s].choose(view)))
+            peer = self.peers[s]
+            move = bots[s].choose(peer.state.view(s))
+            cards = paid_cards(peer.state, move)
+            if cards:  # a public reveal of the paid cards first, as a session does
+                for body in peer.deal_handler.show_bodies(peer, cards):
+                    self.post(self.seats[s].frame("deal", body))
+                while self.deal_round(rng):
+                    pass
+            self.post(self.seats[s].move(move))
         elif waiting.action == "deal":
-            raise NeedsDeal(f"{self.game.title} deals hidden cards; recording it needs the in-process card deal,"
-                            " which is not wired yet: play it without --record")
+            if not self.deal_round(rng):
+                raise RuntimeError(f"the table waits for {waiting} but no seat has a deal message to send")
         else:
             raise RuntimeError(f"the table waits for {waiting}")
 
-    def play(self, bots: Sequence[Any], rng: random.Random, max_steps: int = 100_000):
+    def deal_round(self, rng: random.Random) -> bool:
+        """Every seat sends what its deal handler owes now (in a shuffled order); False if none did."""
+        order = list(range(len(self.seats)))
+        rng.shuffle(order)
+        sent = False
+        for s in order:
+            for body in self.peers[s].deal_handler.next_bodies(self.peers[s]):
+                self.post(self.seats[s].frame("deal", body))
+                sent = True
+        return sent
+
+    def play(self, bots: Sequence[Any], rng: random.Random, max_steps: int = 1_000_000):
         try:
             for _ in range(max_steps):
-                if self.host.result is not None:
+                if self.host.settled:  # over, and every deck of a card deal opened and checked
                     return self.host.result
                 self.step(bots, rng)
             raise RuntimeError(f"game did not end within {max_steps} steps")
@@ -151,10 +171,5 @@ def play_table(game: GameInfo, options: dict, bots: Sequence[Any], names: Sequen
                transcript: Path | None = None, chain_length: int = DEFAULT_LENGTH) -> Table:
     """Play one game by the protocol among in-process seats; returns the finished Table."""
     table = Table(game, options, names, chain_length, transcript)
-    try:
-        table.play(bots, rng)
-    except NeedsDeal:
-        if transcript is not None:
-            Path(transcript).unlink(missing_ok=True)  # an unfinishable transcript helps nobody
-        raise
+    table.play(bots, rng)
     return table

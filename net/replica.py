@@ -16,6 +16,9 @@ API (stable; the session in net/session.py builds on it)
                       resolves the hidden-card chance step the state waits for (Chance.hidden:
                       such steps open no reveal event; waiting_for says "deal"). Without a handler
                       "deal" frames are refused. `replica.deal_handler` may be set later too.
+                      Optional: `owing(replica) -> seats` (who the deal waits for: waiting_for,
+                      deadlines) and `pay(seat, payment)` (the check of a move paying hidden
+                      cards) — net/hidden.py's TableDeals has both.
         claim_check:  callable(replica, envelope) -> None, raising Refusal when a "claim" is not
                       justified by the session's deadline rules; None accepts a claim whenever the
                       claimed-against seat is the one the table is waiting for.
@@ -41,7 +44,9 @@ API (stable; the session in net/session.py builds on it)
                                                      seat, seed, derived outcome (fairness panel)
         replica.pending      -> Event | None          the event collecting reveals now
         replica.waiting_for  -> Waiting               action ("open", "join", "start", "move", "reveal",
-                                                     "deal", "nothing") and the seats it waits for
+                                                     "deal", "nothing") and the seats it waits for;
+                                                     "deal" whenever the card deal owes a message,
+                                                     also after the game ended (the openings)
         replica.result       -> Result | None
         replica.log          -> Sequence[Record]      accepted records, index = log position (a view)
         replica.moves        -> int                   accepted "move" records
@@ -49,6 +54,11 @@ API (stable; the session in net/session.py builds on it)
         replica.chain_left(seat) -> int               events seat's committed chains still cover
                                                      beyond the last one it revealed
         replica.seat_of(key: bytes) -> int | None     seat of an Ed25519 public key
+        replica.steps        -> int                   state changes so far (moves, resolved chances)
+        replica.out          -> frozenset[int]        seats out of the game after a default
+        replica.deal_owing() -> tuple[int, ...]       seats the card deal waits for
+        replica.settled      -> bool                  over, and the deal owes nothing (every deck
+                                                     opened at the end and checked live)
         replica.who(seat) -> str                      "seat 1 (bob)" for messages
 
     Refusal: .fault (short name, e.g. "bad reveal"), .seat (the seat at fault, or None when the
@@ -62,7 +72,10 @@ Log rules
 - "join" for any free seat: name, key, optional curve key, chain anchor h[0] and length N; seat 0's
   join must carry the key of the "open". Keys must differ between seats.
 - "start" (seat 0) once every seat has joined: the game's initial state is made.
-- "move" from the seat due to act, legal in the current state.
+- "move" from the seat due to act, legal in the current state. A game with hidden hands (its state
+  has `paid_cards(move)`, net/hidden.py) is checked by `apply` on this replica's view, where other
+  hands are unknown handles; the cards the move pays must have been shown by the mover from its
+  own committed hand and opened by every seat ("deal" records before the move), else DealRefused.
 - "reveal" {k, value} from each seat when the state waits for chance: k is the pending event's
   number (1, 2, ... over the whole table), SHA-256(chain domain ‖ value) must equal the seat's
   previous chain value. When every seat has revealed, the outcome is derived (net/fair.py) and the
@@ -73,8 +86,14 @@ Log rules
   when chain_left(seat) < net.chain.REFRESH_MARGIN.
 - "chat" from any seated seat; "resign" from a seated seat while playing (others share the win);
   "claim" {against, reason} from a seated seat against a seat the table waits for (default,
-  FAIRNESS.md §4): ends the game, the other seats share the win. Deviation: with more than two
-  seats the game ends too (continuing without the seat needs engine support).
+  FAIRNESS.md §4). Two seats: the game ends, the other wins. More seats: the game goes on without
+  the defaulted seat (`replica.out`) where its rules allow — the state has `without(seat)`, called
+  whenever the out seat would act (it returns the state with that seat's due action skipped, or
+  None), its reveals count as 32 zero bytes in every later event's seed, and no card deal needs its
+  keys — otherwise it ends scored as it stands (`state.score_now()` if the game has it, else the
+  seats still in share the win). Once only one seat is left in, the game ends with it winning.
+  A step whose state offers `default_move()` (a move, e.g. Dice Breaker's `latent no`) is not a
+  default: a claim against a seat late for it applies that move, and the seat stays in the game.
 - "deal" from a seated seat once every seat has joined, also after the game ended (the deal's
   end-of-game opening): its body goes to the deal handler.
 - Every seat's frames carry sequence numbers 0, 1, 2, ... with no gap or repeat.
@@ -90,6 +109,8 @@ from core import registry
 from core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result
 from net import chain as hashchain
 from net import fair, wire
+from net.cards import DealError
+from net.hidden import paid_cards
 from net.identity import fingerprint
 
 
@@ -295,6 +316,8 @@ class Replica:
         self.pending: Event | None = None
         self.forced: Result | None = None  # a result by resignation or default claim
         self.moves = 0
+        self.steps = 0  # state changes so far (moves and resolved chance steps): one key per thing awaited
+        self.out: frozenset[int] = frozenset()  # seats out of the game after a default (FAIRNESS.md §4)
         self._seqs: tuple[int, ...] = (0,) * wire.MAX_SEATS
         self._chains: tuple[ChainTrack | None, ...] = ()
         self._log: list[Record] = []
@@ -323,13 +346,30 @@ class Replica:
             return Waiting("join", tuple(i for i, s in enumerate(self.seats) if s is None))
         if self.phase == _READY:
             return Waiting("start", (0,))
+        owing = self.deal_owing()
         if self.phase == _PLAYING:
             if self.pending is not None:
                 return Waiting("reveal", self.pending.missing)
+            if owing:  # a hidden step, or keys for a card shown before the move that pays it
+                return Waiting("deal", owing)
             if self.state.actor == CHANCE:
-                return Waiting("deal", tuple(range(self.seat_count)))
+                return Waiting("deal", tuple(s for s in range(self.seat_count) if s not in self.out))
             return Waiting("move", (self.state.actor,))
+        if owing:  # the game is over: the end-of-game opening of every deck
+            return Waiting("deal", owing)
         return Waiting("nothing", ())
+
+    def deal_owing(self) -> tuple[int, ...]:
+        """Seats the card deal waits for (none without a deal handler that can say)."""
+        owing = getattr(self.deal_handler, "owing", None)
+        if owing is None or self.phase not in (_PLAYING, _OVER):
+            return ()
+        return owing(self)
+
+    @property
+    def settled(self) -> bool:
+        """The game is over and the deal owes nothing more (every deck opened and checked)."""
+        return self.result is not None and not self.deal_owing()
 
     def next_seq(self, seat: int) -> int:
         return self._seqs[seat]
@@ -462,16 +502,49 @@ class Replica:
             return self._deal(env) + (None, None)
         raise MalformedFrame(env.seat, f"unhandled kind {kind}")  # wire.SCHEMAS and this agree
 
-    def _after(self, state: Any, events: tuple[Event, ...]) -> dict:
-        """Phase and pending event for a new game state (a chance step opens the next event)."""
-        changes: dict = {"state": state, "pending": None}
-        if state.result is not None or state.actor is None:
+    def _after(self, state: Any, events: tuple[Event, ...], out: frozenset[int] | None = None) -> dict:
+        """Phase and pending event for a new game state (a chance step opens the next event).
+
+        A seat out of the game after a default never acts again: where it would, the state's
+        `without(seat)` skips it; a game without that hook ends scored as it stands.
+        """
+        out = self.out if out is None else out
+        changes: dict = {"pending": None, "steps": self.steps + 1}
+        while out and state.result is None and state.actor is not None and state.actor in out:
+            skipped = state.without(state.actor) if hasattr(state, "without") else None
+            if skipped is None:
+                changes.update({"forced": self._as_it_stands(state, out), "phase": _OVER})
+                break
+            state = skipped
+        changes["state"] = state
+        if changes.get("phase") == _OVER:
+            pass
+        elif state.result is not None or state.actor is None:
             changes["phase"] = _OVER
         elif state.actor == CHANCE:
             chance = state.chance()
             if not chance.hidden:  # a hidden-card step is resolved by the deal handler instead
-                changes["pending"] = Event(len(events) + 1, chance.label, chance, (None,) * self.seat_count)
+                reveals = tuple(b"" if s in out else None for s in range(self.seat_count))
+                changes["pending"] = Event(len(events) + 1, chance.label, chance, reveals)
         return changes
+
+    def _as_it_stands(self, state: Any, out: frozenset[int]) -> Result:
+        """The result of a game its rules cannot go on with: the game's own score, else the others share."""
+        score_now = getattr(state, "score_now", None)
+        result = score_now() if score_now is not None else None
+        return result or self._ending(set(out), f"{', '.join(f'seat {s}' for s in sorted(out))} in default")
+
+    def _decide(self, event: Event, out: frozenset[int] | None = None) -> dict:
+        """Every reveal of `event` is in: derive its outcome and resolve the state (FAIRNESS.md §1).
+
+        A seat out of the game contributes 32 zero bytes in its place in the seed.
+        """
+        seed = fair.event_seed(self.table, event.number, tuple(r or bytes(32) for r in event.reveals))
+        outcome = fair.draw(event.chance, seed)
+        event = replace(event, seed=seed, outcome=outcome)
+        state = self.state.resolve(outcome)  # a BadOutcome here is an engine bug, not a peer's
+        events = self.events + (event,)
+        return {"events": events, **self._after(state, events, out)}, event
 
     def _start(self, env: wire.Envelope):
         if env.seat != 0:
@@ -499,11 +572,22 @@ class Replica:
             raise NotDue(seat, f"it is seat {self.state.actor}'s turn, not seat {seat}'s")
         try:
             move = Move.from_data(env.body["move"])
-            if move not in self.state.legal_moves():
+            # A game with hidden hands is checked by apply against this peer's view: a peer cannot
+            # list another seat's payments from unknown handles (net/hidden.py).
+            cards = paid_cards(self.state, move)
+            if cards is None and move not in self.state.legal_moves():
                 raise GameError(f"{move} is not a legal move now")
             state = self.state.apply(move)
         except GameError as error:
             raise IllegalMoveRefused(seat, str(error)) from None
+        if cards:
+            pay = getattr(self.deal_handler, "pay", None)
+            if pay is None:
+                raise DealRefused(seat, f"{move} pays hidden cards at a table without a card deal")
+            try:
+                pay(seat, cards)  # marks the cards paid only when every one was shown from seat's hand
+            except DealError as refusal:  # the payer did not show the card from its own hand
+                raise DealRefused(seat, refusal.reason) from None
         note = self.game.describe(self.state, move)
         changes = {"moves": self.moves + 1, **self._after(state, self.events)}
         return changes, note, move
@@ -533,12 +617,8 @@ class Replica:
         note = f"{self.who(seat)} reveals for event {k} ({pending.label})"
         if event.missing:
             return changes, note, None, None
-        seed = fair.event_seed(self.table, k, event.reveals)
-        outcome = fair.draw(event.chance, seed)
-        event = replace(event, seed=seed, outcome=outcome)
-        state = self.state.resolve(outcome)  # a BadOutcome here is an engine bug, not a peer's
-        events = self.events + (event,)
-        changes.update({"events": events, **self._after(state, events)})
+        decided, event = self._decide(event)
+        changes.update(decided)
         return changes, f"{note}; event {k} decided", None, event
 
     def _anchor(self, env: wire.Envelope):
@@ -565,7 +645,7 @@ class Replica:
     def _resign(self, env: wire.Envelope):
         if self.phase != _PLAYING:
             raise NotDue(env.seat, "there is no game in progress to resign")
-        result = self._ending({env.seat}, f"seat {env.seat} resigned")
+        result = self._ending(set(self.out) | {env.seat}, f"seat {env.seat} resigned")
         return {"forced": result, "phase": _OVER, "pending": None}, f"{self.who(env.seat)} resigns"
 
     def _claim(self, env: wire.Envelope):
@@ -575,12 +655,55 @@ class Replica:
         waiting = self.waiting_for
         if against == seat or against >= self.seat_count or against not in waiting.seats:
             raise BadClaim(seat, f"seat {against} is not the seat the table waits for ({waiting})")
+        if seat in self.out:
+            raise BadClaim(seat, f"seat {seat} is itself out of the game")
         if self.claim_check is not None:
             self.claim_check(self, env)
+        why = env.body["reason"] or "no reason given"
+        default = self._default_move(against)
+        if default is not None:
+            # A step with a default answer (Dice Breaker's Latent Dice claim): a seat that does not
+            # answer in time gives it, and stays in the game.
+            changes = {"moves": self.moves + 1, **self._after(self.state.apply(default), self.events)}
+            return changes, f"{self.who(seat)} claims {self.who(against)} did not answer in time ({why}): {default}"
         reason = f"seat {against} in default"
-        result = self._ending({against}, reason)
-        note = f"{self.who(seat)} claims the game: {reason} ({env.body['reason'] or 'no reason given'})"
-        return {"forced": result, "phase": _OVER, "pending": None}, note
+        out = self.out | {against}
+        if self.seat_count - len(out) >= 2 and self._goes_on_without(against):
+            # FAIRNESS.md §4, more seats: the game goes on without the defaulted seat.
+            changes: dict = {"out": out}
+            if self.pending is not None:
+                reveals = list(self.pending.reveals)
+                reveals[against] = b""
+                event = replace(self.pending, reveals=tuple(reveals))
+                if event.missing:
+                    changes["pending"] = event
+                else:
+                    decided, _ = self._decide(event, out)
+                    changes.update(decided)
+            else:
+                changes.update(self._after(self.state, self.events, out))
+            return changes, f"{self.who(seat)} claims a default: {reason} ({why}); the game goes on without it"
+        if self.seat_count > 2 and hasattr(self.state, "score_now"):
+            result = self._as_it_stands(self.state, out)
+        else:
+            result = self._ending(set(out), reason)
+        note = f"{self.who(seat)} claims the game: {reason} ({why})"
+        return {"forced": result, "phase": _OVER, "pending": None, "out": out}, note
+
+    def _default_move(self, seat: int) -> Move | None:
+        """The move `seat` is taken to make when it does not answer in time, if its step has one."""
+        default = getattr(self.state, "default_move", None)
+        if default is None or self.pending is not None or self.state.actor != seat:
+            return None
+        return default()
+
+    def _goes_on_without(self, seat: int) -> bool:
+        """The rules allow play without `seat`: the game can skip it, and no card deal needs its keys."""
+        if not hasattr(self.state, "without") or getattr(self.deal_handler, "formed", None):
+            return False
+        if self.pending is None and self.state.actor == seat:
+            return self.state.without(seat) is not None
+        return True
 
     def _deal(self, env: wire.Envelope):
         if self.deal_handler is None:

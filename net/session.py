@@ -42,12 +42,24 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
 
 Seats are authenticated by their signed frames, not by connections: a "hello" that reclaims a seat
 only decides where the host sends that seat's refusals; it cannot make the host accept anything.
+
+Hidden cards (net/hidden.py, FAIRNESS.md §2): every seat's replica carries a `TableDeals` with this
+seat's deal secrets (saved in the seat file, 0600, before any message that depends on them). The
+session sends whatever the deal owes from this seat (`next_bodies`: shuffle and lock passes, keys
+for another seat's draw, its own commitments, keys for a shown card); a move that pays hidden cards
+is preceded by the public reveal of those cards (`show_bodies`), and sent once every seat has
+opened them. At the end the result is announced at once, but the session is `finished` only when
+every deck has been opened and checked (`replica.settled`), or the reveal deadline has passed.
+Deal steps run on the reveal deadline (FAIRNESS.md §4): a seat that does not deliver its shuffle or
+lock pass, its card keys or its commitment in time is in default, as for a withheld reveal; a card
+game cannot go on without it (every position carries its key), so the claim ends the game.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+from contextlib import contextmanager
 import random
 import secrets
 import time
@@ -57,9 +69,11 @@ from typing import Any, Callable
 
 import msgpack
 
-from core.game import CHANCE, Move
+from core.game import GameError, Move
 from net import wire
+from net.cards import DealError
 from net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
+from net.hidden import TableDeals, paid_cards
 from net.identity import Profile, home
 from net.transcript import TranscriptWriter, header_for
 
@@ -74,6 +88,7 @@ class Timing:
     turn_deadline: float = 0.0  # for a move; 0: no per-turn deadline
     reveal_deadline: float = 60.0  # for a reveal once the table waits for chance
     connect_timeout: float = 5.0
+    answer_deadline: float = 20.0  # for a move with a default answer (state.default_move()); 0: none
 
     def to_data(self) -> dict:
         return asdict(self)
@@ -107,6 +122,12 @@ def bot_chooser(game, name: str, seed: int | None = None) -> Chooser:
     seed = secrets.randbits(64) if seed is None else seed
     bot = game.bots[name](game, random.Random(seed))
     return bot.choose
+
+
+def answer_default(replica) -> Move | None:
+    """The move the seat due to act is taken to make if it does not answer in time, or None."""
+    default = getattr(replica.state, "default_move", None)
+    return default() if default is not None and replica.pending is None else None
 
 
 def transcript_dir() -> Path:
@@ -186,6 +207,9 @@ class TableSession:
         self._claimable: set[int] = set()
         self._last_claim = 0.0
         self._announced_turn: Any = None
+        self._paying: Move | None = None  # a move waiting for the public reveal of the cards it pays
+        self.result_announced = False
+        self._over_since: float | None = None
 
     # -- thread-safe commands from the app -----------------------------------------------------
     def move(self, move: Move) -> None:
@@ -251,11 +275,22 @@ class TableSession:
             self.emit("chat", seat=record.seat, text=body["text"], index=index)
         self.emit("record", seat=record.seat, index=index, text=record.note, data=record)
         latest = record.index == len(self.replica.log) - 1  # a batch's earlier records come first
-        if latest and self.replica.result is not None and not self.finished:
-            self.finished = True
+        if latest and self.replica.result is not None and not self.result_announced:
+            self.result_announced = True
+            self._over_since = time.monotonic()
             if self.transcript is not None:
                 self.transcript.append_result(self.replica.result)
             self.emit("result", text=self.describe_result(), data=self.replica.result)
+        if latest:
+            self.check_settled()
+
+    def check_settled(self) -> None:
+        """Finished once the result is in and every deck is opened (or the openings are overdue)."""
+        if self.finished or not self.result_announced:
+            return
+        overdue = time.monotonic() - self._over_since > max(self.timing.reveal_deadline, 1.0)
+        if self.replica.settled or overdue:
+            self.finished = True
 
     def _write_transcript(self, frame: bytes) -> None:
         """Frames wait in memory until every seat has joined: the header names them all."""
@@ -275,6 +310,16 @@ class TableSession:
             return
         self.transcript.append_frame(frame)
 
+    @contextmanager
+    def batch(self):
+        """Transcript records of one batch share one fsync (net/transcript.py)."""
+        if self.transcript is None:
+            yield
+            return
+        writer = self.transcript
+        with writer.batch():
+            yield
+
     def record_refusal(self, frame: bytes, reason: str) -> None:
         self.refusals.append(reason)
         if self.transcript is not None:
@@ -288,12 +333,68 @@ class TableSession:
         return result.describe(names)
 
     # -- acting --------------------------------------------------------------------------------
+    def deals(self) -> TableDeals | None:
+        """This seat's card-deal handler, once it knows its seat."""
+        handler = self.replica.deal_handler if self.replica is not None else None
+        if isinstance(handler, TableDeals) and self.seat is not None:
+            handler.seat = self.seat
+            return handler
+        return None
+
+    def send_deal(self) -> bool:
+        """Send what the card deal owes from this seat now; True if anything was sent."""
+        handler = self.deals()
+        if handler is None:
+            return False
+        parties = len(handler.parties)
+        try:
+            bodies = handler.next_bodies(self.replica)
+        except DealError as fault:  # e.g. a wrong key sent to me: the deal cannot go on honestly
+            self.emit("error", text=f"card deal: {fault}")
+            return False
+        if len(handler.parties) != parties or any(body.get("step") == "hold" for body in bodies):
+            self.save_secrets()  # new deck keys, or the nonces of my commitments: on disk before they count
+        for body in bodies:
+            self.author("deal", body)
+        return bool(bodies)
+
+    def play(self, move: Move) -> None:
+        """Send my move; one that pays hidden cards first reveals them publicly (FAIRNESS.md §2)."""
+        replica = self.replica
+        handler = self.deals()
+        try:
+            payment = paid_cards(replica.state, move)
+            if payment:
+                replica.state.apply(move)  # an illegal move must not reveal my cards for nothing
+        except GameError as error:
+            self.emit("error", text=f"{move} is not legal: {error}")
+            return
+        if payment and handler is not None and not handler.can_pay(self.seat, payment):
+            try:
+                bodies = handler.show_bodies(replica, payment)
+            except ValueError as error:
+                self.emit("error", text=str(error))
+                return
+            self._paying = move
+            for body in bodies:
+                self.author("deal", body)
+            return
+        self._paying = None
+        self.author("move", wire.move_body(move))
+
     def act(self) -> None:
-        """Do what the table waits for from my seat: reveal, move, refresh my chain."""
+        """Do what the table waits for from my seat: reveal, move, deal, refresh my chain."""
         replica = self.replica
         if replica is None or self.seat is None or not self._seated() or self.finished:
             return
-        if replica.phase != "playing" or self._sent:
+        if replica.phase == "over":
+            self.check_settled()  # also when my last frames cannot land any more (the host left)
+            if not self.finished and not self._sent:
+                self.send_deal()  # the end-of-game opening of every deck
+            return
+        if self._sent:
+            return
+        if replica.phase != "playing":
             return
         if replica.chain_left(self.seat) < REFRESH_MARGIN:
             last = self.chains[-1]
@@ -302,20 +403,25 @@ class TableSession:
             self.save_secrets()
             self.author("anchor", wire.anchor_body(chain.anchor, chain.length, chain.first))
             return
+        if self.send_deal():
+            return
         waiting = replica.waiting_for
         if self.seat not in waiting.seats:
             return
         state = replica.state
-        if state.actor == CHANCE:
+        if waiting.action == "reveal":
             self.reveal_if_due()
             return
-        if state.actor == self.seat:
-            if self._turn_key != len(replica.log):
-                self._turn_key, self._turn_since = len(replica.log), time.monotonic()
+        if waiting.action == "move" and state.actor == self.seat:
+            if self._paying is not None:
+                self.play(self._paying)  # my cards are open to all now: the move goes
+                return
+            if self._turn_key != replica.steps:
+                self._turn_key, self._turn_since = replica.steps, time.monotonic()
             if self.chooser is not None:
                 if time.monotonic() - self._turn_since < self.think:
                     return  # a bot that takes its time, as a person would (demos, tests of drops)
-                self.author("move", wire.move_body(self.chooser(state.view(self.seat))))
+                self.play(self.chooser(state.view(self.seat)))
             elif self._announced_turn != len(replica.log):
                 self._announced_turn = len(replica.log)
                 self.emit("your_turn", seat=self.seat, index=len(replica.log))
@@ -341,7 +447,7 @@ class TableSession:
         elif self.replica is None or not self._seated():
             self.emit("error", text="not seated at a table yet")
         elif name == "move":
-            self.author("move", wire.move_body(arg))
+            self.play(arg)
         elif name == "chat":
             self.author("chat", wire.chat_body(str(arg)[:500] or " "))
         elif name == "claim":
@@ -363,8 +469,9 @@ class TableSession:
         if replica is None or replica.phase != "playing" or self.finished:
             return
         waiting = replica.waiting_for
-        # One key per thing awaited: a move number or an event number (not the seats still missing).
-        key = (waiting.action, replica.moves, len(replica.events))
+        # One key per thing awaited: a state step or an event (not the seats still missing); a deal
+        # step's clock restarts when the seats it waits for change (a shuffle pass goes seat by seat).
+        key = (waiting.action, replica.steps, len(replica.events)) + ((waiting.seats,) if waiting.action == "deal" else ())
         if key != self._waiting_key:
             self._waiting_key = key
             self._waiting_since = now
@@ -387,10 +494,17 @@ class TableSession:
         away = self._away_since.get(seat)
         if away is not None and now - away > self.timing.grace:
             return f"seat {seat} dropped and did not return within {self.timing.grace:g} s"
-        chance = replica.state.actor == CHANCE
-        limit = self.timing.reveal_deadline if chance else self.timing.turn_deadline
+        action = replica.waiting_for.action
+        limit = self.timing.turn_deadline if action == "move" else self.timing.reveal_deadline
+        default = answer_default(replica)
+        if action == "move" and default is not None:  # a late answer is given for the seat, no default
+            limit = min(x for x in (limit, self.timing.answer_deadline, float("inf")) if x)
+            if limit < float("inf") and now - self._waiting_since > limit:
+                return f"seat {seat} did not answer within {limit:g} s: {default}"
+            return ""
         if limit and now - self._waiting_since > limit:
-            return f"seat {seat} did not {'reveal' if chance else 'move'} within {limit:g} s"
+            what = {"move": "move", "reveal": "reveal", "deal": "deliver its part of the card deal"}.get(action, action)
+            return f"seat {seat} did not {what} within {limit:g} s"
         return ""
 
     def send_claim(self, against: int) -> None:
@@ -405,10 +519,14 @@ class TableSession:
         return chain
 
     def seat_data(self) -> dict:
-        return {
+        data = {
             "seat": self.seat,
             "chains": [[c.secret, c.length, c.first] for c in self.chains],
         }
+        handler = self.deals()
+        if handler is not None and handler.parties:
+            data["deals"] = handler.to_data()  # deck keys, permutations, held cards' nonces (FAIRNESS.md §6)
+        return data
 
     def save_secrets(self) -> None:
         if self.transcript_path is not None and self.seat is not None:

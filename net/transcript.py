@@ -9,7 +9,9 @@ payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data
     ["result", Result.to_data()]   the result the writer's replica reached, once, when the game ended
                                    (frames may follow: the card deal's end-of-game opening)
 
-Each record is written with one write, flushed and fsync'ed. A torn last record (short, or with a bad
+Each record is written with one write, flushed and fsync'ed — or, inside `with writer.batch():`, the
+records of one batch (what a host relays at once, what a peer receives in one packet) are written
+with one write and one fsync when the batch ends, before the host relays any of them. A torn last record (short, or with a bad
 checksum at the very end of the file) is dropped on read and truncated away when the file is reopened
 for appending; nothing before it is lost. A bad checksum before the last record is damage
 (DamagedTranscript). The checksum catches accidents only: forgery is caught by the signatures and
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import os
 import struct
+from contextlib import contextmanager
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,6 +173,7 @@ class TranscriptWriter:
     def __init__(self, path: Path, file) -> None:
         self.path = path
         self.file = file
+        self._held: list[bytes] | None = None  # records of the batch under way
 
     @classmethod
     def create(cls, path: str | os.PathLike, header: dict) -> "TranscriptWriter":
@@ -199,9 +203,26 @@ class TranscriptWriter:
         return cls(path, file), transcript
 
     def _write(self, data: bytes) -> None:
+        if self._held is not None:
+            self._held.append(data)
+            return
         self.file.write(data)
         self.file.flush()
         os.fsync(self.file.fileno())
+
+    @contextmanager
+    def batch(self):
+        """Records appended inside go to disk together, with one fsync, when the block ends."""
+        if self._held is not None:  # nested: the outer batch writes
+            yield self
+            return
+        self._held = []
+        try:
+            yield self
+        finally:
+            held, self._held = self._held, None
+            if held and not self.file.closed:
+                self._write(b"".join(held))
 
     def append_frame(self, frame: bytes) -> None:
         self._write(_record("frame", frame))
@@ -213,6 +234,9 @@ class TranscriptWriter:
         self._write(_record("result", result.to_data()))
 
     def close(self) -> None:
+        if self._held:
+            held, self._held = self._held, None
+            self._write(b"".join(held))
         self.file.close()
 
     def __enter__(self) -> "TranscriptWriter":

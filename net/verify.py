@@ -2,8 +2,9 @@
 
 Every frame is replayed through a fresh Replica (net/replica.py) — signatures, order, sequence
 numbers, every reveal against its committed chain, every derived outcome, every move's legality in
-the core engine, every "deal" record (net/deal.py's DealBook, whose end-of-game replay names a
-cheating seat) — then the header is checked against the log and the recorded result against the
+the core engine, every "deal" record (net/hidden.py's TableDeals: a game's own hidden steps and any declared deck,
+whose end-of-game replay names a cheating seat; every deck a finished game formed must have been
+opened by every seat and replayed, else the seat that did not open it is named) — then the header is checked against the log and the recorded result against the
 replayed one. The first fault found is reported with the seat at fault where the log names one.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from core.game import GameError, Result
 from net.cards import DealError
-from net.deal import DealBook
+from net.hidden import TableDeals
 from net.replica import Refusal, Replica
 from net.transcript import DamagedTranscript, NotATranscript, Transcript, read
 
@@ -31,6 +32,9 @@ class Verdict:
     seat: int | None = None  # the seat at fault, when known
     record: int | None = None  # transcript record number (0 = header)
     replica: Replica | None = None
+    deals: int = 0  # card deals replayed and checked
+    unopened: int = 0  # decks never opened because the game ended by a default or resignation
+
 
     @property
     def valid(self) -> bool:
@@ -38,7 +42,13 @@ class Verdict:
 
     def line(self) -> str:
         if self.valid:
-            return f"valid: {self.game}, {self.moves} moves, result: {self.result}"
+            checked = f"; {self.deals} card deal{'s' if self.deals != 1 else ''} checked" if self.deals else ""
+            if self.unopened:
+                checked += f"; {self.unopened} not opened (the game ended early)"
+            out = sorted(self.replica.out) if self.replica is not None and self.replica.forced is None else []
+            if out:  # defaults the game went on without (FAIRNESS.md §4)
+                checked += f"; {', '.join(f'seat {s}' for s in out)} in default, the game went on without"
+            return f"valid: {self.game}, {self.moves} moves, result: {self.result}{checked}"
         return f"invalid: {self.fault}"
 
 
@@ -49,7 +59,7 @@ def _fault(replica: Replica, game: str, kind: str, text: str, seat=None, record=
 def verify_transcript(transcript: Transcript) -> Verdict:
     header = transcript.header
     game = header["game"]
-    book = DealBook()  # checks "deal" records live and replays every opened deal at the end
+    book = TableDeals()  # checks "deal" records live and replays every opened deal at the end
     replica = Replica(deal_handler=book)
     for index, frame in enumerate(transcript.frames):
         number = index + 1  # record 0 is the header
@@ -75,6 +85,11 @@ def verify_transcript(transcript: Transcript) -> Verdict:
         seat = waiting.seats[0] if len(waiting.seats) == 1 else None
         text = f"the game is unfinished{end}: the log ends waiting for {waiting}"
         return _fault(replica, game, "unfinished", text, seat, len(transcript.frames))
+    unopened = [(label, missing) for label, missing in book.unchecked() if missing]
+    if unopened and replica.forced is None:  # a game that ended by its rules opens every deck
+        label, missing = unopened[0]
+        text = f"card deal: deck {label.removeprefix('game:')} was never opened by {replica.who(missing[0])}"
+        return _fault(replica, game, "deal", text, missing[0], None)
     if transcript.result is None:
         return _fault(replica, game, "result", "the transcript does not record the result", None, None)
     try:
@@ -87,7 +102,8 @@ def verify_transcript(transcript: Transcript) -> Verdict:
             f" ({replica.result.describe()})"
         )
         return _fault(replica, game, "result", text, None, None)
-    return Verdict(replica.game.name, replica.moves, replica.result.describe(), replica=replica)
+    return Verdict(replica.game.name, replica.moves, replica.result.describe(), replica=replica, deals=book.checked,
+                   unopened=len(unopened))
 
 
 def _header_mismatch(header: dict, replica: Replica) -> str | None:

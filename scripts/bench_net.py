@@ -7,7 +7,7 @@ For each table size it runs, in the same run and on the same sockets setup (Curv
   time until all answers are in (p50/p99) is the floor any protocol over ZeroMQ pays;
 - fair roll: a dice room where every seat's bot rolls in turn; the host times each roll from the
   moment the roll is in its log to the moment every seat's reveal is in and the dice are derived
-  (one round trip plus checks, the transcript's fsync and the relays);
+  (one round trip plus checks, the transcript's fsync per batch of records, and the relays);
 - relay: every joiner sends signed chat messages as fast as it can; the host checks, logs and relays
   each to every seat; the figure is accepted messages per second.
 Every seat runs in its own process (the host in this one). Transcripts go to a temporary directory.

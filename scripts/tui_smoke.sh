@@ -21,9 +21,17 @@ fail() {
 screen() { tmux capture-pane -t "$session" -p; }
 # wait_for TEXT [SECONDS]: until the screen shows TEXT
 wait_for() {
-    local deadline=$((SECONDS + ${2:-20}))
+    local deadline=$((SECONDS + ${2:-40}))
     until screen | grep -qF -- "$1"; do
         ((SECONDS < deadline)) || fail "the screen never showed \"$1\""
+        sleep 0.2
+    done
+}
+# wait_gone TEXT: until the screen no longer shows TEXT
+wait_gone() {
+    local deadline=$((SECONDS + 40))
+    while screen | grep -qF -- "$1"; do
+        ((SECONDS < deadline)) || fail "the screen kept showing \"$1\""
         sleep 0.2
     done
 }
@@ -48,7 +56,7 @@ wait_for "Tess chooses"
 keys "?"
 wait_for "Playing TRICE"
 keys x
-wait_for "f fairness"
+wait_gone "Playing TRICE"
 keys f
 wait_for "Local game: dice from this computer"
 # Too small a window gets a clear message, and the table comes back when it grows again.
@@ -61,7 +69,7 @@ wait_for "Pool:"
 keys Escape
 wait_for "Play against a bot"
 keys q
-deadline=$((SECONDS + 10))
+deadline=$((SECONDS + 30))
 until [[ -s "$work/exit" ]]; do
     ((SECONDS < deadline)) || fail "the app did not quit on q"
     sleep 0.2

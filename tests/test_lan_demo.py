@@ -39,4 +39,6 @@ def test_lan_demo_plays_a_game_found_by_discovery():
     seen = re.search(r"^discovery: table on a joiner's list ([\d.]+) s after the host started \(.*$", out, re.M)
     assert seen and 0 < float(seen.group(1)) < 30, out
     print(seen.group(0))  # the figure the issue asks for, in the test log
-    assert namespaces() == before  # the demo removed what it made
+    # The demo removed what it made (its namespaces are named dtlan<pid>-*; other tests running at
+    # the same time may hold namespaces of their own).
+    assert not {n for n in namespaces() - before if n.startswith("dtlan")}

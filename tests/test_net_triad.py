@@ -121,7 +121,6 @@ async def test_the_app_joins_a_hosted_triad_table_and_plays_it_by_keys(tmp_path,
                 state = screen.view.state
                 move = me.choice(state.legal_moves())
                 await play_by_keys(pilot, screen, move)
-                print("DEBUG", move, screen.cursor, screen.chosen, screen.value, [n.message for n in app._notifications], screen.view.my_turn(), screen.view.state is state)
                 await wait_until(pilot, lambda: screen.view.state is not state)
                 moves += 1
                 assert moves < 200
@@ -144,7 +143,6 @@ async def play_by_keys(pilot, screen, move) -> None:
     """The cursor to the die, Enter, the value's digit, the cursor to the landing square, Enter."""
     async def cursor_to(square: int) -> None:
         (r0, c0), (r1, c1) = divmod(screen.cursor, 6), divmod(square, 6)
-        print("DEBUG cursor", screen.cursor, "->", square, screen.app.focused)
         await pilot.press(*["right" if c1 > c0 else "left"] * abs(c1 - c0),
                           *["up" if r1 > r0 else "down"] * abs(r1 - r0))
 

@@ -98,3 +98,22 @@ def test_header_must_come_first_and_be_complete(tmp_path):
         tr.parse(tr.MAGIC + tr._record("frame", b"x"))
     with pytest.raises(DamagedTranscript, match="header"):
         tr.parse(tr.MAGIC + tr._record("header", {"game": "trice"}))
+
+
+def test_a_batch_is_written_with_one_fsync_in_order(tmp_path, monkeypatch):
+    path = tmp_path / "t.transcript"
+    writer = TranscriptWriter.create(path, HEADER)
+    synced = []
+    monkeypatch.setattr(tr.os, "fsync", lambda fd: synced.append(fd))
+    with writer.batch():
+        for frame in FRAMES[:4]:
+            writer.append_frame(frame)
+        with writer.batch():  # nested: still the outer batch
+            writer.append_result(Result((0,), (1.0, 0.0), "Trice"))
+        assert synced == [] and tr.read(path).frames == []  # nothing on disk before the batch ends
+    assert len(synced) == 1
+    writer.append_frame(FRAMES[4])  # outside a batch: one fsync per record again
+    writer.close()
+    assert len(synced) == 2
+    got = tr.read(path)
+    assert got.frames == FRAMES[:5] and got.result is not None and not got.torn

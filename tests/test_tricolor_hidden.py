@@ -199,10 +199,12 @@ def test_reveal_must_match_what_was_dealt():
 
 
 # -- plain data and the end of every game ----------------------------------------------------------
-def test_state_round_trips_through_msgpack():
-    state = GAME.start(3)
-    source = LocalSource(random.Random(2))
-    bots = random_bots(3, 2)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seats=st.integers(2, 8), seed=st.integers(0, 10_000))
+def test_state_round_trips_through_msgpack(seats, seed):
+    state = GAME.start(seats, {"turn_limit": 30})
+    source = LocalSource(random.Random(seed))
+    bots = random_bots(seats, seed)
     count = 0
     while state.actor is not None:
         if count % 7 == 0:

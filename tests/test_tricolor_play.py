@@ -11,7 +11,7 @@ import pytest
 from core.chance import LocalSource
 from core.game import CHANCE, IllegalMove, Move, Outcome
 from core.tricolor import ACT, DRAW, EMBARGO, EVENT, GAME, OVER, PLAN, SETUP, DISCARD, TricolorState
-from core.tricolor_tiles import CARDS, DEAD, END, END_TILES, EVENT_COUNTS, EVENT_NAMES, ROAD, TILES, UNKNOWN
+from core.tricolor_tiles import CARDS, END, END_TILES, EVENT_COUNTS, EVENT_NAMES, ROAD, TILES
 
 
 def tile_id(kind, shape="cross", colour="", skip=0):
@@ -374,3 +374,14 @@ def test_every_move_and_phase_has_plain_words():
         state = state.apply(move)
     assert {"place", "draw", "construct", "end"} <= kinds
     assert state.prompt() == "the game is over"
+
+
+def test_paid_cards_names_what_a_move_reveals():
+    state = table(hands=((R, W), (), ()))
+    assert state.paid_cards(Move("construct", ("1,0", "R:0", "W:60"))) == (R, W)
+    assert state.paid_cards(Move("modify", ("1,0", "R:0", "W:60"))) == (R, W)
+    assert state.paid_cards(Move("attack", (1, "R:0", "W:60"))) == (R, W)
+    assert state.paid_cards(Move("discard", ("R2:15",))) == (R2,)
+    assert state.paid_cards(Move("end")) == () and state.paid_cards(Move("demolish", ("1,0",))) == ()
+    with pytest.raises(IllegalMove):
+        state.paid_cards(Move("discard", ("R:15",)))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
-from core.game import IllegalMove, Move, Outcome
-from core.tricolor import ACT, DISCARD, OVER, SCORING, TricolorState
+from core.game import Move, Outcome
+from core.tricolor import ACT, OVER, SCORING, TricolorState
 from core.tricolor_routes import Placed, best_pair, best_single, colour_counts, connected, shortest_routes, winner_colours
 from core.tricolor_tiles import (
     CARDS,

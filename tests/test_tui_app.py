@@ -16,6 +16,7 @@ from tui.home_screen import HomeScreen
 from tui.new_game_screen import NewGameScreen
 from tui.too_small_screen import TooSmallScreen
 from tui.trice_screen import TriceScreen, pool_slots
+from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
 
 TRICE = registry.get("trice")
 SIZE = (80, 24)
@@ -114,6 +115,7 @@ async def test_a_whole_game_against_a_bot_by_mouse_clicks():
         screen, moves = await play_to_the_end(pilot, app, by_mouse)
         assert moves >= 1
         await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog))
+        await until_shown(pilot, "#home")
         assert await pilot.click("#home")
         await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
 
@@ -160,9 +162,9 @@ async def test_home_reaches_every_choice():
         assert isinstance(app.screen, HomeScreen)
         await pilot.press("r")
         assert app.screen.__class__.__name__ == "RulesScreen"
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.screen.query("#rules-trice .rules-text"))
         shown = app.screen.query_one("#rules-trice .rules-text").content
-        assert shown.markup == rules_text("trice") and "3 rows × 4 columns" in shown.markup
+        assert shown.plain == rules_text("trice") and "**3 rows × 4 columns**" in shown.plain
         await pilot.press("escape")
         await pilot.press("p")
         assert app.screen.__class__.__name__ == "ProfileScreen"
@@ -178,15 +180,17 @@ async def test_home_reaches_every_choice():
         await pilot.press("b")
         assert isinstance(app.screen, NewGameScreen)
         await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
         view = app.screen.view
         assert [seat.kind for seat in view.seats].count("bot") == 1
         await pilot.press("escape")
         # Hot-seat: both seats at this terminal; by mouse on the menu.
-        await pilot.click("#home-menu", offset=(5, 1))
+        await until_shown(pilot, "#home-menu")
+        assert await pilot.click("#home-menu", offset=(5, 1))
         assert isinstance(app.screen, NewGameScreen) and app.screen.hot_seat
-        await pilot.click("#start")
-        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen))
+        await until_shown(pilot, "#start")
+        assert await pilot.click("#start")
+        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
         assert app.screen.view.local_seats == frozenset({0, 1})
 
 
@@ -198,7 +202,7 @@ async def test_a_small_terminal_asks_for_a_larger_window():
         text = str(app.screen.query_one("#too-small-text").render())
         assert "make the window larger" in text and "60 × 20" in text
         await pilot.resize_terminal(80, 24)
-        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
 
 
 async def test_the_dice_room_alone_rolls_local_dice():
@@ -218,3 +222,20 @@ async def test_the_dice_room_alone_rolls_local_dice():
         await pilot.press(*"2x", "enter")  # not a dice expression: said, nothing rolled
         await wait_until(pilot, lambda: any(n.title == "Not a roll" and "2x" in n.message for n in app._notifications))
         assert len(screen.view.state.rolls) == 1
+
+
+@pytest.mark.parametrize("no_color", [False, True])
+async def test_no_color_drops_colour_but_keeps_the_letters(monkeypatch, no_color):
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    app = DiceTableApp(table_vs("greedy", seed=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await my_turn_or_over(pilot, app.screen)
+        svg = app.export_screenshot()
+        assert app.no_color is no_color
+        # The orange die's colour (app.tcss) is on screen only with colour; letters are always there.
+        assert ("#e8790c" in svg.lower()) is not no_color
+        pool = "".join(str(app.screen.query_one(f"#pool-{i}").render()) for i in range(12))
+        assert all(letter in pool for letter in "WPO")

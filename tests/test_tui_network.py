@@ -14,6 +14,7 @@ from tui.dialogs import GameOverDialog
 from tui.net_screens import HostScreen, JoinScreen
 from tui.trice_screen import TriceScreen, pool_slots
 from tui.waiting_room_screen import WaitingRoomScreen
+from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
 
 TRICE = registry.get("trice")
 
@@ -68,13 +69,15 @@ async def test_two_apps_play_trice_over_loopback(tmp_path, monkeypatch):
         await wait_until(pilots, lambda: isinstance(host_app.screen, TriceScreen) and isinstance(join_app.screen, TriceScreen))
         screens = {"host": host_app.screen, "join": join_app.screen}
         await wait_until(pilots, lambda: all(s.view is not None and s.view.state is not None and s.view.state.phase != "setup" for s in screens.values()))
+        # The keys belong to the board: neither the tabs nor the chat log took the focus.
+        assert host_app.focused is None and join_app.focused is None
         # Each seat's fairness panel lists the setup roll with every seat's reveal checked.
         for screen in screens.values():
             event = screen.view.events[0]
             assert event.status == "verified" and len(event.reveals) == 2
             assert all(r.status == "verified" for r in event.reveals)
-        chooser = random.Random(5)
-        me = RandomBot(TRICE, chooser)
+        # Both people pick at random among legal moves: such games end within a few turns.
+        me = RandomBot(TRICE, random.Random(5))
         turns = 0
         while True:
             await wait_until(pilots, lambda: any(s.view.result is not None or s.view.my_turn() for s in screens.values()))
@@ -104,6 +107,7 @@ async def test_two_apps_play_trice_over_loopback(tmp_path, monkeypatch):
         await wait_until(pilots, lambda: isinstance(join_app.screen, GameOverDialog))
         await join.press("escape")
         await join.press("f")
+        await until_shown(join, "#fair-head")
         assert await join.click("#fair-head", offset=(2, 0))
         await wait_until(pilots, lambda: "valid: trice" in str(screens["join"].query_one("#fair-verify").render()))
         assert screens["host"].view.log == screens["join"].view.log
@@ -118,13 +122,20 @@ async def test_two_apps_share_a_dice_room_over_loopback(tmp_path, monkeypatch):
         pilots = (host, join)
         await host.press("d", "h")  # dice room, host a room (2 seats by default)
         assert isinstance(host_app.screen, HostScreen) and host_app.screen.game == "diceroom"
-        await host.click("#open")
+        host_app.screen.query_one("#host-clock", Input).value = "90"  # seconds per move: seat clocks
+        await until_shown(host, "#open")
+        assert await host.click("#open")
         await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
         await join.press("j")
         join_app.screen.query_one("#join-invite", Input).value = host_app.screen.table.invite
         await join.press("enter")
         await wait_until(pilots, lambda: all(app.screen.__class__.__name__ == "DiceRoomScreen" for app in (host_app, join_app)))
         rooms = {"host": host_app.screen, "join": join_app.screen}
+        # The seat due to roll has a clock, on both screens (the host's timing reaches the joiner).
+        for room in rooms.values():
+            await wait_until(pilots, lambda: room.view is not None and room.view.seats[0].deadline is not None)
+            assert room.view.seats[1].deadline is None
+            assert "left" in str(room.query_one("#seats").render())
         # Turns alternate; each seat types its roll into the roll line and presses Enter.
         for number, (who, expr) in enumerate((("host", "3d6"), ("join", "d20+2"), ("host", "4d6kh3")), start=1):
             room, pilot = rooms[who], (host if who == "host" else join)
@@ -137,3 +148,33 @@ async def test_two_apps_share_a_dice_room_over_loopback(tmp_path, monkeypatch):
             assert [e.status for e in room.view.events] == ["verified"] * 3
             assert all(r.status == "verified" for e in room.view.events for r in e.reveals)
         assert rooms["host"].view.state.rolls == rooms["join"].view.state.rolls
+
+
+@pytest.mark.slow
+async def test_a_seat_that_stays_away_past_its_clock_loses_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
+    host_app = DiceTableApp(profile_dir=tmp_path / "ann")
+    join_app = DiceTableApp(profile_dir=tmp_path / "bob")
+    async with host_app.run_test(size=(80, 24)) as host, join_app.run_test(size=(80, 24)) as join:
+        pilots = (host, join)
+        await host.press("h")
+        host_app.screen.query_one("#host-clock", Input).value = "2"  # two seconds per move
+        await until_shown(host, "#open")
+        assert await host.click("#open")
+        await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
+        await join.press("j")
+        join_app.screen.query_one("#join-invite", Input).value = host_app.screen.table.invite
+        await join.press("enter")
+        await wait_until(pilots, lambda: all(isinstance(app.screen, (TriceScreen, GameOverDialog)) for app in (host_app, join_app)))
+        screens = [next(s for s in app.screen_stack if isinstance(s, TriceScreen)) for app in (host_app, join_app)]
+        # Nobody moves: the seat due to choose runs out of time and the other claims the game.
+        await wait_until(pilots, lambda: all(s.view is not None and s.view.result is not None for s in screens))
+        results = [s.view.result for s in screens]
+        assert results[0] == results[1] and "in default" in results[0].reason
+        loser = next(seat for seat in (0, 1) if seat not in results[0].winners)
+        for screen in screens:
+            names = screen.view.names
+            assert f"{names[loser]} in default" in str(screen.query_one("#status").render())
+            assert any("claims the game" in entry.text for entry in screen.view.log)
+        winner_app = (host_app, join_app)[1 - loser]
+        assert any("is in default" in n.message for n in winner_app._notifications)

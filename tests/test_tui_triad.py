@@ -21,6 +21,7 @@ from tui.home_screen import HomeScreen
 from tui.new_game_screen import NewGameScreen
 from tui.triad_screen import TriadScreen
 from tui.widgets.triad_board import TriadBoard, square_offset
+from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
 
 TRIAD = registry.get("triad")
 SIZE = (80, 24)
@@ -55,7 +56,7 @@ def hot_seat(count: int) -> LocalTable:
 
 
 def board_text(screen) -> str:
-    return screen.query_one(TriadBoard).render().plain
+    return screen.query_one(TriadBoard).plain()
 
 
 async def cursor_to(pilot, screen, square: int, vim: bool) -> None:
@@ -156,6 +157,7 @@ async def test_a_whole_game_against_the_random_bot_by_mouse_clicks():
         screen, moves = await play_to_the_end(pilot, app, by_mouse)
         assert moves >= 3
         await check_the_end(pilot, app, screen)
+        await until_shown(pilot, "#home")
         assert await pilot.click("#home")
         await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
 
@@ -241,32 +243,31 @@ async def test_with_no_normal_move_the_fallbacks_are_offered():
         assert "turns a1 from 1 to 3 without moving it" in screen.view.log[-1].text
 
 
-async def test_owner_and_value_are_told_without_colour():
-    app = DiceTableApp(hot_seat(2))
+def owner_and_value_are_told_without_colour(screen) -> None:
+    """Each die says its owner (B/W, heavy or round frame) and value (I-III) in letters."""
+    rows = board_text(screen).splitlines()
+    assert len(rows) == 19 and all(len(row) == 44 for row in rows)
+    assert rows[0].split() == list("abcdef")
+    assert [row[0] for row in rows[2::3]] == list("654321")
+    state = screen.view.state
+    for square, die in enumerate(state.board):
+        r, c = divmod(square, 6)
+        top, middle = rows[1 + 3 * (5 - r)], rows[2 + 3 * (5 - r)]
+        cell, frame = middle[2 + 7 * c: 9 + 7 * c], top[2 + 7 * c: 9 + 7 * c]
+        if die:
+            assert f"{die[0]} {'I' * int(die[1])}" in cell
+            assert frame[1] == ("━" if die[0] == "B" else "─")
+        else:
+            assert SQUARES[square] in cell + frame
+
+
+@pytest.mark.slow
+async def test_owner_and_value_without_colour_help_panels_and_leaving_by_keys():
+    app = DiceTableApp(hot_seat(2))  # one app run for both checks: starting an app costs more than they do
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await wait_until(pilot, lambda: screen.view is not None)
-        rows = board_text(screen).splitlines()
-        assert len(rows) == 19 and all(len(row) == 44 for row in rows)
-        assert rows[0].split() == list("abcdef")
-        assert [row[0] for row in rows[2::3]] == list("654321")
-        state = screen.view.state
-        for square, die in enumerate(state.board):
-            r, c = divmod(square, 6)
-            top, middle = rows[1 + 3 * (5 - r)], rows[2 + 3 * (5 - r)]
-            cell, frame = middle[2 + 7 * c: 9 + 7 * c], top[2 + 7 * c: 9 + 7 * c]
-            if die:
-                assert f"{die[0]} {'I' * int(die[1])}" in cell
-                assert frame[1] == ("━" if die[0] == "B" else "─")
-            else:
-                assert SQUARES[square] in cell + frame
-
-
-async def test_help_panels_and_leaving_by_keys():
-    app = DiceTableApp(hot_seat(2))
-    async with app.run_test(size=SIZE) as pilot:
-        screen = app.screen
-        await wait_until(pilot, lambda: screen.view is not None)
+        owner_and_value_are_told_without_colour(screen)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpDialog) and "Playing TRIAD" in app.screen.text
         await pilot.press("x")
@@ -281,6 +282,7 @@ async def test_help_panels_and_leaving_by_keys():
         assert isinstance(app.screen, HomeScreen)
 
 
+@pytest.mark.slow
 async def test_triad_is_offered_on_the_home_screen():
     app = DiceTableApp(bot_delay=0, seed=6)
     async with app.run_test(size=SIZE) as pilot:
@@ -289,7 +291,7 @@ async def test_triad_is_offered_on_the_home_screen():
         await pilot.press("down", "enter")  # the second game in the list
         assert app.screen.query_one("#setup-game").pressed_button.name == "triad"
         await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, TriadScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, TriadScreen) and app.screen.view is not None)
         assert [seat.kind for seat in app.screen.view.seats].count("bot") == 1
 
 

@@ -248,15 +248,31 @@ def test_other_games_record_and_verify(tmp_path, name, seats, options):
     assert verdict.line().startswith(f"valid: {name}, {table.host.moves} moves, result: ")
 
 
-def test_a_game_with_hidden_cards_is_refused_cleanly(tmp_path):
-    from net.record import NeedsDeal
+@pytest.mark.slow
+def test_a_game_with_hidden_cards_verifies_with_every_deal_checked(tmp_path):
+    """Tricolor Line recorded by in-process seats running the real card deal; a missing opening is named."""
+    from net.transcript import TranscriptWriter
 
     game = registry.get("tricolor")
-    bots = [game.bots["random"](game, random.Random(s)) for s in range(2)]
+    bots = [game.bots["greedy"](game, random.Random(s)) for s in range(2)]
     path = tmp_path / "tricolor.transcript"
-    with pytest.raises(NeedsDeal, match="hidden cards"):
-        play_table(game, game.resolve_options({}), bots, ["a", "b"], random.Random(1), transcript=path)
-    assert not path.exists()
+    table = play_table(game, game.resolve_options({}), bots, ["a", "b"], random.Random(1), transcript=path)
+    verdict = verify(path)
+    decks = len(table.host.deal_handler.formed)
+    assert decks >= 2 and verdict.valid and verdict.deals == decks, verdict.line()
+    assert verdict.line().endswith(f"; {decks} card deals checked")
+    # Without the last seat's last opening, the deal is unchecked and that seat is named.
+    transcript = tr.read(path)
+    last = table.host.log[-1]
+    assert last.kind == "deal" and last.envelope.body["step"] == "opening"
+    cut = tmp_path / "cut.transcript"
+    with TranscriptWriter.create(cut, transcript.header) as writer:
+        for frame in transcript.frames[:-1]:
+            writer.append_frame(frame)
+        writer.append_result(table.host.result)
+    verdict = verify(cut)
+    assert not verdict.valid and verdict.fault_kind == "deal" and verdict.seat == last.seat, verdict.line()
+    assert "was never opened by seat" in verdict.line()
 
 
 @pytest.mark.slow

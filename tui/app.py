@@ -1,4 +1,5 @@
-"""The dicetable app: the home screen, local tables (bots, hot-seat), and the screens around them.
+"""The dicetable app: the home screen, local tables (bots, hot-seat, dice room), network tables
+(host / join → waiting room → the game's screen, tui/net_table.py), and the screens around them.
 
 `run_app()` opens the home screen (`dicetable` with no arguments); `run_table(controller)` opens
 straight into a game (`dicetable play`). The app keeps a "make the window larger" screen on top
@@ -22,10 +23,13 @@ from tui.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 
 def table_screens() -> dict:
     """The board games the app can seat people at (against bots or hot-seat), with their screens."""
+    from tui.dicebreaker_screen import DiceBreakerScreen
     from tui.triad_screen import TriadScreen
     from tui.trice_screen import TriceScreen
+    from tui.tricolor_screen import TricolorScreen
 
-    return {"trice": TriceScreen, "triad": TriadScreen}
+    return {"trice": TriceScreen, "triad": TriadScreen, "dicebreaker": DiceBreakerScreen,
+            "tricolor": TricolorScreen}
 
 
 def screen_for(game: str):
@@ -68,6 +72,7 @@ class DiceTableApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "dicetable"
     BINDINGS = [Binding("ctrl+q", "quit", "quit", show=False, priority=True)]
+    browse_lan = True  # False: the LAN list opens no mDNS socket and shows what it is given (tests)
 
     def __init__(self, table: TableController | None = None, bot_delay: float = 0.5,
                  seed: int | None = None, profile_dir=None) -> None:
@@ -102,22 +107,28 @@ class DiceTableApp(App):
             from tui.profile_screen import ProfileScreen
 
             self.push_screen(ProfileScreen())
+        elif action == "lan":
+            from tui.lan_screen import LanScreen  # tables announced nearby (net/discovery.py)
+
+            self.push_screen(LanScreen(browse=self.browse_lan))
         elif action in ("host", "join", "dice_room"):
             from tui.net_screens import net_screen
 
             self.push_screen(net_screen(action))
 
-    def start_local(self, game: str, bot: str, first: str = "roll", replace=None) -> None:
-        """A local table: one person against `bot`, or two people when `bot` is ""."""
+    def start_local(self, game: str, bot: str, first: str = "roll", replace=None, seats: int = 2,
+                    options=None) -> None:
+        """A local table: one person against `seats - 1` bots `bot`, or `seats` people when `bot` is ""."""
         info = registry.get(game)
         me = player_name()
         if bot:
-            players = [Player(me), Player(f"{bot} bot", bot)]
+            players = [Player(me), Player(f"{bot} bot", bot)] if seats == 2 else (
+                [Player(me)] + [Player(f"{bot} {n}", bot) for n in range(2, seats + 1)])
         else:
-            players = [Player("Player 1"), Player("Player 2")]
+            players = [Player(f"Player {n}") for n in range(1, seats + 1)]
             first = "roll"
         seed = self.seed if self.seed is not None else time.time_ns() % 2**63
-        table = LocalTable(info, players, seed=seed, first=first, bot_delay=self.bot_delay)
+        table = LocalTable(info, players, seed=seed, first=first, bot_delay=self.bot_delay, options=options)
         if replace is not None:
             self.pop_screen()
         self.open_table(table)

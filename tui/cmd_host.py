@@ -27,6 +27,9 @@ def add_timing_flags(parser) -> None:
                         help="seconds a seat has for a move (default 0: no limit)")
     parser.add_argument("--reveal-deadline", type=float, default=Timing.reveal_deadline, metavar="S",
                         help=f"seconds a seat has to reveal for a roll (default {Timing.reveal_deadline:g})")
+    parser.add_argument("--answer-deadline", type=float, default=Timing.answer_deadline, metavar="S",
+                        help=f"seconds a seat has for an answer with a default, e.g. Dice Breaker's Latent Dice claim: "
+                             f"late, it declines (default {Timing.answer_deadline:g}; 0: no limit)")
     parser.add_argument("--heartbeat", type=float, default=Timing.heartbeat, metavar="S", help=argparse_hide())
     parser.add_argument("--think", type=float, default=0.0, metavar="S", help="seconds the bot waits before each move (default 0)")
 
@@ -38,7 +41,7 @@ def argparse_hide() -> str:
 
 
 def timing_from(args, connect_timeout: float = Timing.connect_timeout) -> Timing:
-    for name in ("grace", "turn_deadline", "reveal_deadline", "heartbeat"):
+    for name in ("grace", "turn_deadline", "reveal_deadline", "answer_deadline", "heartbeat"):
         if getattr(args, name) < 0:
             raise CommandError(f"--{name.replace('_', '-')} cannot be negative")
     if args.heartbeat <= 0:
@@ -46,6 +49,7 @@ def timing_from(args, connect_timeout: float = Timing.connect_timeout) -> Timing
     return Timing(
         heartbeat=args.heartbeat, drop_after=max(4 * args.heartbeat, 1.0), grace=args.grace,
         turn_deadline=args.turn_deadline, reveal_deadline=args.reveal_deadline, connect_timeout=connect_timeout,
+        answer_deadline=args.answer_deadline,
     )
 
 

@@ -22,6 +22,8 @@ def add_parser(sub) -> None:
     parser.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot")
     parser.add_argument("--name", default=None, help="your name at the table")
     parser.add_argument("--option", action="append", metavar="NAME=VALUE", help="a game option")
+    parser.add_argument("--seats", type=int, default=2,
+                        help="players at the table (default 2): you and bots, or people with --vs human")
     parser.set_defaults(func=run)
 
 
@@ -35,10 +37,13 @@ def run(args) -> int:
     if args.vs != "human" and args.vs not in game.bots:
         raise CommandError(f"unknown bot {args.vs!r} for {game.title} (bots: {', '.join(game.bots)}, or human)")
     me = args.name or player_name()
+    game.check_seats(args.seats)
     if args.vs == "human":
-        players = [Player(me), Player("Player 2")]
-    else:
+        players = [Player(me)] + [Player(f"Player {n}") for n in range(2, args.seats + 1)]
+    elif args.seats == 2:
         players = [Player(me), Player(f"{args.vs} bot", args.vs)]
+    else:
+        players = [Player(me)] + [Player(f"{args.vs} {n}", args.vs) for n in range(2, args.seats + 1)]
     seed = args.seed if args.seed is not None else time.time_ns() % 2**63
     table = LocalTable(game, players, seed=seed, options=parse_options(args.option), first=args.first)
     return run_table(table)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from core.chance import LocalSource
@@ -40,7 +40,7 @@ class SeatInfo:
     detail: str = ""  # "greedy bot", "this terminal", a host address...
     fingerprint: str = ""
     connected: bool = True
-    clock: str = ""  # time left when the table has deadlines
+    deadline: float | None = None  # time.monotonic() by which this seat must act (tables with deadlines)
 
 
 @dataclass(frozen=True)
@@ -152,36 +152,12 @@ def with_names(text: str, names: Sequence[str]) -> str:
     return re.sub(r"\bseat (\d+)\b", lambda m: names[int(m.group(1))] if int(m.group(1)) < len(names) else m.group(0), text)
 
 
-def outcome_words(game: GameInfo, chance: Chance, outcome: Outcome, after: Any, names: Sequence[str]) -> str:
-    """A random outcome in plain words; TRICE names each seat's six dice and who goes first, the
-    dice room the dice and total of the roll."""
-    if game.name == "diceroom" and " rolls " in chance.label:
-        from core.dice_expr import BadExpression, parse
-
-        try:
-            expr = parse(chance.label.rsplit(" rolls ", 1)[1])
-            return expr.describe(expr.faces(outcome.values))
-        except BadExpression:
-            pass
-    if game.name == "triad" and chance.label == "draw for Black" and len(outcome.values) == 1:
-        return f"{names[outcome.values[0]]} plays Black"
-    if game.name == "triad" and chance.label == "setup roll" and len(outcome.values) == 12:
-        # values 0-2 are faces I-III; Black's six come first (core/triad.py resolve)
-        faces = [" ".join(sorted(("I", "II", "III")[v] for v in part)) for part in (outcome.values[:6], outcome.values[6:])]
-        return f"Black rolled {faces[0]}; White rolled {faces[1]}"
-    rolls = getattr(after, "rolls", ())
-    if game.name == "trice" and len(rolls) == 2:
-        said = "; ".join(f"{names[s]} rolled {' '.join(roll)}" for s, roll in enumerate(rolls))
-        first = getattr(after, "first", -1)
-        if getattr(after, "phase", "") == "setup":
-            return f"{said}: a tie, both roll again"
-        return f"{said}: {names[first]} places first" if first >= 0 else said
-    parts = []
-    if outcome.values:
-        parts.append("values " + " ".join(str(v) for v in outcome.values))
-    if outcome.permutation:
-        parts.append("order " + " ".join(str(p) for p in outcome.permutation))
-    return ", ".join(parts) or "nothing drawn"
+def outcome_words(game: GameInfo, chance: Chance, outcome: Outcome, state: Any, names: Sequence[str]) -> str:
+    """A random outcome in the game's own words (its `describe_outcome` hook), with names for seats;
+    `state` is the state that asked for the chance (None when not known)."""
+    if chance.hidden and chance.reveal is None:  # a local full state knows the deal: never print it
+        return "shuffled face down" if chance.shuffle else "dealt face down"
+    return with_names(game.describe_outcome(state, chance, outcome), names)
 
 
 class LocalTable(TableController):
@@ -302,9 +278,9 @@ class LocalTable(TableController):
         while self.state.actor == CHANCE:
             chance = self.state.chance()
             outcome = self.source.outcome(chance)
-            self.state = self.state.resolve(outcome)
+            asked, self.state = self.state, self.state.resolve(outcome)
             self._arrange_first()
-            words = outcome_words(self.game, chance, outcome, self.state, self.names)
+            words = outcome_words(self.game, chance, outcome, asked, self.names)
             label = with_names(chance.label, self.names)
             self.events.append(FairEvent(len(self.events) + 1, label, words, LOCAL))
             self.log.append(LogEntry(CHANCE, f"{label}: {words}"))

@@ -15,6 +15,7 @@ CHOICES = (
     ("hot_seat", "s", "hot-seat", "Hot-seat: two people, one terminal"),
     ("host", "h", "host", "Host a table (get an invite to share)"),
     ("join", "j", "join", "Join a table (paste an invite)"),
+    ("lan", "l", "LAN", "LAN tables: open tables near you"),
     ("dice_room", "d", "dice", "Dice room: fair rolls with friends"),
     ("rules", "r", "rules", "Rules of the games"),
     ("profile", "p", "profile", "Profile: your name and key fingerprint"),
@@ -27,6 +28,11 @@ BANNER = """\
  ╚═╝  with every roll verifiably fair"""
 
 
+def menu_line(key: str, words: str, highlighted: bool) -> str:
+    """A menu line; `›` marks the highlighted one, which is otherwise told by colour alone."""
+    return f"{'›' if highlighted else ' '} [b]{key}[/b]  {words}"
+
+
 class HomeScreen(Screen):
     BINDINGS = [Binding(key, f"choose('{action}')", word) for action, key, word, _ in CHOICES]
 
@@ -34,13 +40,17 @@ class HomeScreen(Screen):
         with Vertical(id="home-box"):
             yield Static(BANNER, id="home-banner")
             yield OptionList(
-                *(Option(f"[b]{key}[/b]  {words}", id=action) for action, key, _, words in CHOICES),
+                *(Option(menu_line(key, words, i == 0), id=action) for i, (action, key, _, words) in enumerate(CHOICES)),
                 id="home-menu",
             )
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#home-menu").focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        for action, key, _, words in CHOICES:
+            event.option_list.replace_option_prompt(action, menu_line(key, words, action == event.option.id))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.action_choose(event.option.id)

@@ -1,12 +1,13 @@
 """LAN tables: the open tables announced near you (net/discovery.py), updated live; Enter joins.
 
-Reached from the join screen (Ctrl+L). A table the app hosts on a LAN address is announced
-(`announce_hosted`); one on 127.0.0.1 is not.
+Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts on a LAN
+address is announced (`announce_hosted`); one on 127.0.0.1 is not.
 
 Each row shows the announcement's trust in words (verified / unverified / forged), so nothing is
-told by colour alone. A forged announcement is listed, with why, but never joined. Joining an
-unverified table pins its host (trust on first use, as ssh does); the CurveZMQ handshake then
-accepts only the host holding the announced key.
+told by colour alone. A forged announcement is listed, with why, but never joined. Joining does
+what `dicetable join --lan` does: the CurveZMQ handshake accepts only the host holding the
+announced curve key, then the table's opening must be signed by the announced Ed25519 key (else the
+seat is left, saying why); only then is an unverified host pinned (trust on first use, as ssh does).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from net import discovery
-from net.discovery import FORGED, UNVERIFIED, Announcement, DiscoveryError
+from net.discovery import FORGED, VERIFIED, Announcement, DiscoveryError
 
 def announce_hosted(session, bind: str):
     """Announce a table the app hosts when it listens on a LAN address (never on loopback)."""
@@ -34,6 +35,28 @@ def announce_hosted(session, bind: str):
         return discovery.SessionAnnouncer(session, discovery.advertised_addresses(bind))
     except DiscoveryError:
         return None  # discovery is a convenience: the invite still works
+
+
+def opening_check(ann: Announcement, trust: str, directory):
+    """The check run once seated (in the table's thread): the opening is signed by the announced
+    key, as `join --lan` checks (tui/cmd_lan.py); then an unverified host is pinned."""
+
+    def check(session) -> None:
+        from net.session import SessionError
+        from tui.cmd_lan import opening_mismatch
+
+        why = opening_mismatch(session, ann)
+        if why is not None:
+            session.close()
+            raise SessionError(why)
+        if trust != VERIFIED:
+            try:
+                discovery.KnownHosts(directory).pin(ann.host_key, ann.curve_key, ann.host_name)
+            except (DiscoveryError, OSError) as error:
+                session.close()
+                raise SessionError(str(error)) from None
+
+    return check
 
 
 COLUMNS = ("Trust", "Game", "Seats", "Host", "Fingerprint", "Address")
@@ -143,14 +166,13 @@ class LanScreen(Screen):
         profile = self.app.profile()
         if profile is None:
             return
-        if trust == UNVERIFIED:
-            discovery.KnownHosts(self.app.profile_dir).pin(ann.host_key, ann.curve_key, ann.host_name)
         try:
             session = PeerSession(profile, invite=ann.invite().encode())
         except SessionError as error:
             self._note(str(error))
             return
-        self.app.open_waiting_room(NetTable(session, "join"), replace=self)
+        check = opening_check(ann, trust, self.app.profile_dir)
+        self.app.open_waiting_room(NetTable(session, "join", on_connected=check), replace=self)
 
     def action_back(self) -> None:
         self.app.pop_screen()

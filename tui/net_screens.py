@@ -10,7 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, RadioButton, RadioSet, Static
+from textual.widgets import Button, Footer, Input, RadioSet, Static
+
+from tui.widgets.choice import Choice
+
 
 class DiceRoomSetupScreen(Screen):
     """Roll alone with local dice, or host a room where friends roll with fair shared dice."""
@@ -26,7 +29,7 @@ class DiceRoomSetupScreen(Screen):
             yield Static("Dice room", id="net-title")
             yield Static(
                 "Take turns rolling dice expressions: d20, 3d6, 2d10+4, 4d6kh3, 4dF.\n"
-                "Alone, the dice come from this computer. With friends, every roll is made by all\n"
+                "Alone, the dice come from this computer. With friends, every roll is made by all "
                 "seats together and checked by each (the same fair rolls as the games).\n"
                 "To join a friend's room: Home → Join a table, and paste their invite."
             )
@@ -73,12 +76,16 @@ class HostScreen(Screen):
             else:
                 with RadioSet(id="host-game"):
                     for name in table_screens():
-                        yield RadioButton(registry.get(name).title, value=name == self.game, name=name)
-            yield Static("Listen on address and port (127.0.0.1: this machine only, your LAN address "
-                         "lets others in; port 0: any free port):", classes="net-label")
+                        yield Choice(registry.get(name).title, value=name == self.game, name=name)
+                yield Static("Seats, you included (Dice Breaker 2-6, battle mode; Tricolor Line 2-8; others 2):",
+                             classes="net-label")
+                yield Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
+            yield Static("Address, port, seconds per move (127.0.0.1: this machine only, your LAN "
+                         "address lets others in; port 0: any free one; 0 s: no clock):", classes="net-label")
             with Horizontal(id="host-where"):
                 yield Input("127.0.0.1", id="host-address")
                 yield Input("0", id="host-port", restrict=r"[0-9]*", max_length=5)
+                yield Input("0", id="host-clock", restrict=r"[0-9]*", max_length=4)
             with Horizontal(classes="net-buttons"):
                 yield Button("Open the table (Enter)", id="open", variant="primary")
                 yield Button("Back (Esc)", id="back")
@@ -95,8 +102,9 @@ class HostScreen(Screen):
         self.action_open_table() if event.button.id == "open" else self.action_back()
 
     def action_open_table(self) -> None:
+        from core import registry
         from net.host import HostSession
-        from net.session import SessionError
+        from net.session import SessionError, Timing
         from tui.net_table import NetTable
 
         address = self.query_one("#host-address", Input).value.strip()
@@ -108,6 +116,13 @@ class HostScreen(Screen):
         if self.game != "diceroom":
             picked = self.query_one("#host-game", RadioSet).pressed_button
             self.game = picked.name if picked is not None and picked.name else self.game
+            info = registry.get(self.game)
+            if info.max_seats > 2:  # a table for more than two (Dice Breaker): as many seats as asked
+                seats = int(self.query_one("#host-seats", Input).value or "0")
+                if not info.min_seats <= seats <= info.max_seats:
+                    self.query_one("#net-note", Static).update(
+                        f"{info.title} is played by {info.min_seats} to {info.max_seats}.")
+                    return
         if self.game == "diceroom":
             seats = int(self.query_one("#host-seats", Input).value or "0")
             if not 2 <= seats <= 8:
@@ -117,7 +132,9 @@ class HostScreen(Screen):
         if profile is None:
             return
         try:
-            session = HostSession(profile, game=self.game, seats=seats, bind=address, port=int(port_text))
+            clock = int(self.query_one("#host-clock", Input).value or "0")
+            session = HostSession(profile, game=self.game, seats=seats, bind=address, port=int(port_text),
+                                  timing=Timing(turn_deadline=float(clock)))
         except SessionError as error:
             self.query_one("#net-note", Static).update(str(error))
             return

@@ -10,9 +10,10 @@ thread-safe command queue, so network I/O never blocks the interface.
 from __future__ import annotations
 
 import threading
-from typing import Any
+import time
 
 from core.game import CHANCE
+from net.session import answer_default
 from tui.controller import (
     VERIFIED,
     WAITING,
@@ -38,12 +39,7 @@ def fair_events(replica, names: list[str]) -> tuple[FairEvent, ...]:
         )
         words = ""
         if event.outcome is not None:
-            after = None
-            try:  # the state the outcome makes from a fresh table, for the game's own words
-                after = replica.game.new(replica.seat_count, replica.options).resolve(event.outcome)
-            except Exception:
-                after = None
-            words = outcome_words(replica.game, event.chance, event.outcome, after, names)
+            words = outcome_words(replica.game, event.chance, event.outcome, None, names)
             if event.seed is not None:
                 words += f" (seed {event.seed[:4].hex()}…)"
         status = VERIFIED if event.outcome is not None else WAITING
@@ -54,14 +50,19 @@ def fair_events(replica, names: list[str]) -> tuple[FairEvent, ...]:
 class NetTable(TableController):
     network = True
 
-    def __init__(self, session, role: str) -> None:
+    def __init__(self, session, role: str, on_connected=None) -> None:
         self.session = session
         self.role = role  # "host" or "join"
+        # on_connected(session): a joiner's check once seated (the LAN list's opening check);
+        # it raises SessionError to leave the table
+        self.on_connected = on_connected
         self.target = None
         self.invite = ""
         self.closed_reason = ""
         self.away: set[int] = set()
         self._view: TableView | None = None
+        self._waiting_key = None  # what the table waits for, and since when (for seat clocks)
+        self._waiting_since = 0.0
         self._lock = threading.Lock()
         self._started = False
         session.on_event = self._on_event
@@ -111,6 +112,9 @@ class NetTable(TableController):
         from net.session import SessionError
 
         try:
+            if self.on_connected is not None:
+                self.session.connect()
+                self.on_connected(self.session)
             self.session.run()
         except SessionError as error:
             self.closed_reason = str(error)
@@ -137,6 +141,8 @@ class NetTable(TableController):
         elif kind == "returned" and event.seat is not None:
             self.away.discard(event.seat)
             self._post(Banner(f"{self._name(event.seat)} is back", "info"))
+        elif kind == "claimable" and event.seat is not None and answer_default(self.session.replica) is not None:
+            self._post(Banner(f"{self._name(event.seat)} did not answer in time: {event.text.rsplit(': ', 1)[-1]}", "info"))
         elif kind == "claimable" and event.seat is not None:
             self._post(Banner(f"{self._name(event.seat)} is in default: {with_names(event.text, names)}; "
                               "the game is claimed for the seats still here", "warning"))
@@ -172,16 +178,27 @@ class NetTable(TableController):
         session, replica = self.session, self.session.replica
         names = list(self._names())
         me = session.seat
+        waiting = replica.waiting_for
+        key = (waiting.action, replica.moves, len(replica.events))
+        if key != self._waiting_key:
+            self._waiting_key, self._waiting_since = key, time.monotonic()
+        limit = session.timing.turn_deadline if waiting.action == "move" else 0  # reveals are automatic
+        if waiting.action == "move" and answer_default(replica) is not None:  # late: the default answer
+            limit = min(x for x in (limit, session.timing.answer_deadline, float("inf")) if x)
+            limit = 0 if limit == float("inf") else limit
+        due = set(waiting.seats) if limit and replica.phase == "playing" else set()
         seats = []
         for seat in range(replica.seat_count):
             info = replica.seats[seat] if seat < len(replica.seats) else None
             if info is None:
                 seats.append(SeatInfo(f"seat {seat}", "free", "free: waiting for a player", connected=False))
-            elif seat == me:
-                seats.append(SeatInfo(names[seat], "human", "this terminal", info.fingerprint))
             else:
-                seats.append(SeatInfo(names[seat], "remote", "host" if seat == 0 else "peer", info.fingerprint,
-                                      connected=seat not in self.away))
+                deadline = self._waiting_since + limit if seat in due else None
+                if seat == me:
+                    seats.append(SeatInfo(names[seat], "human", "this terminal", info.fingerprint, deadline=deadline))
+                else:
+                    seats.append(SeatInfo(names[seat], "remote", "host" if seat == 0 else "peer", info.fingerprint,
+                                          connected=seat not in self.away, deadline=deadline))
         events = fair_events(replica, names) if replica.game is not None else ()
         outcomes = {event.number: event.outcome for event in events}
         log = []
@@ -196,7 +213,6 @@ class NetTable(TableController):
                                             f"key {replica.seats[record.seat].fingerprint})"))
             elif record.kind in ("claim", "resign"):
                 log.append(LogEntry(record.seat, with_names(record.note, names)))
-        waiting = replica.waiting_for
         note = ""
         if replica.phase in ("new", "joining"):
             note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {replica.seat_count} seated"

@@ -1,8 +1,13 @@
-"""The rules of each game: the same text `dicetable rules GAME` prints (tui/rules/*.md)."""
+"""The rules of each game: exactly the text `dicetable rules GAME` prints (tui/rules/*.md).
+
+The file is shown as it is written, headings in bold: a Markdown renderer would change the text
+(it drops the "." of numbered items, the marks of *(adaptation)*, the table rules), and the rules
+documents say the screen shows the same text.
+"""
 
 from __future__ import annotations
 
-from rich.markdown import Markdown
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -11,6 +16,17 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from core import registry
 from tui.cmd_rules import rules_text
+
+
+def rules_shown(text: str) -> Text:
+    """The rules text unchanged, its heading lines in bold."""
+    shown = Text(text)
+    start = 0
+    for line in text.splitlines(keepends=True):
+        if line.startswith("#"):
+            shown.stylize("bold", start, start + len(line.rstrip()))
+        start += len(line)
+    return shown
 
 
 class RulesScreen(Screen):
@@ -38,8 +54,7 @@ class RulesScreen(Screen):
     def _show(self, scroll: VerticalScroll) -> None:
         """Render a game's rules when its tab is first opened (all at once costs seconds)."""
         if not scroll.children:
-            # Rich's Markdown: a fraction of the time Textual's Markdown widget takes.
-            scroll.mount(Static(Markdown(rules_text(scroll.name)), classes="rules-text"))
+            scroll.mount(Static(rules_shown(rules_text(scroll.name)), classes="rules-text"))
         scroll.focus()
 
     def action_other_game(self, step: int) -> None:

@@ -13,8 +13,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
-from textual.widgets import Footer, Input, TabbedContent, TabPane, Tabs
+from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from core.game import Move
 from core.triad import (
@@ -32,6 +31,7 @@ from core.triad import (
 from tui.controller import TableController, TableView, with_names
 from tui.dialogs import GameOverDialog, HelpDialog
 from tui.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+from tui.table_screen import TableScreen
 from tui.widgets.chat import ChatPanel
 from tui.widgets.fairness import FairnessPanel
 from tui.widgets.move_log import MoveLog
@@ -84,7 +84,7 @@ def verdict_words(view: TableView) -> tuple[str, str]:
     state, names = view.state, view.names
     result = view.result
     headline = result.describe(names)
-    if state.result is None:  # a resignation or a default claim ended it
+    if state is None or state.result is None:  # a resignation or a default claim ended it
         return headline, f"The game ended: {with_names(result.reason, names)}."
     if not result.winners:
         return headline, f"The game is drawn: {result.reason}."
@@ -96,8 +96,7 @@ def verdict_words(view: TableView) -> tuple[str, str]:
     return headline, f"{names[winner]} ({colour}) took a third die off the board{made}: {taken}."
 
 
-class TriadScreen(Screen):
-    AUTO_FOCUS = None  # the keys drive the table, not whichever panel is first
+class TriadScreen(TableScreen):
     CSS_PATH = "triad.tcss"
 
     BINDINGS = [
@@ -128,6 +127,7 @@ class TriadScreen(Screen):
         self.value = 0  # the value picked with a digit (0: any)
         self._dialog_shown_for = None  # the finished state whose dialog we already opened
         self._over = False
+        self._sent_in = None  # the state a move was sent in: keys wait for the answer
 
     # -- building ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -150,12 +150,7 @@ class TriadScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        # RichLog wraps at 78 cells at least; this log is half as wide.
-        self.query_one(MoveLog).min_width = 20
-        # Panels must not take the cursor keys from the board.
-        for widget in (self.query_one(Tabs), self.query_one(MoveLog), self.query_one(FairnessPanel)):
-            widget.can_focus = False
-        self.set_focus(None)  # the tabs may have taken focus already; the arrows belong to the board
+        self.keep_keys_on_board()
         self.controller.attach(self)
 
     def on_unmount(self) -> None:
@@ -182,6 +177,7 @@ class TriadScreen(Screen):
             )
 
     def on_move_refused(self, message: MoveRefused) -> None:
+        self._sent_in = None
         self.notify(message.reason, title="Not accepted", severity="warning")
 
     def on_chat_arrived(self, message: ChatArrived) -> None:
@@ -220,13 +216,15 @@ class TriadScreen(Screen):
         return found
 
     # -- drawing -------------------------------------------------------------------------------
-    def redraw(self) -> None:
+    def redraw(self, board_only: bool = False) -> None:
+        """Draw the table; `board_only` after a cursor or choice change, which moves nothing else."""
         view = self.view
         if view is None or view.state is None:
             return
-        state = view.state
         self.query_one("#status", TextLine).update(self.status_line())
         self.query_one(TriadBoard).show(self.looks())
+        if board_only:
+            return
         self.query_one("#triad-score", TextLine).update(self.score_lines())
         self.query_one("#triad-legend", TextLine).update(
             "◆ chosen →II lands as II ✖ take off ★ Triad • last"
@@ -276,7 +274,9 @@ class TriadScreen(Screen):
         state, names = view.state, view.names
         if view.result is not None:
             headline, detail = verdict_words(view)
-            return f"{headline} — {detail}"
+            said = f"{headline} — {detail}"
+            keys = "r: rematch · Esc: leave" if self.controller.can_rematch() else "Esc: leave"
+            return said if len(said) <= 78 else f"{headline} — {keys}"
         if view.note:
             return view.note
         seat = state.actor
@@ -304,7 +304,7 @@ class TriadScreen(Screen):
         if self.value:
             return f"{who}: {square} turned to {ROMAN[self.value]}: Enter on a →{ROMAN[self.value]} square (Esc: back)"
         if fallback:
-            return f"{who}: {square} ({die}): {digits} picks a value, Enter on {square} turns it, or a → square"
+            return f"{who}: {digits} then Enter turns {square} in place, or Enter on a → square"
         return f"{who}: {square} shows {ROMAN[int(die[1])]}: Enter on a → square, or {digits} picks the value"
 
     # -- the cursor ----------------------------------------------------------------------------
@@ -324,7 +324,7 @@ class TriadScreen(Screen):
     def action_cursor(self, dx: int, dy: int) -> None:
         r, c = divmod(self.cursor, SIZE)
         self.cursor = ((r + dy) % SIZE) * SIZE + (c + dx) % SIZE
-        self.redraw()
+        self.redraw(board_only=True)
 
     def action_next(self) -> None:
         """Tab: the next landing square of the chosen die, else the next die that can act."""
@@ -340,7 +340,7 @@ class TriadScreen(Screen):
         if stops:
             later = [i for i in stops if i > self.cursor]
             self.cursor = later[0] if later else stops[0]
-        self.redraw()
+        self.redraw(board_only=True)
 
     def action_value(self, value: int) -> None:
         """A digit picks the value to turn the chosen die (or the die under the cursor) to."""
@@ -359,38 +359,38 @@ class TriadScreen(Screen):
                    else "no move with that value is open")
             self.notify(f"{SQUARES[self.chosen]} cannot be turned to {ROMAN[value]}: {why}.",
                         severity="warning", timeout=3)
-            self.redraw()
+            self.redraw(board_only=True)
             return
         self.value = value
         targets = self._targets()
         if self.cursor not in targets:
             self.cursor = min(targets, key=lambda i: (_distance(i, self.cursor), i))
-        self.redraw()
+        self.redraw(board_only=True)
 
     # -- acting --------------------------------------------------------------------------------
     def action_act(self) -> None:
         view = self.view
-        if view is None or view.state is None or view.result is not None:
-            return
+        if view is None or view.state is None or view.result is not None or self._sent_in is view.state:
+            return  # over, or a move is on its way and the table has not answered yet
         if not view.my_turn():
             self.notify("Not your turn yet.", severity="warning", timeout=2)
             return
         state = view.state
         if state.phase == REMOVE:
             if self.cursor in state.candidates:
-                self.controller.submit(Move("remove", (SQUARES[self.cursor],)))
+                self._submit(Move("remove", (SQUARES[self.cursor],)))
             else:
                 self.notify("Take off one of your own dice marked ✖.", severity="warning", timeout=3)
             return
         legal = state.legal_moves()
         if legal == (Move("pass",),):
-            self.controller.submit(Move("pass"))
+            self._submit(Move("pass"))
             return
         targets = self._targets()
         if self.cursor in targets:
             moves = targets[self.cursor]
             if len(moves) == 1:
-                self.controller.submit(moves[0])
+                self._submit(moves[0])
             else:
                 values = "/".join(str(landing_value(state, m)) for m in moves)
                 self.notify(f"Press {values} for the value to turn it to.", timeout=3)
@@ -405,7 +405,11 @@ class TriadScreen(Screen):
             mine = die and die[0] == state.colour(state.actor)
             self.notify("That die cannot move this turn." if mine else "Choose one of your own dice.",
                         severity="warning", timeout=3)
-        self.redraw()
+        self.redraw(board_only=True)
+
+    def _submit(self, move: Move) -> None:
+        self._sent_in = self.view.state
+        self.controller.submit(move)
 
     def on_triad_board_pressed(self, message: TriadBoard.Pressed) -> None:
         if not self._acting():
@@ -437,7 +441,7 @@ class TriadScreen(Screen):
             return
         if self.chosen is not None:  # Esc first un-chooses the die
             self.chosen, self.value = None, 0
-            self.redraw()
+            self.redraw(board_only=True)
             return
         self.app.pop_screen()
 

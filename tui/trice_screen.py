@@ -13,8 +13,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
-from textual.widgets import Footer, Input, TabbedContent, TabPane, Tabs
+from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from core.game import Move
 from core.trice import (
@@ -33,6 +32,7 @@ from core.trice import (
 from tui.controller import TableController, TableView, with_names
 from tui.dialogs import GameOverDialog, HelpDialog
 from tui.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+from tui.table_screen import TableScreen
 from tui.widgets.board import BoardGrid, PoolTray
 from tui.widgets.chat import ChatPanel
 from tui.widgets.die import DieCell
@@ -76,7 +76,7 @@ def verdict_words(view: TableView) -> tuple[str, str]:
     """The headline and the deciding line of a finished game, in words."""
     state, names = view.state, view.names
     result = view.result
-    headline = result.describe(names)
+    headline = with_names(result.describe(names), names)
     if state.result is None:  # a resignation or a default claim ended it
         return headline, f"The game ended: {with_names(result.reason, names)}."
     if not state.line:
@@ -90,9 +90,7 @@ def verdict_words(view: TableView) -> tuple[str, str]:
     return headline, f"Trice ({met}) on {squares}."
 
 
-class TriceScreen(Screen):
-    AUTO_FOCUS = None  # the keys drive the table, not whichever panel is first
-
+class TriceScreen(TableScreen):
     BINDINGS = [
         Binding("left,h", "cursor(-1, 0)", "move", key_display="←↓↑→"),
         Binding("right,l", "cursor(1, 0)", "right", show=False),
@@ -119,6 +117,7 @@ class TriceScreen(Screen):
         self._dialog_shown_for = None  # the finished state whose dialog we already opened
         self._over = False
         self._last_squares: tuple[int, ...] = ()
+        self._sent_in = None  # the state a move was sent in, until the table answers
 
     # -- building ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -139,9 +138,7 @@ class TriceScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        # Panels must not take the cursor keys from the board.
-        for widget in (self.query_one(Tabs), self.query_one(MoveLog), self.query_one(FairnessPanel)):
-            widget.can_focus = False
+        self.keep_keys_on_board()
         self.controller.attach(self)
 
     def on_unmount(self) -> None:
@@ -165,6 +162,7 @@ class TriceScreen(Screen):
             )
 
     def on_move_refused(self, message: MoveRefused) -> None:
+        self._sent_in = None  # the position stands: the player may try another move
         self.notify(message.reason, title="Not accepted", severity="warning")
 
     def on_chat_arrived(self, message: ChatArrived) -> None:
@@ -343,13 +341,17 @@ class TriceScreen(Screen):
             self.notify("Not your turn yet.", severity="warning", timeout=1.5)
             return
         state = view.state
+        if self._sent_in is state:
+            return  # one move per position: a network move is on its way to the host
         if state.phase == CHOOSE:
             die = pool_slots(state)[self.pool_cursor]
             if not die:
                 self.notify("Pick a die in the pool.", severity="warning", timeout=2)
                 return
+            self._sent_in = state
             self.controller.submit(Move("choose", (die,)))
         else:
+            self._sent_in = state
             self.controller.submit(Move(state.phase, (SQUARES[self.board_cursor],)))
 
     def on_die_cell_pressed(self, message: DieCell.Pressed) -> None:

@@ -15,7 +15,7 @@ class ChatPanel(Vertical):
             self.text = text
 
     def compose(self) -> ComposeResult:
-        yield RichLog(wrap=True, markup=False, id="chat-log")
+        yield RichLog(wrap=True, min_width=1, markup=False, id="chat-log")  # wrap at the panel's width
         yield Input(placeholder="say something, Enter sends", id="chat-input", max_length=200)
 
     def add(self, name: str, text: str) -> None:

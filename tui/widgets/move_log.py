@@ -10,7 +10,9 @@ from tui.controller import LogEntry
 
 class MoveLog(RichLog):
     def __init__(self, **kwargs) -> None:
-        super().__init__(wrap=True, markup=False, highlight=False, auto_scroll=True, **kwargs)
+        # RichLog renders every line at least 78 cells wide (min_width), wider than this panel:
+        # lines were cut and a horizontal scrollbar appeared. 1: wrap at the panel's own width.
+        super().__init__(wrap=True, min_width=1, markup=False, highlight=False, auto_scroll=True, **kwargs)
         self._shown: tuple[LogEntry, ...] = ()
 
     def show(self, entries: tuple[LogEntry, ...]) -> None:

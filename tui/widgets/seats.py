@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
 from tui.controller import TableView
 from tui.widgets.text_line import TextLine
@@ -10,7 +12,10 @@ from tui.widgets.text_line import TextLine
 class SeatsPanel(TextLine):
     """One block per seat; `▶` marks the seat due to act (a word says it too: "to act")."""
 
+    view: TableView | None = None
+
     def show(self, view: TableView) -> None:
+        self.view = view
         text = Text()
         for seat, info in enumerate(view.seats):
             due = view.actor == seat and view.result is None
@@ -24,9 +29,18 @@ class SeatsPanel(TextLine):
             details = [info.detail]
             if view.network and info.kind == "remote":
                 details.append("connected" if info.connected else "DISCONNECTED")
-            if info.clock:
-                details.append(info.clock)
+            if info.deadline is not None:
+                left = max(0, int(info.deadline - time.monotonic()))
+                details.append(f"{left // 60}:{left % 60:02d} left")
             text.append(f"  {' · '.join(d for d in details if d)}\n", "dim")
             if info.fingerprint:
                 text.append(f"  {info.fingerprint}\n", "dim")
         self.update(text)
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        """Clocks count down between table changes."""
+        if self.view is not None and any(seat.deadline is not None for seat in self.view.seats):
+            self.show(self.view)

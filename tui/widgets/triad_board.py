@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widget import Widget
 
 from core.triad import COLUMNS, SIZE, SQUARES
@@ -112,45 +113,68 @@ class TriadBoard(Widget):
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(name, partial=True)
 
-    def render(self) -> Text:
-        base = self.rich_style
-        coord = base + self._style("board--coord")
-        text = Text(no_wrap=True, overflow="crop")
-        text.append(" " * LABEL_WIDTH, base)
-        for c in range(SIZE):
-            text.append(f"{COLUMNS[c]:^{CELL_WIDTH}}", coord)
+    def watch_looks(self) -> None:
+        self._lines = None
+
+    def watch_hover(self) -> None:
+        self._lines = None
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._lines = None  # a theme change recolours the board
+
+    def lines(self) -> list[list[tuple[str, Style]]]:
+        """The board's 19 rows as (text, style) pieces: the column letters, then 3 rows per board row."""
+        if getattr(self, "_lines", None) is not None:
+            return self._lines
+        base, styles = self.rich_style, {}
+
+        def style(name: str) -> Style:  # each class once per drawing: looking one up is slow
+            if name not in styles:
+                styles[name] = base + self._style(name)
+            return styles[name]
+
+        coord = style("board--coord")
+        rows = [[("  ", coord), *((f"{COLUMNS[c]:^{CELL_WIDTH}}", coord) for c in range(SIZE))]]
         for band in range(SIZE):
             r = SIZE - 1 - band
-            drawn = [self._square(r * SIZE + c) for c in range(SIZE)]
+            drawn = [self._square(r * SIZE + c, style) for c in range(SIZE)]
             for line in range(CELL_HEIGHT):
-                text.append("\n")
-                text.append(f"{r + 1} " if line == 1 else "  ", coord)
-                for parts in drawn:
-                    for piece, style in parts[line]:
-                        text.append(piece, style)
-        return text
+                rows.append([(f"{r + 1} " if line == 1 else "  ", coord), *(p for parts in drawn for p in parts[line])])
+        self._lines = rows
+        return rows
 
-    def _square(self, index: int) -> list[list[tuple[str, Style]]]:
+    def plain(self) -> str:
+        """The board as text without styles (what a screen reader or a test reads)."""
+        return "\n".join("".join(text for text, _ in row) for row in self.lines())
+
+    def render_line(self, y: int) -> Strip:
+        # Strips of segments, not one Rich Text: a redraw per key press stays cheap.
+        rows = self.lines()
+        if not 0 <= y < len(rows):
+            return Strip.blank(self.size.width, self.rich_style)
+        return Strip([Segment(text, style) for text, style in rows[y]]).crop(0, self.size.width)
+
+    def _square(self, index: int, style) -> list[list[tuple[str, Style]]]:
+        """A square's three rows of (text, style); `style(name)` is the base plus that class."""
         look = self.looks[index]
-        base = self.rich_style
         row, col = divmod(index, SIZE)
         if look.die:
-            body = base + self._style("board--black" if look.die[0] == "B" else "board--white")
+            body = style("board--black" if look.die[0] == "B" else "board--white")
         else:
-            body = base + self._style("board--empty" if (row + col) % 2 else "board--empty-alt")
+            body = style("board--empty" if (row + col) % 2 else "board--empty-alt")
             if look.reach:
-                body = body + self._style("board--reach")
+                body = body + style("board--reach")
             elif look.mark:
-                body = body + self._style("board--mark")
+                body = body + style("board--mark")
         if self.hover == index:
-            body = body + self._style("board--hover")
-        edge = base + self._style("board--cursor") if look.cursor else body
-        rows = square_rows(index, look)
+            body = body + style("board--hover")
+        edge = style("board--cursor") if look.cursor else body
         drawn = []
-        for number, (left, middle, right) in enumerate(rows):
+        for number, (left, middle, right) in enumerate(square_rows(index, look)):
             middle_style = body
             if look.die and number == 2 and look.mark in DIE_MARKS:
-                middle_style = body + self._style("board--take" if look.mark == "take" else "board--mark")
+                middle_style = body + style("board--take" if look.mark == "take" else "board--mark")
             drawn.append([(left, edge), (middle, middle_style), (right, edge)])
         return drawn
 

@@ -1,0 +1,237 @@
+"""Dice Breaker over real sockets on 127.0.0.1 (issue 7, "Must show"): four `dicetable` processes
+finish a battle game whose four transcripts verify, and the Latent Dice claim step over the network:
+a seat that does not answer within the answer deadline declines, and stays in the game.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from core import registry
+from net import wire
+from net.host import HostSession
+from net.identity import Profile
+from net.peer import PeerSession
+from net.session import Timing, bot_chooser
+from net.transcript import read
+from net.verify import verify
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMAND = Path(sys.executable).with_name("dicetable")
+GAME = registry.get("dicebreaker")
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
+
+
+def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen:
+    """A `dicetable` process with its own profile directory (each player is a different person)."""
+    env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
+    return subprocess.Popen([str(COMMAND), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT, env=env)
+
+
+def read_invite(process: subprocess.Popen) -> str:
+    for line in process.stdout:
+        if line.startswith("invite: "):
+            return line.split()[1]
+    raise AssertionError(f"no invite printed: {process.stderr.read()}")
+
+
+def last_line(out: str, prefix: str) -> str:
+    found = [line for line in out.splitlines() if line.startswith(prefix)]
+    assert found, f"no {prefix!r} line in {out!r}"
+    return found[-1][len(prefix):].strip()
+
+
+def moves_in(frames) -> list[tuple[int, list]]:
+    """(seat, move data) of every move in a log."""
+    found = []
+    for frame in frames:
+        envelope = wire.decode(frame)
+        if envelope.kind == "move":
+            found.append((envelope.seat, envelope.body["move"]))
+    return found
+
+
+@pytest.mark.slow
+def test_four_processes_finish_a_battle_game_whose_transcripts_all_verify(tmp_path):
+    names = ["ann", "bob", "cy", "dee"]
+    host = spawn(tmp_path, "ann", "host", "dicebreaker", "--seats", "4", "--option", "mode=battle",
+                 "--option", "target=15", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy",
+                 "--seed", "1", "--name", "ann", "--transcript", str(tmp_path / "ann.dtt"))
+    joiners = []
+    try:
+        invite = read_invite(host)
+        for n, name in enumerate(names[1:], start=2):
+            bot = "search" if name == "bob" else "random" if name == "cy" else "greedy"
+            joiners.append(spawn(tmp_path, name, "join", invite, "--bot", bot, "--seed", str(n), "--name", name,
+                                 "--transcript", str(tmp_path / f"{name}.dtt")))
+        outputs = [process.communicate(timeout=90) for process in joiners]
+        outputs.insert(0, host.communicate(timeout=30))
+    finally:
+        for process in [host, *joiners]:
+            if process.poll() is None:
+                process.kill()
+    for process, (out, err) in zip([host, *joiners], outputs):
+        assert process.returncode == 0, err
+    results = {last_line(out, "result:") for out, _ in outputs}
+    assert len(results) == 1, results
+    assert "(15 points)" in results.pop()
+    logs = []
+    for name in names:
+        path = tmp_path / f"{name}.dtt"
+        verdict = verify(path)
+        assert verdict.valid and verdict.line().startswith("valid: dicebreaker,"), verdict.line()
+        logs.append(read(path).frames)
+    assert all(log == logs[0] for log in logs)  # one log, four copies
+    check = subprocess.run([str(COMMAND), "verify", str(tmp_path / "dee.dtt")], capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.strip() == verify(tmp_path / "dee.dtt").line()
+    moves = moves_in(logs[0])
+    assert {seat for seat, _ in moves} == {0, 1, 2, 3}
+    assert ["throw", "T"] in [move for _, move in moves]  # battle: the Trump Die opens each round
+    assert any(move[0] == "latent" for _, move in moves)  # the claim step happened over the network
+
+
+class SilentOnTheClaim(PeerSession):
+    """A seat that throws at once but never answers a Latent Dice claim (a person who looked away)."""
+
+    def play(self, move) -> None:
+        if move.kind != "latent":
+            super().play(move)
+
+
+def in_thread(session) -> threading.Thread:
+    thread = threading.Thread(target=session.run, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.slow
+def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays_on(tmp_path):
+    timing = Timing(heartbeat=0.1, drop_after=2.0, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0,
+                    answer_deadline=0.3)
+    # Every landed die spins, so the claim step comes at once and often; 3 points end the game soon.
+    options = {"mode": "battle", "spinning_num": 1, "spinning_den": 1, "target": 3}
+    events = []
+    host = HostSession(Profile.generate("host"), "dicebreaker", 3, options, timing=timing,
+                       chooser=bot_chooser(GAME, "greedy", 1), on_event=events.append,
+                       transcript=tmp_path / "host.dtt")
+    invite = host.open()
+    threads = [in_thread(host)]
+    helper = PeerSession(Profile.generate("helper"), invite, timing=timing, chooser=bot_chooser(GAME, "greedy", 2),
+                         transcript=tmp_path / "helper.dtt")
+    helper.connect()
+    threads.append(in_thread(helper))
+    silent = SilentOnTheClaim(Profile.generate("silent"), invite, timing=timing,
+                              chooser=bot_chooser(GAME, "greedy", 3), transcript=tmp_path / "silent.dtt")
+    silent.connect()
+    try:
+        result = silent.run()
+        for thread in threads:
+            thread.join(15)
+    finally:
+        for session in (host, helper, silent):
+            session.stop()
+    assert result is not None and "points" in result.reason
+    seat = silent.seat
+    claimable = [e for e in events if e.kind == "claimable" and e.seat == seat]
+    assert claimable and "did not answer within 0.3 s: latent no" in claimable[0].text
+    for path in ("host.dtt", "helper.dtt", "silent.dtt"):
+        assert verify(tmp_path / path).valid, verify(tmp_path / path).line()
+    log = read(tmp_path / "host.dtt").frames
+    kinds = [wire.decode(frame) for frame in log]
+    claims = [e for e in kinds if e.kind == "claim" and e.body["against"] == seat]
+    assert claims, "nobody claimed the silent seat's answer"
+    # Its answers were given for it: it never sent one, yet every claim step went on without a default.
+    assert not [m for s, m in moves_in(log) if s == seat and m[0] == "latent"]
+    assert host.replica.out == frozenset()
+    first_claim = kinds.index(claims[0])
+    later = [wire.decode(f) for f in log[first_claim + 1:]]
+    assert any(e.kind == "move" and e.seat == seat and e.body["move"][0] == "throw" for e in later), \
+        "the seat that declined late was put out of the game instead of playing on"
+    notes = [record.note for record in host.replica.log if record.kind == "claim"]
+    assert any("did not answer in time" in note and "latent no" in note for note in notes)
+
+
+async def wait_for(pilot, condition, timeout=30.0):
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the app did not get there in time")
+
+
+@pytest.mark.slow
+async def test_the_app_joins_a_three_seat_battle_and_plays_it_by_keys(tmp_path, monkeypatch):
+    from textual.widgets import Input
+
+    from core.dicebreaker import LATENT, THROW, TRUMP_THROW
+    from tui.app import DiceTableApp
+    from tui.dialogs import GameOverDialog
+    from tui.dicebreaker_screen import DiceBreakerScreen
+    from tui.net_screens import JoinScreen
+
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
+    host = spawn(tmp_path, "ann", "host", "dicebreaker", "--seats", "3", "--option", "mode=battle",
+                 "--option", "target=4", "--option", "spinning_num=1", "--option", "spinning_den=3",
+                 "--port", "0", "--bot", "greedy", "--seed", "3", "--name", "ann",
+                 "--transcript", str(tmp_path / "ann.dtt"))
+    joiner = None
+    try:
+        invite = read_invite(host)
+        joiner = spawn(tmp_path, "bob", "join", invite, "--bot", "greedy", "--seed", "4", "--name", "bob",
+                       "--transcript", str(tmp_path / "bob.dtt"))
+        app = DiceTableApp(profile_dir=tmp_path / "cy")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("j")
+            assert isinstance(app.screen, JoinScreen)
+            app.screen.query_one("#join-invite", Input).value = invite
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, DiceBreakerScreen))
+            screen = app.screen
+            answered = thrown = 0
+            while True:
+                await wait_for(pilot, lambda: screen.view.result is not None or screen.view.my_turn())
+                if screen.view.result is not None:
+                    break
+                state = screen.view.state
+                if state.phase == LATENT:
+                    await pilot.press("y" if answered % 2 else "n")
+                    answered += 1
+                else:
+                    assert state.phase in (THROW, TRUMP_THROW)
+                    await pilot.press("enter" if thrown % 2 and screen.targets() else "r")
+                    thrown += 1
+                await wait_for(pilot, lambda: screen.view.state is not state or screen.view.result is not None)
+                assert thrown + answered < 200
+            assert thrown
+            await wait_for(pilot, lambda: isinstance(app.screen, GameOverDialog))
+            await pilot.press("escape")
+            # The fairness panel lists every throw with each of the three seats' reveals checked.
+            events = screen.view.events
+            assert events and all(e.status == "verified" and len(e.reveals) == 3 for e in events)
+            assert any(" shows " in e.outcome for e in events)
+            await pilot.press("v")
+            verdict = str(screen.query_one("#fair-verify").render())
+            assert "valid: dicebreaker" in verdict, verdict
+            transcript = Path(screen.view.transcript)
+        out_h, err_h = host.communicate(timeout=30)
+        out_j, err_j = joiner.communicate(timeout=30)
+    finally:
+        for process in (host, joiner):
+            if process is not None and process.poll() is None:
+                process.kill()
+    assert host.returncode == 0, err_h
+    assert joiner.returncode == 0, err_j
+    assert last_line(out_h, "result:") == last_line(out_j, "result:")
+    assert read(transcript).frames == read(tmp_path / "ann.dtt").frames
+    assert verify(tmp_path / "bob.dtt").valid
