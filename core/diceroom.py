@@ -1,14 +1,20 @@
 """The dice room: a table with no board where seats roll dice expressions (core/dice_expr.py).
 
 It is a game like any other so that every roll goes through the same fair commit–reveal and the
-same Replica / verify checks as a game's roll. The seat whose turn it is may `roll EXPR`, `pass`
-(the turn goes to the next seat) or `close` the room; each roll is a Chance with one range per die,
-then the turn passes on. Option `rolls` closes the room by itself after that many rolls (the
-headless `dicetable roll` uses 1); 0 keeps it open until a seat closes it.
+same Replica / verify checks as a game's roll. Each roll is a Chance with one range per die. Option
+`rolls` closes the room by itself after that many rolls; 0 keeps it open until it is closed.
 
-Why turns: a state has one actor (core/game.py), and the Replica accepts a move only from the seat
-due to act; a room where anyone rolls at any moment would need the Replica to ask the state who
-may act instead.
+Two ways to roll (option `turns`):
+- `turns` true (the default, kept for the tables built on it): the seat whose turn it is may
+  `roll EXPR`, `pass` (the turn goes to the next seat) or `close`; after a roll the turn passes on.
+- `turns` false, a dice tray (the app's network room, `dicetable roll`): any seat may `roll EXPR`
+  at any moment (`may_act`, core/game.py; the actor is ANYONE, so nobody is ever due or in default
+  for not rolling) and seat 0, the host, may `close`. The log's order (the host orders it) is the
+  order of the rolls. A roll made while another is being decided is QUEUED in the state, in log
+  order, up to MAX_QUEUED per seat: the chance being decided never changes, and each queued roll
+  becomes the next chance once the one before is resolved, so every roll is its own event fixed by
+  every seat's reveal for it (FAIRNESS.md §1). A `close` while rolls are queued closes the room
+  once they are decided; no roll is taken after it.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from core.dice_expr import BadExpression, parse
-from core.game import (CHANCE, BadOption, BadOutcome, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result,
+from core.game import (ANYONE, CHANCE, BadOption, BadOutcome, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result,
                        outcome_values)
 
 
@@ -49,6 +55,9 @@ class _RoomMoves(tuple):
         return tuple.__contains__(self, move)
 
 
+MAX_QUEUED = 4  # rolls one seat may have under way at once in a free room (a bound on the queue)
+
+
 @dataclass(frozen=True, slots=True)
 class DiceRoomState:
     seats: int
@@ -57,55 +66,86 @@ class DiceRoomState:
     pending: str = ""  # the expression being rolled, while chance decides it
     rolls: tuple[Roll, ...] = ()
     result: Result | None = None
+    roller: int = -1  # the seat whose roll is being decided (-1: the seat whose turn it is)
+    queue: tuple[tuple[int, str], ...] = ()  # a free room: rolls waiting behind the pending one
+    closing: bool = False  # a free room: closed by the host, once the queued rolls are decided
 
     @property
     def option(self) -> dict[str, Any]:
         return dict(self.options)
 
     @property
+    def free(self) -> bool:
+        """Anyone rolls at any moment (option turns false)."""
+        return not self.option.get("turns", True)
+
+    @property
     def actor(self) -> int | None:
         if self.result is not None:
             return None
-        return CHANCE if self.pending else self.turn
+        if self.pending:
+            return CHANCE
+        return ANYONE if self.free else self.turn
+
+    def may_act(self, seat: int) -> bool:
+        """Turns: the seat whose turn it is. Free: every seat while the room is open, also during a roll."""
+        if self.result is not None or not 0 <= seat < self.seats:
+            return False
+        if self.free:
+            return not self.closing
+        return not self.pending and seat == self.turn
 
     @property
     def last(self) -> Roll | None:
         return self.rolls[-1] if self.rolls else None
 
+    @property
+    def rolling(self) -> int:
+        """The seat whose roll chance is deciding now."""
+        return self.roller if self.roller >= 0 else self.turn
+
     def chance(self) -> Chance | None:
         if not self.pending:
             return None
-        return Chance(f"seat {self.turn} rolls {self.pending}", ranges=parse(self.pending).ranges)
+        return Chance(f"seat {self.rolling} rolls {self.pending}", ranges=parse(self.pending).ranges)
 
     def resolve(self, outcome: Outcome) -> "DiceRoomState":
         chance = self.chance()
         if chance is None:
             raise BadOutcome("the dice room asks chance only for a roll")
         chance.check(outcome)
-        roll = Roll(self.turn, self.pending, parse(self.pending).faces(outcome.values))
-        after = replace(self, pending="", rolls=self.rolls + (roll,), turn=(self.turn + 1) % self.seats)
+        roll = Roll(self.rolling, self.pending, parse(self.pending).faces(outcome.values))
+        if self.free:
+            (roller, pending), queue = (self.queue[0], self.queue[1:]) if self.queue else ((-1, ""), ())
+            after = replace(self, pending=pending, roller=roller, queue=queue, rolls=self.rolls + (roll,))
+            if after.closing and not pending:
+                return after._close(f"seat 0 closed the room after {len(after.rolls)} rolls")
+        else:
+            after = replace(self, pending="", roller=-1, rolls=self.rolls + (roll,), turn=(self.turn + 1) % self.seats)
         limit = self.option["rolls"]
         if limit and len(after.rolls) >= limit:
             return after._close(f"{len(after.rolls)} roll{'s' if len(after.rolls) != 1 else ''}: {roll.describe()}")
         return after
 
     def legal_moves(self) -> tuple[Move, ...]:
-        """The room's own expression, pass and close; `in` also accepts any other `roll EXPR`."""
-        if self.actor is None or self.actor == CHANCE:
+        """The room's own expression, pass (turns) and close; `in` also accepts any other `roll EXPR`."""
+        if self.result is not None or self.closing:
+            return ()
+        if self.free:
+            return _RoomMoves((Move("roll", (self.option["expr"],)), Move("close")))
+        if self.pending:
             return ()
         return _RoomMoves((Move("roll", (self.option["expr"],)), Move("pass"), Move("close")))
 
-    def apply(self, move: Move) -> "DiceRoomState":
+    def apply(self, move: Move, seat: int | None = None) -> "DiceRoomState":
+        if self.free:
+            return self._apply_free(move, seat)
+        if seat is not None and seat != self.turn and self.result is None and not self.pending:
+            raise IllegalMove(f"it is seat {self.turn}'s turn, not seat {seat}'s")
         if self.actor is None or self.actor == CHANCE:
             raise IllegalMove(f"{move} is not legal now: {'the room is closed' if self.result else 'a roll is being decided'}")
         if move.kind == "roll":
-            if len(move.args) != 1 or not isinstance(move.args[0], str):
-                raise IllegalMove("roll takes one dice expression, e.g. roll 3d6")
-            try:
-                expr = parse(move.args[0])
-            except BadExpression as error:
-                raise IllegalMove(str(error)) from None
-            return replace(self, pending=str(expr))
+            return replace(self, pending=str(_expression(move)))
         if move.args:
             raise IllegalMove(f"{move.kind} takes no arguments")
         if move.kind == "pass":
@@ -114,18 +154,54 @@ class DiceRoomState:
             return self._close(f"seat {self.turn} closed the room after {len(self.rolls)} rolls")
         raise IllegalMove(f"{move} is not a dice room move (roll EXPR, pass, close)")
 
+    def _apply_free(self, move: Move, seat: int | None) -> "DiceRoomState":
+        if seat is None or not 0 <= seat < self.seats:
+            raise IllegalMove("in a room where anyone rolls, a move must say which seat makes it")
+        if self.result is not None:
+            raise IllegalMove(f"{move} is not legal now: the room is closed")
+        if self.closing:
+            raise IllegalMove(f"{move} is not legal now: the room is closing")
+        if move.kind == "roll":
+            expr = str(_expression(move))
+            limit = self.option["rolls"]
+            if limit and len(self.rolls) + bool(self.pending) + len(self.queue) >= limit:
+                raise IllegalMove(f"the room closes after {limit} roll{'s' if limit != 1 else ''}: no more rolls")
+            if not self.pending:
+                return replace(self, pending=expr, roller=seat)
+            if sum(1 for s, _ in self.queue if s == seat) + (self.roller == seat) >= MAX_QUEUED:
+                raise IllegalMove(f"seat {seat} already has {MAX_QUEUED} rolls waiting to be decided")
+            return replace(self, queue=self.queue + ((seat, expr),))  # the pending chance is unchanged
+        if move.args:
+            raise IllegalMove(f"{move.kind} takes no arguments")
+        if move.kind == "close":
+            if seat != 0:
+                raise IllegalMove(f"only the host (seat 0) closes the room, not seat {seat}")
+            if self.pending:
+                return replace(self, closing=True)
+            return self._close(f"seat 0 closed the room after {len(self.rolls)} rolls")
+        if move.kind == "pass":
+            raise IllegalMove("there are no turns to pass in a room where anyone rolls")
+        raise IllegalMove(f"{move} is not a dice room move (roll EXPR, close)")
+
     def without(self, seat: int) -> "DiceRoomState":
         """`seat`, out of the room after a default (FAIRNESS.md §4), passes whenever its turn comes."""
         return self.apply(Move("pass")) if self.actor == seat else self
 
     def _close(self, reason: str) -> "DiceRoomState":
-        return replace(self, result=Result((), (0.0,) * self.seats, reason))
+        return replace(self, result=Result((), (0.0,) * self.seats, reason), closing=False)
 
     def view(self, seat: int) -> "DiceRoomState":
         return self  # every roll is public
 
     def key(self) -> tuple:
-        return (self.turn, self.pending, len(self.rolls))
+        return (self.turn, self.pending, self.roller, self.queue, self.closing, len(self.rolls))
+
+    def summary(self, names: list[str] | None = None) -> str:
+        """The `result:` line: one roll as `<total> [<dice>]`; several as `<who>: <total> [<dice>]; ...`."""
+        if len(self.rolls) == 1:
+            return self.rolls[0].describe()
+        name = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
+        return "; ".join(f"{name(r.seat)}: {r.describe()}" for r in self.rolls)
 
     def to_data(self) -> dict:
         return {
@@ -135,7 +211,19 @@ class DiceRoomState:
             "pending": self.pending,
             "rolls": [[r.seat, r.expr, list(r.faces)] for r in self.rolls],
             "result": self.result.to_data() if self.result else None,
+            "roller": self.roller,
+            "queue": [list(q) for q in self.queue],
+            "closing": self.closing,
         }
+
+
+def _expression(move: Move):
+    if len(move.args) != 1 or not isinstance(move.args[0], str):
+        raise IllegalMove("roll takes one dice expression, e.g. roll 3d6")
+    try:
+        return parse(move.args[0])
+    except BadExpression as error:
+        raise IllegalMove(str(error)) from None
 
 
 def load(data: Mapping) -> DiceRoomState:
@@ -146,6 +234,9 @@ def load(data: Mapping) -> DiceRoomState:
         pending=data["pending"],
         rolls=tuple(Roll(s, e, tuple(f)) for s, e, f in data["rolls"]),
         result=Result.from_data(data["result"]) if data["result"] else None,
+        roller=data.get("roller", -1),
+        queue=tuple((s, e) for s, e in data.get("queue", ())),
+        closing=data.get("closing", False),
     )
 
 
@@ -158,23 +249,43 @@ def new(seats: int, options: Mapping[str, Any]) -> DiceRoomState:
 
 
 class RollerBot:
-    """Rolls the room's expression when it is its turn (every generic bot name maps here)."""
+    """Rolls the room's expression: on its turn, or in a free room whenever no roll is under way."""
 
     name = "roller"
 
     def __init__(self, game: GameInfo, rng, **settings: Any) -> None:
         self.rng = rng
 
-    def choose(self, view: DiceRoomState) -> Move:
+    def choose(self, view: DiceRoomState) -> Move | None:
+        if view.free and (view.pending or view.queue):
+            return None  # a free room: wait for the dice on the table (None: nothing to do now)
         return Move("roll", (view.option["expr"],))
 
 
+class OneRoll:
+    """A headless seat in a free room (`dicetable roll`): rolls `expr` once (if given); the host's
+    seat then closes the room once every roll made so far is decided. A chooser: None = nothing now."""
+
+    def __init__(self, expr: str | None, closes: bool) -> None:
+        self.expr, self.closes, self.rolled = expr, closes, expr is None
+
+    def __call__(self, view: DiceRoomState) -> Move | None:
+        if not self.rolled:
+            self.rolled = True
+            return Move("roll", (self.expr,))
+        if self.closes and not view.pending and not view.queue and not view.closing and view.rolls:
+            return Move("close")
+        return None
+
+
 def describe(state: DiceRoomState, move: Move) -> str:
+    """The move in words; in a free room the mover is not the state's to know: the log names it."""
+    who = "" if state.free else f"seat {state.turn} "
     if move.kind == "roll":
-        return f"seat {state.turn} rolls {move.args[0]}"
+        return f"{who}rolls {move.args[0]}"
     if move.kind == "pass":
-        return f"seat {state.turn} passes the dice"
-    return f"seat {state.turn} closes the room"
+        return f"{who}passes the dice"
+    return f"{who}closes the room"
 
 
 def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
@@ -196,6 +307,7 @@ GAME = GameInfo(
     options=(
         Option("expr", "d20", "the dice expression bots and the headless roll use"),
         Option("rolls", 0, "close the room after this many rolls (0: when a seat closes it)", minimum=0),
+        Option("turns", True, "seats roll in turn; false: anyone rolls at any moment, the host closes"),
     ),
     new=new,
     load=load,

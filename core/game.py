@@ -3,7 +3,7 @@
 A game module provides a `GameInfo` and an immutable state class. The state answers a fixed set of
 questions (ARCHITECTURE.md, "core: one shape for every game"):
 
-    state.actor            -> seat number, CHANCE, or None when the game is over
+    state.actor            -> seat number, CHANCE, ANYONE, or None when the game is over
     state.legal_moves()    -> tuple[Move, ...] for the seat that acts
     state.apply(move)      -> next state (raises IllegalMove)
     state.chance()         -> the Chance the state waits for (when actor is CHANCE)
@@ -11,6 +11,17 @@ questions (ARCHITECTURE.md, "core: one shape for every game"):
     state.view(seat)       -> what that seat may see (hidden things as unknown handles)
     state.result           -> Result or None
     state.to_data()        -> plain msgpack-able data; GameInfo.load(data) rebuilds the state
+
+Who may act. By default exactly one seat may move: the actor. A state may instead let several
+seats move (a dice room where anyone rolls at any moment) with two optional members:
+
+    state.may_act(seat)    -> bool: may `seat` move now (default: seat == state.actor)
+    state.apply(move, seat)-> a state with `may_act` takes the mover's seat as a second argument
+and use `actor == ANYONE` when it waits for no seat in particular (no seat is due: no turn deadline,
+no default claim). Such a state may even accept moves while its actor is CHANCE (a roll made while
+another is being decided is queued by the state; the chance it asks for must not change). Callers
+use the helpers `may_act(state, seat)` and `apply_as(state, seat, move)` below, which fall back to
+the single actor, so games without these members are unchanged.
 
 Randomness never originates here: outcomes come from a source (core/chance.py locally, net/fair.py
 over the network), which is why every engine is deterministic and replayable.
@@ -40,6 +51,7 @@ from typing import Any, Callable, Mapping
 
 CHANCE = -1  # the actor of a state that waits for a random outcome
 NOBODY = -2  # Chance.private of a hidden shuffle: no seat learns the order
+ANYONE = -3  # the actor of a state where seats may move (`may_act`) but none is due
 
 
 class GameError(Exception):
@@ -56,6 +68,21 @@ class BadOption(GameError):
 
 class BadOutcome(GameError):
     """A chance outcome that does not fit the Chance the state asked for."""
+
+
+def may_act(state: Any, seat: int) -> bool:
+    """May `seat` move in `state` now: the state's own `may_act`, else only its single actor."""
+    hook = getattr(state, "may_act", None)
+    if hook is not None:
+        return bool(hook(seat))
+    return state.actor == seat
+
+
+def apply_as(state: Any, seat: int, move: "Move") -> Any:
+    """`move` made by `seat`: a state that lets several seats move is told who moved."""
+    if hasattr(state, "may_act"):
+        return state.apply(move, seat)
+    return state.apply(move)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ Start Tile; Embargo asks the other seats in turn order from the player's left; a
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, Mapping
 
@@ -43,6 +44,7 @@ from core.game import (
     Option,
     Outcome,
     Result,
+    outcome_values,
 )
 from core.tricolor_routes import (
     Placed,
@@ -112,6 +114,12 @@ def _cards(tokens) -> tuple[int, ...]:
     return cards
 
 
+@lru_cache(maxsize=4096)
+def _grid(board: tuple) -> dict[tuple[int, int], Placed]:
+    # Bots ask for the grid of the same boards many times over (every candidate move is tried).
+    return {(x, y): Placed(t, r, b, o) for x, y, t, r, b, o in board}
+
+
 @dataclass(frozen=True, slots=True)
 class TricolorState:
     options: tuple[tuple[str, Any], ...]
@@ -166,7 +174,7 @@ class TricolorState:
 
     @property
     def grid(self) -> dict[tuple[int, int], Placed]:
-        return {(x, y): Placed(t, r, b, o) for x, y, t, r, b, o in self.board}
+        return dict(_grid(self.board))  # a copy: callers may change their grid
 
     def chance(self) -> Chance | None:
         if not self.pending or self.result is not None:
@@ -851,6 +859,49 @@ def describe(state: TricolorState, move: Move) -> str:
     return f"{who}: {move}"
 
 
+def tile_words(tile: int) -> str:
+    """A tile in plain words: "an End Tile", "a red curve", "a blue dead-end tee"."""
+    t = TILES[tile]
+    if t.kind in (START, END):
+        return "the Start Tile" if t.kind == START else "an End Tile"
+    words = ("dead-end " if t.kind == DEAD else "") + t.shape
+    return f"a {COLOUR_NAMES[t.colour]} {words}"
+
+
+def describe_outcome(state: TricolorState | None, chance: Chance, outcome: Outcome) -> str:
+    """A random outcome in plain words; hidden shuffles and draws never say what they dealt."""
+    if chance.hidden and chance.reveal is None:
+        return "shuffled face down" if chance.shuffle else "dealt face down"
+    task = state.pending[0] if state is not None and state.pending else None
+    kind = task[0] if task else ""
+    values = outcome.values
+    if kind == "top" and values:
+        pile, inside = task[1], state.inside[task[1]]
+        tile = inside[values[0]] if inside and values[0] < len(inside) else state.unseen[values[-1]]
+        said = f"pile {pile + 1} shows {tile_words(tile)}"
+        if task[2] and TILES[tile].kind == END:
+            return said + ": shuffled back in (Setup)"
+        return said
+    if kind == "event" and values:
+        index = values[0]
+        for name, count in zip(EVENT_NAMES, state.events):
+            if index < count:
+                return f"event: {EVENT_TITLES[name]}"
+            index -= count
+    if kind == "first" and values:
+        return f"seat {values[0]} goes first"
+    if chance.reveal is not None:
+        seat = chance.reveal
+        shown = tuple(values)
+        if not shown and state is not None and state.ids and UNKNOWN not in (state.ids[seat],) + state.hands[seat]:
+            shown = (state.ids[seat],) + state.hands[seat]
+        if not shown:
+            return f"seat {seat} reveals its ID card and hand"
+        cards = ", ".join(CARDS[c].kind for c in shown[1:]) or "no cards"
+        return f"seat {seat} reveals a {COLOUR_NAMES[ID_CARDS[shown[0]]]} ID card and {cards}"
+    return outcome_values(state, chance, outcome)
+
+
 def heuristic(state: TricolorState, seat: int) -> float:
     """A rough value in [-1, 1]: this seat's points as they would be scored now, against the best rival."""
     from core.tricolor_bots import estimate
@@ -878,4 +929,5 @@ GAME = GameInfo(
     rules_file="tricolor-line.md",
     describe=describe,
     heuristic=heuristic,
+    describe_outcome=describe_outcome,
 )

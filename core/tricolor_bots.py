@@ -23,11 +23,12 @@ import heapq
 import math
 import random
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from core.bots import RandomBot
 from core.game import CHANCE, GameInfo, Move
-from core.tricolor_routes import best_pair, best_single, colour_counts, neighbour, winner_colours
+from core.tricolor_routes import Placed, best_pair, best_single, colour_counts, neighbour, winner_colours
 from core.tricolor_tiles import (
     CARDS,
     COLOURS,
@@ -134,6 +135,27 @@ def plan(grid):
     return cost1 + cost2, path1[1:] + path2[1:], frontier, 2
 
 
+@lru_cache(maxsize=8192)
+def _board_grid(board: tuple) -> dict:
+    # Read-only: shared by every caller that asks about the same board.
+    return {(x, y): Placed(t, r, b, o) for x, y, t, r, b, o in board}
+
+
+@lru_cache(maxsize=8192)
+def _board_pair(board: tuple):
+    return best_pair(_board_grid(board))
+
+
+@lru_cache(maxsize=8192)
+def _board_plan(board: tuple):
+    return plan(_board_grid(board))
+
+
+@lru_cache(maxsize=2048)
+def _board_single(board: tuple):
+    return best_single(_board_grid(board))
+
+
 def _expected_points(state, seat: int, me: int, counts, winners, ender: int) -> float:
     """What another seat may score: its colour unknown (not mine for one of the 3 copies)."""
     mine = ID_CARDS[state.ids[me]]
@@ -161,10 +183,10 @@ def value(state, me: int) -> float:
         if me in state.result.winners:
             return WIN * (2 if len(state.result.winners) == 1 else 1)
         return -WIN
-    grid = state.grid
+    grid = _board_grid(state.board)
     colour = ID_CARDS[state.ids[me]]
     scoring = state.phase == "scoring"
-    pair = state.routes if scoring else best_pair(grid)
+    pair = state.routes if scoring else _board_pair(state.board)
     if pair or scoring:
         ender = state.ender if scoring else state.turn
         counts = colour_counts(grid, pair)
@@ -173,7 +195,7 @@ def value(state, me: int) -> float:
         rivals = max(_expected_points(state, s, me, counts, winners, ender) for s in range(state.seats) if s != me)
         margin = mine - rivals - 1.5
         return (WIN + margin) if margin > 0 else (-WIN / 2 + margin)
-    cost, tiles, frontier, reached = plan(grid)
+    cost, tiles, frontier, reached = _board_plan(state.board)
     own = sum(TILES[grid[p].tile].colour == colour for p in tiles)
     other = sum(TILES[grid[p].tile].colour not in ("", colour) for p in tiles)
     open_ends = min(frontier, 6)
@@ -182,7 +204,7 @@ def value(state, me: int) -> float:
     hand = state.hands[me]
     if all(t == -1 for t in state.tops):
         # No tiles left: a stalemate may score the one route there is (Special cases); its colours decide.
-        counts = colour_counts(grid, best_single(grid))
+        counts = colour_counts(grid, _board_single(state.board))
         held = hand_value(hand, colour, winner_colours(counts)) + 1.5 * counts[colour]
     else:
         held = hand_value(hand, colour)
@@ -212,9 +234,10 @@ class TricolorGreedy:
 
     name = "greedy"
 
-    def __init__(self, game: GameInfo, rng: random.Random, **settings: Any) -> None:
+    def __init__(self, game: GameInfo, rng: random.Random, far: int = 3, **settings: Any) -> None:
         self.game = game
         self.rng = rng
+        self.far = far  # placements tried away from the network's open road ends
 
     def choose(self, view: Any) -> Move:
         return self.ranked(view)[0][1]
@@ -280,7 +303,7 @@ class TricolorGreedy:
         near = [m for m in moves if m.args[kind_index] in open_cells]
         far_cells = sorted({m.args[kind_index] for m in moves} - open_cells)
         self.rng.shuffle(far_cells)
-        far = set(far_cells[:3])
+        far = set(far_cells[: self.far])
         return near + [m for m in moves if m.args[kind_index] in far]
 
     def _draw(self, view, me: int) -> Move:
@@ -311,7 +334,7 @@ class TricolorSearch:
         self,
         game: GameInfo,
         rng: random.Random,
-        samples: int = 4,
+        samples: int = 3,
         width: int = 3,
         steps: int = 120,
         margin: float = 3.0,
@@ -351,7 +374,8 @@ class TricolorSearch:
         from core.chance import LocalSource
 
         source = LocalSource(rng)
-        policy = TricolorGreedy(self.game, rng)
+        # Rollouts only judge my move: opponents that skip far-off placements are close enough, and quicker.
+        policy = TricolorGreedy(self.game, rng, far=0)
         left_turn = False
         for _ in range(self.steps):
             if state.result is not None:

@@ -44,7 +44,8 @@ API (stable; the session in net/session.py builds on it)
                                                      seat, seed, derived outcome (fairness panel)
         replica.pending      -> Event | None          the event collecting reveals now
         replica.waiting_for  -> Waiting               action ("open", "join", "start", "move", "reveal",
-                                                     "deal", "nothing") and the seats it waits for;
+                                                     "deal", "any", "nothing") and the seats it waits
+                                                     for ("any": seats may move, none is due);
                                                      "deal" whenever the card deal owes a message,
                                                      also after the game ended (the openings)
         replica.result       -> Result | None
@@ -72,7 +73,14 @@ Log rules
 - "join" for any free seat: name, key, optional curve key, chain anchor h[0] and length N; seat 0's
   join must carry the key of the "open". Keys must differ between seats.
 - "start" (seat 0) once every seat has joined: the game's initial state is made.
-- "move" from the seat due to act, legal in the current state. A game with hidden hands (its state
+- "move" from a seat that may act (`core.game.may_act`: by default only the seat due to act; a
+  state with `may_act` may let several seats move, its actor then ANYONE and waiting_for
+  Waiting("any", ()): nobody is due, nobody can be claimed against), legal in the current state
+  and applied with `core.game.apply_as` (the state learns the mover). Simultaneous moves are
+  ordered by the log, i.e. by the host. While an event collects reveals a move is refused unless
+  the state allows it (the dice room queues a roll then) and it leaves the event's chance exactly
+  as it was: the event stays open and its outcome is still fixed by every seat's reveal for it. A
+  seat out of the game never moves. A game with hidden hands (its state
   has `paid_cards(move)`, net/hidden.py) is checked by `apply` on this replica's view, where other
   hands are unknown handles; the cards the move pays must have been shown by the mover from its
   own committed hand and opened by every seat ("deal" records before the move), else DealRefused.
@@ -106,7 +114,7 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from core import registry
-from core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result
+from core.game import ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act
 from net import chain as hashchain
 from net import fair, wire
 from net.cards import DealError
@@ -247,6 +255,8 @@ class Waiting:
     seats: tuple[int, ...]
 
     def __str__(self) -> str:
+        if self.action == "any":
+            return "any seat to move when it likes"
         if not self.seats:
             return "nothing (the game is over)"
         who = ", ".join(f"seat {s}" for s in self.seats)
@@ -354,6 +364,8 @@ class Replica:
                 return Waiting("deal", owing)
             if self.state.actor == CHANCE:
                 return Waiting("deal", tuple(s for s in range(self.seat_count) if s not in self.out))
+            if self.state.actor == ANYONE:  # seats may move, none is due (no deadline, no claim)
+                return Waiting("any", ())
             return Waiting("move", (self.state.actor,))
         if owing:  # the game is over: the end-of-game opening of every deck
             return Waiting("deal", owing)
@@ -564,12 +576,16 @@ class Replica:
         seat = env.seat
         if self.phase != _PLAYING:
             raise NotDue(seat, "no move is due: " + ("the game is over" if self.phase == _OVER else "the game has not started"))
-        if self.pending is not None:
-            raise NotDue(seat, f"a move while event {self.pending.number} waits for reveals")
-        if self.state.actor == CHANCE:
-            raise NotDue(seat, "a move while the table waits for the card deal")
-        if self.state.actor != seat:
-            raise NotDue(seat, f"it is seat {self.state.actor}'s turn, not seat {seat}'s")
+        if seat in self.out or not may_act(self.state, seat):
+            if seat in self.out:
+                raise NotDue(seat, f"seat {seat} is out of the game")
+            if self.pending is not None:
+                raise NotDue(seat, f"a move while event {self.pending.number} waits for reveals")
+            if self.state.actor == CHANCE:
+                raise NotDue(seat, "a move while the table waits for the card deal")
+            if self.state.actor is not None and self.state.actor >= 0:
+                raise NotDue(seat, f"it is seat {self.state.actor}'s turn, not seat {seat}'s")
+            raise NotDue(seat, f"seat {seat} may not move now")
         try:
             move = Move.from_data(env.body["move"])
             # A game with hidden hands is checked by apply against this peer's view: a peer cannot
@@ -577,9 +593,12 @@ class Replica:
             cards = paid_cards(self.state, move)
             if cards is None and move not in self.state.legal_moves():
                 raise GameError(f"{move} is not a legal move now")
-            state = self.state.apply(move)
+            state = apply_as(self.state, seat, move)
         except GameError as error:
             raise IllegalMoveRefused(seat, str(error)) from None
+        if self.pending is not None and (state.actor != CHANCE or state.chance() != self.pending.chance):
+            # A move made while an event collects reveals may not change what that event decides.
+            raise IllegalMoveRefused(seat, f"{move} would change event {self.pending.number}, still being decided")
         if cards:
             pay = getattr(self.deal_handler, "pay", None)
             if pay is None:
@@ -589,6 +608,10 @@ class Replica:
             except DealError as refusal:  # the payer did not show the card from its own hand
                 raise DealRefused(seat, refusal.reason) from None
         note = self.game.describe(self.state, move)
+        if self.state.actor != seat:  # one of several seats that may move: the log names the mover
+            note = f"{self.who(seat)} {note}"
+        if self.pending is not None:  # queued behind the open event (the state said so): it stays open
+            return {"moves": self.moves + 1, "state": state}, note, move
         changes = {"moves": self.moves + 1, **self._after(state, self.events)}
         return changes, note, move
 

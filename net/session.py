@@ -18,6 +18,10 @@ of a headless command. The app talks to it through thread-safe methods (`move`, 
     app.run_worker(peer.run, thread=True)
     ... on a "your_turn" event: session.move(Move(...)); on "claimable": offer session.claim(seat)
 
+A state where several seats may move (`core.game.may_act`, e.g. a free dice room): the chooser is
+asked whenever this seat may move and is not the one due; it returns None when it has nothing to do.
+A person's moves arrive through `move()` at any moment and go to the log as they are.
+
 Read `session.replica` (state, seats, events, waiting_for) only from the session's thread or
 treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, deadlines) is the
 host's and reaches joiners in its welcome.
@@ -69,7 +73,7 @@ from typing import Any, Callable
 
 import msgpack
 
-from core.game import GameError, Move
+from core.game import GameError, Move, may_act
 from net import wire
 from net.cards import DealError
 from net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
@@ -329,7 +333,7 @@ class TableSession:
         names = [f"{s.name} (seat {i})" if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)]
         result = self.replica.result
         if self.replica.forced is None and self.replica.game.name == "diceroom" and self.replica.state.last:
-            return self.replica.state.last.describe()
+            return self.replica.state.summary([s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)])
         return result.describe(names)
 
     # -- acting --------------------------------------------------------------------------------
@@ -405,10 +409,12 @@ class TableSession:
             return
         if self.send_deal():
             return
+        if self.free_act():
+            return
         waiting = replica.waiting_for
+        state = replica.state
         if self.seat not in waiting.seats:
             return
-        state = replica.state
         if waiting.action == "reveal":
             self.reveal_if_due()
             return
@@ -426,8 +432,27 @@ class TableSession:
                 self._announced_turn = len(replica.log)
                 self.emit("your_turn", seat=self.seat, index=len(replica.log))
 
+    def free_act(self) -> bool:
+        """One of several seats that may move (a free dice room): ask the chooser; True if it moved.
+
+        Asked before my reveal, so a move it makes at once (a headless roll) lands in the log before
+        the event that waits for my reveal can be decided."""
+        replica = self.replica
+        if self.chooser is None or self._sent or replica is None or replica.phase != "playing" or not self._seated():
+            return False
+        state = replica.state
+        if state.actor == self.seat or not may_act(state, self.seat):
+            return False
+        move = self.chooser(state.view(self.seat))
+        if move is None:
+            return False
+        self.play(move)
+        return bool(self._sent)
+
     def reveal_if_due(self) -> bool:
         """Reveal my chain value when the table's open event waits for it (FAIRNESS.md §1)."""
+        if self.free_act():
+            return True
         replica = self.replica
         pending = replica.pending
         if self.finished or self._sent or pending is None or not self._seated():

@@ -5,9 +5,8 @@ a seat that does not answer within the answer deadline declines, and stays in th
 
 from __future__ import annotations
 
-import os
+import functools
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -21,35 +20,17 @@ from net.peer import PeerSession
 from net.session import Timing, bot_chooser
 from net.transcript import read
 from net.verify import verify
+from net_helpers import COMMAND, last_line, read_invite, spawn
+from tui_pilot import wait_until as wait_a_while
 
-ROOT = Path(__file__).resolve().parent.parent
-COMMAND = Path(sys.executable).with_name("dicetable")
+wait_for = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # a network table
+
 GAME = registry.get("dicebreaker")
 
 
 @pytest.fixture(autouse=True)
 def _home(tmp_path, monkeypatch):
     monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
-
-
-def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen:
-    """A `dicetable` process with its own profile directory (each player is a different person)."""
-    env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
-    return subprocess.Popen([str(COMMAND), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT, env=env)
-
-
-def read_invite(process: subprocess.Popen) -> str:
-    for line in process.stdout:
-        if line.startswith("invite: "):
-            return line.split()[1]
-    raise AssertionError(f"no invite printed: {process.stderr.read()}")
-
-
-def last_line(out: str, prefix: str) -> str:
-    found = [line for line in out.splitlines() if line.startswith(prefix)]
-    assert found, f"no {prefix!r} line in {out!r}"
-    return found[-1][len(prefix):].strip()
 
 
 def moves_in(frames) -> list[tuple[int, list]]:
@@ -85,7 +66,10 @@ def test_four_processes_finish_a_battle_game_whose_transcripts_all_verify(tmp_pa
         assert process.returncode == 0, err
     results = {last_line(out, "result:") for out, _ in outputs}
     assert len(results) == 1, results
-    assert "(15 points)" in results.pop()
+    # The dice are the table's fair dice, so the game ends either at the target or, rarely, at
+    # once by a five of a kind (dicebreaker.md, "Start and end of the game").
+    result = results.pop()
+    assert "(15 points)" in result or "(five of a kind)" in result, result
     logs = []
     for name in names:
         path = tmp_path / f"{name}.dtt"
@@ -141,7 +125,8 @@ def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays
     finally:
         for session in (host, helper, silent):
             session.stop()
-    assert result is not None and "points" in result.reason
+    # Fair dice: the game ends at the target or, now and then, by a five of a kind.
+    assert result is not None and ("points" in result.reason or "five of a kind" in result.reason), result
     seat = silent.seat
     claimable = [e for e in events if e.kind == "claimable" and e.seat == seat]
     assert claimable and "did not answer within 0.3 s: latent no" in claimable[0].text
@@ -160,14 +145,6 @@ def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays
         "the seat that declined late was put out of the game instead of playing on"
     notes = [record.note for record in host.replica.log if record.kind == "claim"]
     assert any("did not answer in time" in note and "latent no" in note for note in notes)
-
-
-async def wait_for(pilot, condition, timeout=30.0):
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the app did not get there in time")
 
 
 @pytest.mark.slow

@@ -4,10 +4,9 @@ game whose transcripts verify, and the app joins a hosted TRIAD table and plays 
 
 from __future__ import annotations
 
-import os
+import functools
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,30 +20,12 @@ from tui.app import DiceTableApp
 from tui.dialogs import GameOverDialog
 from tui.net_screens import JoinScreen
 from tui.triad_screen import TriadScreen
+from net_helpers import COMMAND, last_line, read_invite, spawn
+from tui_pilot import wait_until as wait_a_while
 
-ROOT = Path(__file__).resolve().parent.parent
-COMMAND = Path(sys.executable).with_name("dicetable")
+wait_until = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # a network table
+
 TRIAD = registry.get("triad")
-
-
-def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen:
-    """A `dicetable` process with its own profile directory (each player is a different person)."""
-    env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
-    return subprocess.Popen([str(COMMAND), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT, env=env)
-
-
-def read_invite(process: subprocess.Popen) -> str:
-    for line in process.stdout:
-        if line.startswith("invite: "):
-            return line.split()[1]
-    raise AssertionError(f"no invite printed: {process.stderr.read()}")
-
-
-def last_line(out: str, prefix: str) -> str:
-    found = [line for line in out.splitlines() if line.startswith(prefix)]
-    assert found, f"no {prefix!r} line in {out!r}"
-    return found[-1][len(prefix):].strip()
 
 
 @pytest.mark.slow
@@ -80,14 +61,6 @@ def test_two_processes_finish_a_triad_game_whose_transcripts_verify(tmp_path):
         assert check.stdout.startswith("valid: triad,") and "moves, result:" in check.stdout
     assert logs[0] == logs[1]
     assert verdict.line() == check.stdout.strip()  # the command says what the module found
-
-
-async def wait_until(pilot, condition, timeout=30.0):
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the app did not get there in time")
 
 
 @pytest.mark.slow

@@ -17,22 +17,10 @@ from tui.new_game_screen import NewGameScreen
 from tui.too_small_screen import TooSmallScreen
 from tui.trice_screen import TriceScreen, pool_slots
 from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
+from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
 
 TRICE = registry.get("trice")
 SIZE = (80, 24)
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
-
-
-async def wait_until(pilot, condition, timeout=10.0):
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not get there in time")
 
 
 def table_vs(bot="greedy", seed=1, first="roll"):

@@ -8,33 +8,28 @@ Update the snapshot after a deliberate change of the look:
 
 from __future__ import annotations
 
+import functools
+
 import pytest
+from textual.widgets import TabbedContent
 
 from core import registry
 from core.dicebreaker import LATENT, LETTERS, THROW
 from core.game import Move
 from tui.app import DiceTableApp
 from tui.controller import LocalTable, Player
-from tui.dialogs import GameOverDialog
+from tui.dialogs import GameOverDialog, HelpDialog
 from tui.dicebreaker_screen import DiceBreakerScreen, round_lines
 from tui.new_game_screen import NewGameScreen
 from tui.widgets.arena import ArenaView
+from tui.widgets.move_log import MoveLog
+from tui_pilot import assert_log_wraps, isolated_home  # noqa: F401  (isolated_home: autouse)
+from tui_pilot import wait_until as wait_a_while
+
+wait_until = functools.partial(wait_a_while, timeout=20.0)  # whole bot games
 
 GAME = registry.get("dicebreaker")
 SIZE = (80, 24)
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
-
-
-async def wait_until(pilot, condition, timeout=20.0):
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not get there in time")
 
 
 def people(count: int, **options) -> LocalTable:
@@ -200,3 +195,27 @@ async def test_no_color_drops_the_seat_colours_but_keeps_the_letters(monkeypatch
         colour = ("#b3261e", "#1f5fbf")[seat]  # the seat's colour (tui/dicebreaker.tcss)
         assert (colour in svg) is not no_color
         assert f" {LETTERS[seat]}" in arena_text(app.screen)  # the owner's letter, colour or not
+
+
+async def test_the_panels_keep_off_the_keys_and_the_move_log_wraps_in_its_narrow_pane():
+    table = people(3, mode="battle")
+    for _ in range(6):  # a few throws, so the log has entries longer than its pane is wide
+        table.submit(table.state.legal_moves()[0])
+    app = DiceTableApp(table)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, DiceBreakerScreen)
+        await wait_until(pilot, lambda: screen.view is not None)
+        assert app.focused is None  # no panel (tabs, log) took the focus
+        await pilot.press("m")
+        assert screen.query_one(TabbedContent).active == "moves"
+        log = screen.query_one(MoveLog)
+        await wait_until(pilot, lambda: log.lines and log.scrollable_content_region.width)
+        longest = max((entry.text for entry in table.view().log), key=len)
+        assert len(longest) > assert_log_wraps(log, longest)  # it had to wrap
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpDialog)
+        await pilot.press("x")
+        assert app.screen is screen and app.focused is None  # back from a dialog: still the arena's
+        await pilot.press("escape")
+        assert app.screen is not screen

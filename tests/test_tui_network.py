@@ -1,6 +1,7 @@
 """Two app instances play TRICE against each other over loopback sockets, through their screens:
 host a table, paste the invite, wait in the room, play by key presses, verify the transcript."""
 
+import functools
 import random
 
 import pytest
@@ -15,17 +16,11 @@ from tui.net_screens import HostScreen, JoinScreen
 from tui.trice_screen import TriceScreen, pool_slots
 from tui.waiting_room_screen import WaitingRoomScreen
 from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
+from tui_pilot import wait_until as wait_a_while
+
+wait_until = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # two apps and a network session
 
 TRICE = registry.get("trice")
-
-
-async def wait_until(pilots, condition, timeout=30.0):
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        for pilot in pilots:
-            await pilot.pause(0.025)
-    raise AssertionError("the apps did not get there in time")
 
 
 async def press_move(pilot, screen, move):
@@ -131,23 +126,37 @@ async def test_two_apps_share_a_dice_room_over_loopback(tmp_path, monkeypatch):
         await join.press("enter")
         await wait_until(pilots, lambda: all(app.screen.__class__.__name__ == "DiceRoomScreen" for app in (host_app, join_app)))
         rooms = {"host": host_app.screen, "join": join_app.screen}
-        # The seat due to roll has a clock, on both screens (the host's timing reaches the joiner).
+        # Anyone rolls at any moment (the app's room is free): nobody is due, so no seat has a clock.
         for room in rooms.values():
-            await wait_until(pilots, lambda: room.view is not None and room.view.seats[0].deadline is not None)
-            assert room.view.seats[1].deadline is None
-            assert "left" in str(room.query_one("#seats").render())
-        # Turns alternate; each seat types its roll into the roll line and presses Enter.
-        for number, (who, expr) in enumerate((("host", "3d6"), ("join", "d20+2"), ("host", "4d6kh3")), start=1):
-            room, pilot = rooms[who], (host if who == "host" else join)
-            await wait_until(pilots, lambda: room.view is not None and room.view.my_turn())
-            await pilot.press(*expr, "enter")
-            await wait_until(pilots, lambda: all(len(r.view.state.rolls) == number for r in rooms.values()))
-            roll = room.view.state.rolls[-1]
-            assert roll.expr == str(parse(expr)) and roll.seat == (0 if who == "host" else 1)
+            await wait_until(pilots, lambda: room.view is not None and room.view.state.free and
+                             not room.query_one("#roll-input", Input).disabled)
+            assert all(seat.deadline is None for seat in room.view.seats)
+        # The joiner rolls first; then both roll at once, without waiting for each other.
+        await join.press(*"d20+2", "enter")
+        await wait_until(pilots, lambda: all(len(r.view.state.rolls) == 1 for r in rooms.values()))
+        assert rooms["host"].view.state.rolls[0].seat == 1 and rooms["host"].view.state.rolls[0].expr == str(parse("d20+2"))
+        await host.press(*"3d6", "enter")
+        await join.press(*"4d6kh3", "enter")
+        await wait_until(pilots, lambda: all(len(r.view.state.rolls) == 3 for r in rooms.values()))
+        assert {(r.seat, r.expr) for r in rooms["join"].view.state.rolls[1:]} == {(0, str(parse("3d6"))), (1, str(parse("4d6kh3")))}
+        assert rooms["host"].view.state.rolls == rooms["join"].view.state.rolls
+        # A malformed expression: one line naming what is wrong, nothing rolled.
+        await join.press(*"2x", "enter")
+        await wait_until(pilots, lambda: any(n.title == "Not a roll" and "2x" in n.message for n in join_app._notifications))
         for room in rooms.values():
+            assert len(room.view.state.rolls) == 3
             assert [e.status for e in room.view.events] == ["verified"] * 3
             assert all(r.status == "verified" for e in room.view.events for r in e.reveals)
-        assert rooms["host"].view.state.rolls == rooms["join"].view.state.rolls
+            # The history: who rolled what, the dice, each seat's reveal checked.
+            names = room.view.names
+            history = room.query_one("#roll-history").shown
+            assert history[0].startswith(f"  1. {names[1]} rolled {parse('d20+2')}: ")
+            assert all(f"reveals {names[0]} ✓ {names[1]} ✓" in line for line in history)
+        # Only the host closes the room.
+        assert not rooms["join"].query_one("#close").display and not rooms["join"].query_one("#pass").display
+        await host.press("f3")
+        await wait_until(pilots, lambda: all(r.view.result is not None for r in rooms.values()))
+        assert "closed the room after 3 rolls" in rooms["join"].view.result.reason
 
 
 @pytest.mark.slow

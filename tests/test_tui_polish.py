@@ -20,22 +20,10 @@ from tui.trice_screen import TriceScreen
 from tui.triad_screen import TriadScreen
 from tui.widgets.move_log import MoveLog
 from tui_pilot import quick_idle  # noqa: F401  (autouse: Pilot's idle waits capped)
+from tui_pilot import assert_log_wraps, isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
 
 SIZE = (80, 24)
 RULES = Path(__file__).resolve().parents[1] / "tui" / "rules"
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
-
-
-async def wait_until(pilot, condition, timeout=10.0):
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not get there in time")
 
 
 def rendered(widget) -> str:
@@ -67,12 +55,7 @@ async def test_arrows_reach_the_board_and_the_log_fits_its_panel(game, screen_cl
         assert app.screen is screen and app.focused is None  # back from a dialog: still the board's
         log = screen.query_one(MoveLog)
         await pilot.pause()
-        width = log.scrollable_content_region.width
-        assert log.lines and max(line.cell_length for line in log.lines) <= width
-        assert not log.show_horizontal_scrollbar
-        shown = " ".join("".join(s.text for s in line).strip() for line in log.lines)
-        last = table.view().log[-1].text
-        assert " ".join(last.split()) in " ".join(shown.split()), "the longest entry is whole, wrapped"
+        assert_log_wraps(log, table.view().log[-1].text)  # the longest entry
 
 
 # -- 5. the rules screen shows exactly the rules files' text --------------------------------------

@@ -4,12 +4,11 @@ phase and the fairness panel. Deterministic: seeded hot-seat games with scripted
 Update after a deliberate change of the look: `pytest tests/test_tui_snapshots.py --snapshot-update`.
 """
 
-import pytest
-
 from core import registry
 from core.game import Move
 from tui.app import DiceTableApp
 from tui.controller import LocalTable, Player
+from tui_pilot import isolated_home  # noqa: F401  (isolated_home: autouse)
 
 TRICE = registry.get("trice")
 # Seed 2: twelve placements without a Trice, then the swap phase (found with greedy bots).
@@ -20,11 +19,6 @@ MOVES = (
     "choose P3", "place b1", "choose P5", "place d2", "choose W4", "place b3", "choose O5",
     "place d3", "choose O1", "place d1", "indicate d1",
 )
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
 
 
 def table_after(count: int) -> DiceTableApp:

@@ -22,6 +22,7 @@ from tui.new_game_screen import NewGameScreen
 from tui.triad_screen import TriadScreen
 from tui.widgets.triad_board import TriadBoard, square_offset
 from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
+from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
 
 TRIAD = registry.get("triad")
 SIZE = (80, 24)
@@ -32,19 +33,6 @@ MOVES = (
     "move c1 2 nw", "move a6 2 s", "move f1 3 n", "move b6 1 s", "move b1 2 ne", "move e6 2 sw",
     "move f4 2 s", "move c4 3 s", "move d3 1 nw", "move a4 1 n", "move d1 3 nw",
 )
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
-
-
-async def wait_until(pilot, condition, timeout=10.0):
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not get there in time")
 
 
 def hot_seat(count: int) -> LocalTable:

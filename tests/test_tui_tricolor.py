@@ -23,22 +23,10 @@ from tui.tricolor_dialogs import ChoiceDialog, PassKeyboardScreen, ScoreDialog
 from tui.tricolor_screen import TricolorScreen, hand_words, tile_code
 from tui.widgets.arena import ActionLine
 from tui.widgets.tile_map import TileLook, TileMap, tile_rows
+from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
 
 TRICOLOR = registry.get("tricolor")
 SIZE = (80, 24)
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
-
-
-async def wait_until(pilot, condition, timeout=10.0):
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the app did not get there in time")
 
 
 def text_of(screen, selector: str) -> str:

@@ -42,3 +42,32 @@ async def until_shown(pilot, selector: str, timeout: float = 10.0) -> None:
                 pass
         await pilot.pause(0.02)
     raise AssertionError(f"{selector} was not shown in time")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path, monkeypatch):
+    """Every test its own profile directory (autouse in the modules that import it)."""
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
+
+
+async def wait_until(pilots, condition, timeout: float = 10.0, step: float = 0.02) -> None:
+    """Let the app (or several apps: a list of pilots) run until `condition()` holds; each step is
+    shared between the pilots."""
+    pilots = pilots if isinstance(pilots, (list, tuple)) else [pilots]
+    for _ in range(int(timeout / step)):
+        if condition():
+            return
+        for pilot in pilots:
+            await pilot.pause(step / len(pilots))
+    raise AssertionError("the app did not get there in time")
+
+
+def assert_log_wraps(log, entry: str) -> int:
+    """The move log wraps in its panel: no line wider than the panel, no sideways scrollbar, and
+    `entry` reads whole across its lines. Returns the panel's width."""
+    width = log.scrollable_content_region.width
+    assert log.lines and max(line.cell_length for line in log.lines) <= width
+    assert not log.show_horizontal_scrollbar
+    shown = " ".join("".join(s.text for s in line).strip() for line in log.lines)
+    assert " ".join(entry.split()) in " ".join(shown.split()), "the entry is whole, wrapped"
+    return width

@@ -1,5 +1,11 @@
-"""The dice room: seats take turns rolling dice expressions (3d6, 4d6kh3, d20+2) — alone with local
-dice, or with friends over the network where every roll is a fair shared roll (core/diceroom.py).
+"""The dice room: seats roll dice expressions (3d6, 4d6kh3, d20+2) — alone with local dice, or with
+friends over the network where every roll is a fair shared roll (core/diceroom.py).
+
+A network room opened by the app lets anyone roll at any moment (option turns false): the roll line
+is open whenever this seat may act, also while another roll is being decided (the new roll queues
+behind it, in the host's log order); only the host closes the room. A room in turns (the local
+room, older hosts) keeps the turn, pass and close of before. The Rolls tab is the room's history:
+who rolled what, the dice, and each seat's reveal for that roll as checked by this seat's replica.
 """
 
 from __future__ import annotations
@@ -9,11 +15,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, TabbedContent, TabPane, Tabs
+from textual.widgets import Button, Footer, Input, RichLog, TabbedContent, TabPane, Tabs
 
 from core.dice_expr import BadExpression, parse
-from core.game import Move
-from tui.controller import TableController, TableView, with_names
+from core.game import Move, may_act
+from tui.controller import FAULT, VERIFIED, WAITING, TableController, TableView, with_names
 from tui.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from tui.widgets.chat import ChatPanel
 from tui.widgets.die import face_rows
@@ -45,6 +51,61 @@ def roll_picture(view: TableView) -> Text:
     return text
 
 
+def may_roll(view: TableView | None) -> bool:
+    """This terminal's seat may roll now: its turn in a room in turns, any moment in a free room."""
+    if view is None or view.final is not None or view.state is None:
+        return False
+    return any(may_act(view.state, seat) for seat in view.local_seats)
+
+
+_MARK = {VERIFIED: ("✓", "green"), WAITING: ("…", "yellow"), FAULT: ("✗", "bold red")}
+
+
+def history_lines(view: TableView) -> list[Text]:
+    """One line per roll, oldest first: who rolled what, total and dice, and each seat's reveal check;
+    then the roll being decided and the rolls queued behind it."""
+    state, names, lines = view.state, view.names, []
+    for number, roll in enumerate(state.rolls, start=1):
+        line = Text(f"{number:>3}. ")
+        line.append(f"{names[roll.seat]} rolled {roll.expr}: ", "bold")
+        total, dice = roll.describe().split(" ", 1)
+        line.append(f"{total} ", "bold")
+        line.append(dice)
+        event = view.events[number - 1] if number - 1 < len(view.events) else None
+        if event is not None and event.reveals:
+            line.append("   reveals ")
+            for reveal in event.reveals:
+                mark, style = _MARK.get(reveal.status, ("?", ""))
+                line.append(f"{names[reveal.seat]} {mark} ", style)
+        elif event is not None:
+            line.append("   (local dice)", "dim")
+        lines.append(line)
+    if state.pending:
+        lines.append(Text(f"     {names[state.rolling]} rolls {state.pending}: being decided…", "yellow"))
+    for seat, expr in state.queue:
+        lines.append(Text(f"     {names[seat]} rolls {expr}: queued", "dim"))
+    return lines
+
+
+class RollHistory(RichLog):
+    """The room's rolls (history_lines), redrawn when they change."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(wrap=True, min_width=1, markup=False, highlight=False, auto_scroll=True, **kwargs)
+        self.shown: list[str] = []
+
+    def show(self, lines: list[Text]) -> None:
+        plain = [line.plain for line in lines]
+        if plain == self.shown:
+            return
+        if plain[: len(self.shown)] != self.shown or (self.shown and self.shown[-1].endswith(("…", "queued"))):
+            self.clear()
+            self.shown = []
+        for line in lines[len(self.shown):]:
+            self.write(line)
+        self.shown = plain
+
+
 class DiceRoomScreen(Screen):
     AUTO_FOCUS = None
 
@@ -53,6 +114,7 @@ class DiceRoomScreen(Screen):
         Binding("f3", "close_room", "close room"),
         Binding("f", "panel('fairness')", "fairness", show=False),
         Binding("m", "panel('moves')", "rolls", show=False),
+        Binding("l", "panel('log')", "log", show=False),
         Binding("t", "panel('chat')", "chat", show=False),
         Binding("v", "verify", "verify", show=False),
         Binding("escape", "leave", "leave"),
@@ -74,6 +136,8 @@ class DiceRoomScreen(Screen):
             yield Button("Close (F3)", id="close")
         with TabbedContent(id="panels", initial="moves"):
             with TabPane("Rolls", id="moves"):
+                yield RollHistory(id="roll-history")
+            with TabPane("Log", id="log"):
                 yield MoveLog(id="move-log")
             with TabPane("Fairness", id="fairness"):
                 yield FairnessPanel(id="fairness-panel")
@@ -84,7 +148,7 @@ class DiceRoomScreen(Screen):
 
     def on_mount(self) -> None:
         # Only the roll line (and the chat line) take keys: a focused button would eat Enter.
-        for widget in (self.query_one(Tabs), self.query_one(MoveLog), self.query_one(FairnessPanel),
+        for widget in (self.query_one(Tabs), self.query_one(MoveLog), self.query_one(FairnessPanel), self.query_one(RollHistory),
                        *self.query(Button)):
             widget.can_focus = False
         self.controller.attach(self)
@@ -95,11 +159,16 @@ class DiceRoomScreen(Screen):
     # -- messages from the table ---------------------------------------------------------------
     def on_table_changed(self, message: TableChanged) -> None:
         self.view = view = message.view
-        mine = view.my_turn()
+        mine = may_roll(view)
+        free = view.state.free
         if view.result is not None:
             status = f"The room is closed: {with_names(view.result.reason, view.names)}"
         elif view.note:
             status = view.note
+        elif free and view.state.closing:
+            status = "The host is closing the room: the last rolls are being decided"
+        elif free and mine:
+            status = "Anyone may roll at any moment: type a roll and press Enter"
         elif mine:
             status = "Your turn: type a roll and press Enter, or pass (F2)"
         elif view.actor is not None and view.actor >= 0:
@@ -110,6 +179,9 @@ class DiceRoomScreen(Screen):
         self.query_one("#roll-picture", TextLine).update(roll_picture(view))
         self.query_one(SeatsPanel).show(view)
         self.query_one(MoveLog).show(view.log)
+        self.query_one(RollHistory).show(history_lines(view))
+        self.query_one("#pass", Button).display = not free
+        self.query_one("#close", Button).display = not free or 0 in view.local_seats
         self.query_one(FairnessPanel).show(view)
         box = self.query_one("#roll-input", Input)
         box.disabled = not mine
@@ -147,15 +219,12 @@ class DiceRoomScreen(Screen):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_pass_turn() if event.button.id == "pass" else self.action_close_room()
 
-    def _my_turn(self) -> bool:
-        return self.view is not None and self.view.my_turn()
-
     def action_pass_turn(self) -> None:
-        if self._my_turn():
+        if may_roll(self.view) and not self.view.state.free:
             self.controller.submit(Move("pass"))
 
     def action_close_room(self) -> None:
-        if self._my_turn():
+        if may_roll(self.view) and (not self.view.state.free or 0 in self.view.local_seats):
             self.controller.submit(Move("close"))
 
     def action_panel(self, pane: str) -> None:

@@ -13,12 +13,10 @@ from __future__ import annotations
 import textwrap
 import time
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import Footer, Static
 
 from core import dicebreaker_hands as hands
 from core.dicebreaker import (
@@ -32,12 +30,9 @@ from core.dicebreaker import (
 )
 from core.game import Move
 from tui.controller import TableController, TableView, with_names
-from tui.dialogs import GameOverDialog, HelpDialog
-from tui.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+from tui.messages import TableChanged
+from tui.table_screen import CURSOR_KEYS, LEAVE_KEY, TableScreen, panel_keys
 from tui.widgets.arena import SEAT_CLASSES, ActionLine, ArenaView, DieLook
-from tui.widgets.chat import ChatPanel
-from tui.widgets.fairness import FairnessPanel
-from tui.widgets.move_log import MoveLog
 from tui.widgets.seats import SeatsPanel
 from tui.widgets.text_line import TextLine
 
@@ -133,38 +128,25 @@ def verdict_words(view: TableView) -> tuple[str, str]:
     return headline, f"Final scores: {scores}."
 
 
-class DiceBreakerScreen(Screen):
-    AUTO_FOCUS = ""
+class DiceBreakerScreen(TableScreen):
     CSS_PATH = "dicebreaker.tcss"
+    HELP_TEXT = DICEBREAKER_HELP
 
     BINDINGS = [
         Binding("r", "roll", "roll"),
         Binding("enter,space", "act", "break"),
-        Binding("left,h", "cursor(-1, 0)", "move", key_display="←↓↑→"),
-        Binding("right,l", "cursor(1, 0)", "right", show=False),
-        Binding("up,k", "cursor(0, -1)", "up", show=False),
-        Binding("down,j", "cursor(0, 1)", "down", show=False),
+        *CURSOR_KEYS,
         Binding("tab", "next_die", "die", show=False),
         Binding("y", "latent('yes')", "latent yes", show=False),
         Binding("n", "latent('no')", "latent no", show=False),
-        Binding("question_mark", "help", "help", key_display="?"),
-        Binding("o", "panel('rounds')", "rounds"),
-        Binding("m", "panel('moves')", "moves"),
-        Binding("f", "panel('fairness')", "fairness"),
-        Binding("t", "panel('chat')", "chat"),
-        Binding("v", "verify", "verify", show=False),
-        Binding("escape", "leave", "leave"),
+        *panel_keys(Binding("o", "panel('rounds')", "rounds"), "moves", "fairness"),
+        LEAVE_KEY,
     ]
 
     def __init__(self, controller: TableController) -> None:
-        super().__init__()
-        self.controller = controller
-        self.view: TableView | None = None
+        super().__init__(controller)
         self.cursor = ""  # the name of the die under the cursor
         self.die_index = 0  # which of the dice in hand the next throw uses
-        self._dialog_shown_for = None
-        self._over = False
-        self._sent_in = None  # the state a move was sent in, until the table answers
         self._rounds_seen = 0
         self._rounds_text = ""
 
@@ -177,40 +159,18 @@ class DiceBreakerScreen(Screen):
                 yield ActionLine(id="db-hand")
             with Vertical(id="db-right"):
                 yield ActionLine(id="db-scores")
-                with TabbedContent(id="panels", initial="rounds"):
-                    with TabPane("Rounds", id="rounds"):
-                        yield Static("", id="db-rounds", markup=False)
-                    with TabPane("Moves", id="moves"):
-                        yield MoveLog(id="move-log")
-                    with TabPane("Fair", id="fairness"):
-                        yield FairnessPanel(id="fairness-panel")
-                    with TabPane("Seats", id="seats-pane"):
-                        yield SeatsPanel(id="seats")
-                    if self.controller.network:
-                        with TabPane("Chat", id="chat"):
-                            yield ChatPanel(id="chat-panel")
+                yield from self.compose_panels(
+                    "rounds", "Fair", before=(("Rounds", "rounds", Static("", id="db-rounds", markup=False)),),
+                    after=(("Seats", "seats-pane", SeatsPanel(id="seats")),))
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one(MoveLog).min_width = 20
-        for widget in (self.query_one(Tabs), self.query_one(MoveLog), self.query_one(FairnessPanel),
-                       *self.query("#chat-log")):
-            widget.can_focus = False
-        self.set_focus(None)
-        self.controller.attach(self)
+    def started(self) -> None:
         self.set_interval(1.0, self._tick)
 
     def _tick(self) -> None:
         """A seat's clock (network tables with deadlines, e.g. the Latent Dice answer) counts down."""
         if self.view is not None and self.view.state is not None and any(s.deadline for s in self.view.seats):
             self.query_one("#db-scores", ActionLine).show(self.score_pieces())
-
-    def on_screen_resume(self) -> None:
-        if not isinstance(self.focused, Input):
-            self.set_focus(None)
-
-    def on_unmount(self) -> None:
-        self.controller.close()
 
     # -- messages from the table ---------------------------------------------------------------
     def on_table_changed(self, message: TableChanged) -> None:
@@ -227,41 +187,12 @@ class DiceBreakerScreen(Screen):
                     self.notify(round_lines(state, self.view.names)[0], title="Round over", timeout=6)
                 self._rounds_seen = len(state.rounds)
         self.redraw()
-        over = self.view.result is not None
-        if over != self._over:
-            self._over = over
-            self.refresh_bindings()
-        if over and self._dialog_shown_for is not state:
-            self._dialog_shown_for = state
-            headline, detail = verdict_words(self.view)
-            self.app.push_screen(GameOverDialog(headline, detail, self.controller.can_rematch()), self._after_game)
+        self.settle_result()
 
-    def on_move_refused(self, message: MoveRefused) -> None:
-        self._sent_in = None
-        self.notify(message.reason, title="Not accepted", severity="warning")
-
-    def on_chat_arrived(self, message: ChatArrived) -> None:
-        if self.controller.network:
-            self.query_one(ChatPanel).add(message.name, message.text)
-            if self.query_one(TabbedContent).active != "chat":
-                self.notify(f"{message.name}: {message.text}", title="Chat (t)", timeout=6)
-
-    def on_banner(self, message: Banner) -> None:
-        self.notify(message.text, severity=message.level if message.level != "info" else "information", timeout=8)
-
-    def on_table_closed(self, message: TableClosed) -> None:
-        self.query_one("#status", TextLine).update(f"The table closed: {message.reason}")
-        self.notify(message.reason, title="Table closed", severity="error", timeout=15)
-
-    @on(ChatPanel.Sent)
-    def _send_chat(self, message: ChatPanel.Sent) -> None:
-        self.controller.send_chat(message.text)
+    def verdict(self) -> tuple[str, str]:
+        return verdict_words(self.view)
 
     # -- what this terminal may do now ---------------------------------------------------------
-    def _acting(self) -> bool:
-        view = self.view
-        return view is not None and view.state is not None and view.result is None and view.my_turn()
-
     def _phase(self) -> str:
         return self.view.state.phase if self.view is not None and self.view.state is not None else ""
 
@@ -282,7 +213,7 @@ class DiceBreakerScreen(Screen):
         view = self.view
         if view is None or view.state is None:
             return
-        self.query_one("#status", TextLine).update(self.status_line())
+        self.show_status()
         self.query_one(ArenaView).show(self.looks())
         self.query_one("#db-hand", ActionLine).show(self.hand_pieces())
         if arena_only:
@@ -295,9 +226,7 @@ class DiceBreakerScreen(Screen):
         if text != self._rounds_text:  # a Static update re-lays the screen out: only when it changed
             self._rounds_text = text
             rounds.update(text)
-        self.query_one(SeatsPanel).show(view)
-        self.query_one(MoveLog).show(view.log)
-        self.query_one(FairnessPanel).show(view)
+        self.show_panels()
 
     def looks(self) -> tuple[DieLook, ...]:
         state = self.view.state
@@ -453,19 +382,6 @@ class DiceBreakerScreen(Screen):
             self.redraw(arena_only=True)
 
     # -- acting --------------------------------------------------------------------------------
-    def _ready(self) -> bool:
-        view = self.view
-        if view is None or view.state is None or view.result is not None or self._sent_in is view.state:
-            return False
-        if not view.my_turn():
-            self.notify("Not your turn yet.", severity="warning", timeout=2)
-            return False
-        return True
-
-    def _submit(self, move: Move) -> None:
-        self._sent_in = self.view.state
-        self.controller.submit(move)
-
     def action_roll(self) -> None:
         if self.view is not None and self.view.result is not None:
             self.action_rematch()
@@ -526,38 +442,6 @@ class DiceBreakerScreen(Screen):
         elif action == "rematch":
             self.action_rematch()
 
-    def action_help(self) -> None:
-        self.app.push_screen(HelpDialog(DICEBREAKER_HELP))
-
-    def action_panel(self, pane: str) -> None:
-        if pane == "chat" and not self.controller.network:
-            return
-        self.query_one(TabbedContent).active = pane
-        if pane == "chat":
-            self.query_one("#chat-input").focus()
-
-    def action_verify(self) -> None:
-        self.query_one(TabbedContent).active = "fairness"
-        self.query_one(FairnessPanel).show_verdict(self.controller.verify())
-
-    def action_rematch(self) -> None:
-        if self.view is not None and self.view.result is not None and self.controller.can_rematch():
-            self._rounds_seen = 0
-            self.controller.rematch()
-
-    def action_leave(self) -> None:
-        if isinstance(self.focused, Input):
-            self.set_focus(None)
-            return
-        self.app.pop_screen()
-
-    def check_action(self, action: str, parameters) -> bool | None:
-        if action == "panel" and parameters and parameters[0] == "chat":
-            return self.controller.network
-        return True
-
-    def _after_game(self, answer: str | None) -> None:
-        if answer == "rematch":
-            self.action_rematch()
-        elif answer == "home":
-            self.app.pop_screen()
+    def rematch_now(self) -> None:
+        self._rounds_seen = 0
+        self.controller.rematch()

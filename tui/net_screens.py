@@ -133,7 +133,8 @@ class HostScreen(Screen):
             return
         try:
             clock = int(self.query_one("#host-clock", Input).value or "0")
-            session = HostSession(profile, game=self.game, seats=seats, bind=address, port=int(port_text),
+            free = {"turns": False} if self.game == "diceroom" else None  # a dice room: anyone rolls at any moment
+            session = HostSession(profile, game=self.game, seats=seats, options=free, bind=address, port=int(port_text),
                                   timing=Timing(turn_deadline=float(clock)))
         except SessionError as error:
             self.query_one("#net-note", Static).update(str(error))

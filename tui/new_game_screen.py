@@ -51,7 +51,8 @@ class NewGameScreen(Screen):
             if any(registry.get(name).max_seats > 2 for name in self.games):
                 with Horizontal(id="setup-more"):
                     with RadioSet(id="setup-seats") as seats:
-                        seats.border_title = "Players (Dice Breaker 2-6, Tricolor Line 2-8)"
+                        seats.border_title = "Players"
+                        seats.border_subtitle = "Dice Breaker 2-6 · Tricolor Line 2-8"
                         for n in range(2, max(registry.get(name).max_seats for name in self.games) + 1):
                             yield Choice(str(n), value=n == 2, name=str(n))
                     with RadioSet(id="setup-mode") as modes:

@@ -9,11 +9,10 @@ that reaches it (→II); digits 1–3 pick the value first. Rules: ../shared/rul
 
 from __future__ import annotations
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer
 
 from core.game import Move
 from core.triad import (
@@ -29,12 +28,8 @@ from core.triad import (
     act,
 )
 from tui.controller import TableController, TableView, with_names
-from tui.dialogs import GameOverDialog, HelpDialog
-from tui.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
-from tui.table_screen import TableScreen
-from tui.widgets.chat import ChatPanel
-from tui.widgets.fairness import FairnessPanel
-from tui.widgets.move_log import MoveLog
+from tui.messages import TableChanged
+from tui.table_screen import LEAVE_KEY, TableScreen, panel_keys
 from tui.widgets.seats import SeatsPanel
 from tui.widgets.text_line import TextLine
 from tui.widgets.triad_board import ROMAN, SquareLook, TriadBoard
@@ -98,6 +93,7 @@ def verdict_words(view: TableView) -> tuple[str, str]:
 
 class TriadScreen(TableScreen):
     CSS_PATH = "triad.tcss"
+    HELP_TEXT = TRIAD_HELP
 
     BINDINGS = [
         Binding("left,h", "cursor(-1, 0)", "move", key_display="←↓↑→"),
@@ -109,25 +105,16 @@ class TriadScreen(TableScreen):
         Binding("2", "value(2)", "value 2", show=False),
         Binding("3", "value(3)", "value 3", show=False),
         Binding("tab", "next", "next", show=False),
-        Binding("question_mark", "help", "help", key_display="?"),
-        Binding("f", "panel('fairness')", "fairness"),
-        Binding("m", "panel('moves')", "moves"),
-        Binding("t", "panel('chat')", "chat"),
-        Binding("v", "verify", "verify", show=False),
+        *panel_keys("fairness", "moves"),
         Binding("r", "rematch", "rematch"),
-        Binding("escape", "leave", "leave"),
+        LEAVE_KEY,
     ]
 
     def __init__(self, controller: TableController) -> None:
-        super().__init__()
-        self.controller = controller
-        self.view: TableView | None = None
+        super().__init__(controller)
         self.cursor = INDEX["c1"]
         self.chosen: int | None = None  # the die chosen to move this turn
         self.value = 0  # the value picked with a digit (0: any)
-        self._dialog_shown_for = None  # the finished state whose dialog we already opened
-        self._over = False
-        self._sent_in = None  # the state a move was sent in: keys wait for the answer
 
     # -- building ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -139,22 +126,8 @@ class TriadScreen(TableScreen):
                 yield TextLine("", id="triad-legend")
             with Vertical(id="triad-right"):
                 yield SeatsPanel(id="seats")
-                with TabbedContent(id="panels", initial="moves"):
-                    with TabPane("Moves", id="moves"):
-                        yield MoveLog(id="move-log")
-                    with TabPane("Fairness", id="fairness"):
-                        yield FairnessPanel(id="fairness-panel")
-                    if self.controller.network:
-                        with TabPane("Chat", id="chat"):
-                            yield ChatPanel(id="chat-panel")
+                yield from self.compose_panels()
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.keep_keys_on_board()
-        self.controller.attach(self)
-
-    def on_unmount(self) -> None:
-        self.controller.close()
 
     # -- messages from the table ---------------------------------------------------------------
     def on_table_changed(self, message: TableChanged) -> None:
@@ -164,45 +137,12 @@ class TriadScreen(TableScreen):
             self.chosen, self.value = None, 0
             self._place_cursor()
         self.redraw()
-        over = self.view.result is not None
-        if over != self._over:  # the footer's "rematch" comes and goes
-            self._over = over
-            self.refresh_bindings()
-        state = self.view.state
-        if over and self._dialog_shown_for is not state:
-            self._dialog_shown_for = state
-            headline, detail = verdict_words(self.view)
-            self.app.push_screen(
-                GameOverDialog(headline, detail, self.controller.can_rematch()), self._after_game
-            )
+        self.settle_result()
 
-    def on_move_refused(self, message: MoveRefused) -> None:
-        self._sent_in = None
-        self.notify(message.reason, title="Not accepted", severity="warning")
-
-    def on_chat_arrived(self, message: ChatArrived) -> None:
-        if self.controller.network:
-            self.query_one(ChatPanel).add(message.name, message.text)
-            if self.query_one(TabbedContent).active != "chat":
-                self.notify(f"{message.name}: {message.text}", title="Chat (t)", timeout=6)
-
-    def on_banner(self, message: Banner) -> None:
-        self.notify(message.text, severity=message.level if message.level != "info" else "information",
-                    timeout=8)
-
-    def on_table_closed(self, message: TableClosed) -> None:
-        self.query_one("#status", TextLine).update(f"The table closed: {message.reason}")
-        self.notify(message.reason, title="Table closed", severity="error", timeout=15)
-
-    @on(ChatPanel.Sent)
-    def _send_chat(self, message: ChatPanel.Sent) -> None:
-        self.controller.send_chat(message.text)
+    def verdict(self) -> tuple[str, str]:
+        return verdict_words(self.view)
 
     # -- what this terminal may do now ---------------------------------------------------------
-    def _acting(self) -> bool:
-        view = self.view
-        return view is not None and view.state is not None and view.result is None and view.my_turn()
-
     def _targets(self) -> dict[int, list[Move]]:
         """The chosen die's landing squares, narrowed to the picked value."""
         if self.chosen is None or not self._acting():
@@ -221,7 +161,7 @@ class TriadScreen(TableScreen):
         view = self.view
         if view is None or view.state is None:
             return
-        self.query_one("#status", TextLine).update(self.status_line())
+        self.show_status()
         self.query_one(TriadBoard).show(self.looks())
         if board_only:
             return
@@ -229,9 +169,7 @@ class TriadScreen(TableScreen):
         self.query_one("#triad-legend", TextLine).update(
             "◆ chosen →II lands as II ✖ take off ★ Triad • last"
         )
-        self.query_one(SeatsPanel).show(view)
-        self.query_one(MoveLog).show(view.log)
-        self.query_one(FairnessPanel).show(view)
+        self.show_panels()
 
     def looks(self) -> tuple[SquareLook, ...]:
         state = self.view.state
@@ -369,13 +307,9 @@ class TriadScreen(TableScreen):
 
     # -- acting --------------------------------------------------------------------------------
     def action_act(self) -> None:
-        view = self.view
-        if view is None or view.state is None or view.result is not None or self._sent_in is view.state:
-            return  # over, or a move is on its way and the table has not answered yet
-        if not view.my_turn():
-            self.notify("Not your turn yet.", severity="warning", timeout=2)
+        if not self._ready():  # over, or a move is on its way and the table has not answered yet
             return
-        state = view.state
+        state = self.view.state
         if state.phase == REMOVE:
             if self.cursor in state.candidates:
                 self._submit(Move("remove", (SQUARES[self.cursor],)))
@@ -407,56 +341,18 @@ class TriadScreen(TableScreen):
                         severity="warning", timeout=3)
         self.redraw(board_only=True)
 
-    def _submit(self, move: Move) -> None:
-        self._sent_in = self.view.state
-        self.controller.submit(move)
-
     def on_triad_board_pressed(self, message: TriadBoard.Pressed) -> None:
         if not self._acting():
             return
         self.cursor = message.square
         self.action_act()
 
-    def action_help(self) -> None:
-        self.app.push_screen(HelpDialog(TRIAD_HELP))
-
-    def action_panel(self, pane: str) -> None:
-        if pane == "chat" and not self.controller.network:
-            return
-        self.query_one(TabbedContent).active = pane
-        if pane == "chat":
-            self.query_one("#chat-input").focus()
-
-    def action_verify(self) -> None:
-        self.query_one(TabbedContent).active = "fairness"
-        self.query_one(FairnessPanel).show_verdict(self.controller.verify())
-
-    def action_rematch(self) -> None:
-        if self.view is not None and self.view.result is not None and self.controller.can_rematch():
-            self.controller.rematch()
-
-    def action_leave(self) -> None:
-        if isinstance(self.focused, Input):  # Esc in the chat line only leaves the line
-            self.set_focus(None)
-            return
-        if self.chosen is not None:  # Esc first un-chooses the die
-            self.chosen, self.value = None, 0
-            self.redraw(board_only=True)
-            return
-        self.app.pop_screen()
-
-    def check_action(self, action: str, parameters) -> bool | None:
-        if action == "rematch":
-            return self.view is not None and self.view.result is not None and self.controller.can_rematch()
-        if action == "panel" and parameters and parameters[0] == "chat":
-            return self.controller.network
+    def step_back(self) -> bool:
+        if self.chosen is None:
+            return False
+        self.chosen, self.value = None, 0  # Esc first un-chooses the die
+        self.redraw(board_only=True)
         return True
-
-    def _after_game(self, answer: str | None) -> None:
-        if answer == "rematch":
-            self.controller.rematch()
-        elif answer == "home":
-            self.app.pop_screen()
 
 
 def _distance(a: int, b: int) -> int:

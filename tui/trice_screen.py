@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer
 
 from core.game import Move
 from core.trice import (
@@ -30,14 +29,10 @@ from core.trice import (
     SWAP,
 )
 from tui.controller import TableController, TableView, with_names
-from tui.dialogs import GameOverDialog, HelpDialog
-from tui.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
-from tui.table_screen import TableScreen
+from tui.messages import TableChanged
+from tui.table_screen import CURSOR_KEYS, LEAVE_KEY, TableScreen, panel_keys
 from tui.widgets.board import BoardGrid, PoolTray
-from tui.widgets.chat import ChatPanel
 from tui.widgets.die import DieCell
-from tui.widgets.fairness import FairnessPanel
-from tui.widgets.move_log import MoveLog
 from tui.widgets.seats import SeatsPanel
 from tui.widgets.text_line import TextLine
 
@@ -92,32 +87,20 @@ def verdict_words(view: TableView) -> tuple[str, str]:
 
 class TriceScreen(TableScreen):
     BINDINGS = [
-        Binding("left,h", "cursor(-1, 0)", "move", key_display="←↓↑→"),
-        Binding("right,l", "cursor(1, 0)", "right", show=False),
-        Binding("up,k", "cursor(0, -1)", "up", show=False),
-        Binding("down,j", "cursor(0, 1)", "down", show=False),
+        *CURSOR_KEYS,
         Binding("enter,space", "act", "act"),
         Binding("tab", "other_area", "board/pool", show=False),
-        Binding("question_mark", "help", "help", key_display="?"),
-        Binding("f", "panel('fairness')", "fairness"),
-        Binding("m", "panel('moves')", "moves"),
-        Binding("t", "panel('chat')", "chat"),
-        Binding("v", "verify", "verify", show=False),
+        *panel_keys("fairness", "moves"),
         Binding("r", "rematch", "rematch"),
-        Binding("escape", "leave", "leave"),
+        LEAVE_KEY,
     ]
 
     def __init__(self, controller: TableController) -> None:
-        super().__init__()
-        self.controller = controller
-        self.view: TableView | None = None
+        super().__init__(controller)
         self.area = "pool"
         self.board_cursor = INDEX["b2"]
         self.pool_cursor = 0
-        self._dialog_shown_for = None  # the finished state whose dialog we already opened
-        self._over = False
         self._last_squares: tuple[int, ...] = ()
-        self._sent_in = None  # the state a move was sent in, until the table answers
 
     # -- building ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -127,61 +110,18 @@ class TriceScreen(TableScreen):
             yield PoolTray(id="pool")
         with Horizontal(id="lower"):
             yield SeatsPanel(id="seats")
-            with TabbedContent(id="panels", initial="moves"):
-                with TabPane("Moves", id="moves"):
-                    yield MoveLog(id="move-log")
-                with TabPane("Fairness", id="fairness"):
-                    yield FairnessPanel(id="fairness-panel")
-                if self.controller.network:
-                    with TabPane("Chat", id="chat"):
-                        yield ChatPanel(id="chat-panel")
+            yield from self.compose_panels()
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.keep_keys_on_board()
-        self.controller.attach(self)
-
-    def on_unmount(self) -> None:
-        self.controller.close()
 
     # -- messages from the table ---------------------------------------------------------------
     def on_table_changed(self, message: TableChanged) -> None:
         self.view = message.view
         self._place_cursor()
         self.redraw()
-        over = self.view.result is not None
-        if over != self._over:  # the footer's "rematch" comes and goes; recomposing it is costly
-            self._over = over
-            self.refresh_bindings()
-        state = self.view.state
-        if self.view.result is not None and self._dialog_shown_for is not state:
-            self._dialog_shown_for = state
-            headline, detail = verdict_words(self.view)
-            self.app.push_screen(
-                GameOverDialog(headline, detail, self.controller.can_rematch()), self._after_game
-            )
+        self.settle_result()
 
-    def on_move_refused(self, message: MoveRefused) -> None:
-        self._sent_in = None  # the position stands: the player may try another move
-        self.notify(message.reason, title="Not accepted", severity="warning")
-
-    def on_chat_arrived(self, message: ChatArrived) -> None:
-        if self.controller.network:
-            self.query_one(ChatPanel).add(message.name, message.text)
-            if self.query_one(TabbedContent).active != "chat":
-                self.notify(f"{message.name}: {message.text}", title="Chat (t)", timeout=6)
-
-    def on_banner(self, message: Banner) -> None:
-        self.notify(message.text, severity=message.level if message.level != "info" else "information",
-                    timeout=8)
-
-    def on_table_closed(self, message: TableClosed) -> None:
-        self.query_one("#status", TextLine).update(f"The table closed: {message.reason}")
-        self.notify(message.reason, title="Table closed", severity="error", timeout=15)
-
-    @on(ChatPanel.Sent)
-    def _send_chat(self, message: ChatPanel.Sent) -> None:
-        self.controller.send_chat(message.text)
+    def verdict(self) -> tuple[str, str]:
+        return verdict_words(self.view)
 
     # -- drawing -------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -189,7 +129,7 @@ class TriceScreen(TableScreen):
         if view is None:
             return
         state = view.state
-        self.query_one("#status", TextLine).update(self.status_line())
+        self.show_status()
         mine = view.my_turn()
         board = self.query_one(BoardGrid)
         marks = self._board_marks(state)
@@ -211,9 +151,7 @@ class TriceScreen(TableScreen):
             pool.set_title("Pool: empty · swap phase")
         else:
             pool.set_title(f"Pool: {left} dice")
-        self.query_one(SeatsPanel).show(view)
-        self.query_one(MoveLog).show(view.log)
-        self.query_one(FairnessPanel).show(view)
+        self.show_panels()
 
     def _board_marks(self, state) -> dict[int, tuple[str, str]]:
         # The last placement or swap stays marked while the next die is chosen or indicated.
@@ -334,25 +272,17 @@ class TriceScreen(TableScreen):
 
     # -- acting --------------------------------------------------------------------------------
     def action_act(self) -> None:
-        view = self.view
-        if view is None or view.result is not None:
+        if not self._ready():  # one move per position: a network move may be on its way to the host
             return
-        if not view.my_turn():
-            self.notify("Not your turn yet.", severity="warning", timeout=1.5)
-            return
-        state = view.state
-        if self._sent_in is state:
-            return  # one move per position: a network move is on its way to the host
+        state = self.view.state
         if state.phase == CHOOSE:
             die = pool_slots(state)[self.pool_cursor]
             if not die:
                 self.notify("Pick a die in the pool.", severity="warning", timeout=2)
                 return
-            self._sent_in = state
-            self.controller.submit(Move("choose", (die,)))
+            self._submit(Move("choose", (die,)))
         else:
-            self._sent_in = state
-            self.controller.submit(Move(state.phase, (SQUARES[self.board_cursor],)))
+            self._submit(Move(state.phase, (SQUARES[self.board_cursor],)))
 
     def on_die_cell_pressed(self, message: DieCell.Pressed) -> None:
         cell_id = message.cell.id or ""
@@ -362,43 +292,6 @@ class TriceScreen(TableScreen):
             self.area, self.pool_cursor = "pool", int(cell_id.split("-")[1])
         self.redraw()
         self.action_act()
-
-    def action_help(self) -> None:
-        self.app.push_screen(HelpDialog())
-
-    def action_panel(self, pane: str) -> None:
-        if pane == "chat" and not self.controller.network:
-            return
-        self.query_one(TabbedContent).active = pane
-        if pane == "chat":
-            self.query_one("#chat-input").focus()
-
-    def action_verify(self) -> None:
-        self.query_one(TabbedContent).active = "fairness"
-        self.query_one(FairnessPanel).show_verdict(self.controller.verify())
-
-    def action_rematch(self) -> None:
-        if self.view is not None and self.view.result is not None and self.controller.can_rematch():
-            self.controller.rematch()
-
-    def action_leave(self) -> None:
-        if isinstance(self.focused, Input):  # Esc in the chat line only leaves the line
-            self.set_focus(None)
-            return
-        self.app.pop_screen()
-
-    def check_action(self, action: str, parameters) -> bool | None:
-        if action == "rematch":
-            return self.view is not None and self.view.result is not None and self.controller.can_rematch()
-        if action == "panel" and parameters and parameters[0] == "chat":
-            return self.controller.network
-        return True
-
-    def _after_game(self, answer: str | None) -> None:
-        if answer == "rematch":
-            self.controller.rematch()
-        elif answer == "home":
-            self.app.pop_screen()
 
 
 def _distance(a: int, b: int) -> int:

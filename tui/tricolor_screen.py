@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer
 
 from core.game import CHANCE, Move
 from core.tricolor import (
@@ -52,15 +51,11 @@ from core.tricolor_tiles import (
     card_from_token,
     distinct_rotations,
 )
-from tui.controller import TableController, TableView, with_names
-from tui.dialogs import HelpDialog
-from tui.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
-from tui.table_screen import TableScreen
+from tui.controller import TableController, with_names
+from tui.messages import TableChanged
+from tui.table_screen import CURSOR_KEYS, LEAVE_KEY, TableScreen, panel_keys
 from tui.tricolor_dialogs import ChoiceDialog, PassKeyboardScreen, ScoreDialog
 from tui.widgets.arena import ActionLine
-from tui.widgets.chat import ChatPanel
-from tui.widgets.fairness import FairnessPanel
-from tui.widgets.move_log import MoveLog
 from tui.widgets.text_line import TextLine
 from tui.widgets.tile_map import TileLook, TileMap
 
@@ -162,12 +157,10 @@ def score_rows(state, names: list[str]) -> tuple[str, str]:
 
 class TricolorScreen(TableScreen):
     CSS_PATH = "tricolor.tcss"
+    HELP_TEXT = TRICOLOR_HELP
 
     BINDINGS = [
-        Binding("left,h", "cursor(-1, 0)", "move", key_display="←↓↑→"),
-        Binding("right,l", "cursor(1, 0)", "right", show=False),
-        Binding("up,k", "cursor(0, -1)", "up", show=False),
-        Binding("down,j", "cursor(0, 1)", "down", show=False),
+        *CURSOR_KEYS,
         Binding("enter,space", "act", "act"),
         Binding("tab", "next", "next", show=False),
         Binding("1", "digit(1)", "pile 1", show=False),
@@ -182,18 +175,12 @@ class TricolorScreen(TableScreen):
         Binding("d", "discard", "discard", show=False),
         Binding("i", "hide", "hide hand"),
         Binding("s", "scores", "scores", show=False),
-        Binding("question_mark", "help", "help", key_display="?"),
-        Binding("m", "panel('moves')", "moves", show=False),
-        Binding("f", "panel('fairness')", "fairness", show=False),
-        Binding("t", "panel('chat')", "chat", show=False),
-        Binding("v", "verify", "verify", show=False),
-        Binding("escape", "leave", "leave"),
+        *panel_keys("moves", "fairness", show=False),
+        LEAVE_KEY,
     ]
 
     def __init__(self, controller: TableController) -> None:
-        super().__init__()
-        self.controller = controller
-        self.view: TableView | None = None
+        super().__init__(controller)
         self.seen = None  # the state as the seat at the keyboard may see it
         self.cursor: tuple[int, int] = (0, 0)
         self.pile = 1  # the pile whose top tile is being placed
@@ -201,8 +188,6 @@ class TricolorScreen(TableScreen):
         self.holder: int | None = None  # hot-seat: the seat the keyboard was last passed to
         self.hidden = False  # the hand and ID are covered (i)
         self._passing = False
-        self._dialog_shown_for = None
-        self._sent_in = None  # the state a move was sent in, until the table answers
         self._phase_seen = None
         self._logged = 0  # log entries already looked at for events
 
@@ -216,25 +201,10 @@ class TricolorScreen(TableScreen):
             with Vertical(id="tc-right"):
                 yield TextLine("", id="tc-piles")
                 yield TextLine("", id="tc-hand")
-                with TabbedContent(id="panels", initial="seats-pane"):
-                    with TabPane("Seats", id="seats-pane"):
-                        yield TextLine("", id="tc-seats")
-                    with TabPane("Moves", id="moves"):
-                        yield MoveLog(id="move-log")
-                    with TabPane("Fair", id="fairness"):
-                        yield FairnessPanel(id="fairness-panel")
-                    if self.controller.network:
-                        with TabPane("Chat", id="chat"):
-                            yield ChatPanel(id="chat-panel")
+                yield from self.compose_panels(
+                    "seats-pane", "Fair", before=(("Seats", "seats-pane", TextLine("", id="tc-seats")),))
         yield ActionLine(id="tc-actions")
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.keep_keys_on_board()
-        self.controller.attach(self)
-
-    def on_unmount(self) -> None:
-        self.controller.close()
 
     # -- who is at the keyboard ----------------------------------------------------------------
     def hot_seat(self) -> bool:
@@ -271,9 +241,10 @@ class TricolorScreen(TableScreen):
             self._pass_keyboard()
         self._place_cursor()
         self.redraw()
-        if self.view.result is not None and self._dialog_shown_for is not state:
-            self._dialog_shown_for = state
-            self.action_scores()
+        self.settle_result()
+
+    def show_game_over(self) -> None:
+        self.action_scores()
 
     def _see(self) -> None:
         seat = self.viewer()
@@ -314,27 +285,6 @@ class TricolorScreen(TableScreen):
             return
         if any(entry.seat == CHANCE and entry.text.startswith("draw an event card") for entry in new):
             self.notify(self.event_words(), title="Event", timeout=4)
-
-    def on_move_refused(self, message: MoveRefused) -> None:
-        self._sent_in = None
-        self.notify(message.reason, title="Not accepted", severity="warning")
-
-    def on_chat_arrived(self, message: ChatArrived) -> None:
-        if self.controller.network:
-            self.query_one(ChatPanel).add(message.name, message.text)
-            if self.query_one(TabbedContent).active != "chat":
-                self.notify(f"{message.name}: {message.text}", title="Chat (t)", timeout=6)
-
-    def on_banner(self, message: Banner) -> None:
-        self.notify(message.text, severity=message.level if message.level != "info" else "information", timeout=8)
-
-    def on_table_closed(self, message: TableClosed) -> None:
-        self.query_one("#status", TextLine).update(f"The table closed: {message.reason}")
-        self.notify(message.reason, title="Table closed", severity="error", timeout=15)
-
-    @on(ChatPanel.Sent)
-    def _send_chat(self, message: ChatPanel.Sent) -> None:
-        self.controller.send_chat(message.text)
 
     # -- the legal moves, by what they do ------------------------------------------------------
     def legal(self) -> tuple[Move, ...]:
@@ -385,14 +335,13 @@ class TricolorScreen(TableScreen):
         self.query_one(TileMap).show(self.cells(), self.cursor)
         self.query_one("#tc-here", TextLine).update(self.here_words())
         self.query_one(ActionLine).show(self.action_pieces())
-        self.query_one("#status", TextLine).update(self.status_line())
+        self.show_status()
         if map_only:
             return
         self.query_one("#tc-piles", TextLine).update(self.pile_text())
         self.query_one("#tc-hand", TextLine).update(self.hand_text())
         self.query_one("#tc-seats", TextLine).update(self.seats_text())
-        self.query_one(MoveLog).show(self.view.log)
-        self.query_one(FairnessPanel).show(self.view)
+        self.show_panels()
 
     def cells(self) -> dict:
         s = self.seen
@@ -623,18 +572,7 @@ class TricolorScreen(TableScreen):
 
     # -- acting --------------------------------------------------------------------------------
     def _ready(self, quiet: bool = False) -> bool:
-        view = self.view
-        if view is None or self.seen is None or view.result is not None or self._sent_in is view.state:
-            return False
-        if not self._acting():
-            if not quiet:
-                self.notify("Not your turn yet.", severity="warning", timeout=2)
-            return False
-        return True
-
-    def _submit(self, move: Move) -> None:
-        self._sent_in = self.view.state
-        self.controller.submit(move)
+        return self.seen is not None and super()._ready(quiet)
 
     def _choose(self, title: str, moves: list[Move], labels: list[str]) -> None:
         """Ask which of `moves` to make; the answer submits it (if the position still stands)."""
@@ -691,8 +629,7 @@ class TricolorScreen(TableScreen):
     def action_turn_or_rematch(self) -> None:
         if self.view is not None and self.view.result is not None:
             if self.controller.can_rematch():
-                self._dialog_shown_for = None
-                self.controller.rematch()
+                self.rematch_now()
             return
         if self.placing():
             self.turned = (self.turned + 1) % len(self.rotations())
@@ -792,34 +729,6 @@ class TricolorScreen(TableScreen):
             detail, table = score_rows(state.view(-1) if all(state.shown) else self.seen, names)
         self.app.push_screen(ScoreDialog(headline, detail, table, self.controller.can_rematch()), self._after_game)
 
-    def action_help(self) -> None:
-        self.app.push_screen(HelpDialog(TRICOLOR_HELP))
-
-    def action_panel(self, pane: str) -> None:
-        if pane == "chat" and not self.controller.network:
-            return
-        self.query_one(TabbedContent).active = pane
-        if pane == "chat":
-            self.query_one("#chat-input").focus()
-
-    def action_verify(self) -> None:
-        self.query_one(TabbedContent).active = "fairness"
-        self.query_one(FairnessPanel).show_verdict(self.controller.verify())
-
-    def action_leave(self) -> None:
-        if isinstance(self.focused, Input):
-            self.set_focus(None)
-            return
-        self.app.pop_screen()
-
-    def check_action(self, action: str, parameters) -> bool | None:
-        if action == "panel" and parameters and parameters[0] == "chat":
-            return self.controller.network
-        return True
-
-    def _after_game(self, answer: str | None) -> None:
-        if answer == "rematch" and self.controller.can_rematch():
-            self.controller.rematch()
-        elif answer == "home":
-            self.app.pop_screen()
-
+    def rematch_now(self) -> None:
+        self._dialog_shown_for = None
+        self.controller.rematch()
