@@ -22,6 +22,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from tui.widgets.die import PIPS
+from tui.widgets.drawn import DrawnWidget
 
 CELL_WIDTH = 6  # margin, letter, three pips, margin
 BODY_HEIGHT = 3
@@ -56,7 +57,7 @@ def caption(look: DieLook) -> str:
     return f"{look.name}{signs}"[:CELL_WIDTH].center(CELL_WIDTH)
 
 
-class ArenaView(Widget):
+class ArenaView(DrawnWidget):
     """All dice of the arena in one render; `Pressed` names the die clicked."""
 
     COMPONENT_CLASSES = {
@@ -158,16 +159,6 @@ class ArenaView(Widget):
             lines.extend(band)
         self._lines = lines
         return lines
-
-    def plain(self) -> str:
-        """The arena as text without styles (what a screen reader or a test reads)."""
-        return "\n".join("".join(text for text, _ in row).rstrip() for row in self.lines())
-
-    def render_line(self, y: int) -> Strip:
-        rows = self.lines()
-        if not 0 <= y < len(rows):
-            return Strip.blank(self.size.width, self.rich_style)
-        return Strip([Segment(text, style) for text, style in rows[y]]).crop(0, self.size.width)
 
     def on_click(self, event: events.Click) -> None:
         index = self.die_at(event.x, event.y)

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
-from textual.strip import Strip
-from textual.widget import Widget
 
 from core.tricolor_tiles import DEAD, END, START, TILES, E, N, S, W, edges
+from tui.widgets.drawn import DrawnWidget
 
 CELL_WIDTH, CELL_HEIGHT = 7, 3
 Pos = tuple[int, int]
@@ -82,7 +80,7 @@ def tile_rows(look: TileLook) -> list[str]:
     return [top, middle, bottom]
 
 
-class TileMap(Widget):
+class TileMap(DrawnWidget):
     """The whole visible part of the map in one render. `cells` maps a grid position (x, y) to its
     look (y grows southward); the view scrolls so the cursor stays inside. `Pressed` names the
     square clicked."""
@@ -255,16 +253,6 @@ class TileMap(Widget):
             else:
                 drawn.append([(left, edge), (text, body), (right, edge)])
         return drawn
-
-    def plain(self) -> str:
-        """The visible map as text without styles (what a screen reader or a test reads)."""
-        return "\n".join("".join(text for text, _ in row).rstrip() for row in self.lines())
-
-    def render_line(self, y: int) -> Strip:
-        rows = self.lines()
-        if not 0 <= y < len(rows):
-            return Strip.blank(self.size.width, self.rich_style)
-        return Strip([Segment(text, style) for text, style in rows[y]]).crop(0, self.size.width)
 
     # -- the mouse -----------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:

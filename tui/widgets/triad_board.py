@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
-from textual.strip import Strip
-from textual.widget import Widget
 
 from core.triad import COLUMNS, SIZE, SQUARES
+from tui.widgets.drawn import DrawnWidget
 
 ROMAN = {1: "I", 2: "II", 3: "III"}
 CELL_WIDTH, CELL_HEIGHT = 7, 3
@@ -76,7 +74,7 @@ def square_rows(index: int, look: SquareLook) -> list[tuple[str, str, str]]:
     return rows
 
 
-class TriadBoard(Widget):
+class TriadBoard(DrawnWidget):
     """The whole board in one widget: one render instead of 36 widgets keeps a move's redraw cheap."""
 
     COMPONENT_CLASSES = {
@@ -143,17 +141,6 @@ class TriadBoard(Widget):
                 rows.append([(f"{r + 1} " if line == 1 else "  ", coord), *(p for parts in drawn for p in parts[line])])
         self._lines = rows
         return rows
-
-    def plain(self) -> str:
-        """The board as text without styles (what a screen reader or a test reads)."""
-        return "\n".join("".join(text for text, _ in row) for row in self.lines())
-
-    def render_line(self, y: int) -> Strip:
-        # Strips of segments, not one Rich Text: a redraw per key press stays cheap.
-        rows = self.lines()
-        if not 0 <= y < len(rows):
-            return Strip.blank(self.size.width, self.rich_style)
-        return Strip([Segment(text, style) for text, style in rows[y]]).crop(0, self.size.width)
 
     def _square(self, index: int, style) -> list[list[tuple[str, Style]]]:
         """A square's three rows of (text, style); `style(name)` is the base plus that class."""
