@@ -12,7 +12,7 @@ from core.game import CHANCE, NOBODY, BadOutcome, Chance, Outcome
 from core.match import play_out
 from core.tricolor import GAME, replace
 from core.tricolor_bots import determinize, value
-from core.tricolor_tiles import CARDS, UNKNOWN
+from core.tricolor_tiles import CARDS, UNKNOWN, edges
 
 
 def play_until(seats: int, seed: int, stop) -> object:
@@ -121,3 +121,26 @@ def test_search_is_deterministic_for_a_seed():
     move = pick()
     assert move == pick()
     state.apply(move)  # legal in the real game
+
+
+def test_greedy_without_far_placements_tries_only_open_road_ends():
+    state = play_until(4, 5, lambda s: s.phase == "plan" and s.actor not in (None, CHANCE) and s.turns >= 4)
+    view = state.view(state.actor)
+    wide = GAME.bots["greedy"](GAME, random.Random(1)).candidates(view, view.actor)
+    near = GAME.bots["greedy"](GAME, random.Random(1), far=0).candidates(view, view.actor)
+    assert near and set(near) < set(wide)
+    grid = view.grid
+    for move in near:
+        x, y = map(int, move.args[1].split(","))
+        # Each kept cell touches a placed tile whose road points at it.
+        assert any(
+            grid.get((x - dx, y - dy)) is not None and e in edges(grid[(x - dx, y - dy)].tile, grid[(x - dx, y - dy)].rotation)
+            for e, (dx, dy) in enumerate(((0, -1), (1, 0), (0, 1), (-1, 0)))
+        ), move
+
+
+def test_the_grid_is_a_fresh_copy_each_time():
+    state = play_until(3, 2, lambda s: s.turns >= 3)
+    grid = state.grid
+    grid.clear()  # a caller changing its grid must not change the state's (the board's grid is cached)
+    assert state.grid and len(state.grid) == len(state.board)
