@@ -21,6 +21,7 @@ from net.session import Timing, bot_chooser
 from net.transcript import read
 from net.verify import verify
 from net_helpers import COMMAND, last_line, read_invite, spawn
+from tui_pilot import paste_invite
 from tui_pilot import wait_until as wait_a_while
 
 wait_for = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # a network table
@@ -149,13 +150,10 @@ def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays
 
 @pytest.mark.slow
 async def test_the_app_joins_a_three_seat_battle_and_plays_it_by_keys(tmp_path, monkeypatch):
-    from textual.widgets import Input
-
     from core.dicebreaker import LATENT, THROW, TRUMP_THROW
     from tui.app import DiceTableApp
     from tui.dialogs import GameOverDialog
     from tui.dicebreaker_screen import DiceBreakerScreen
-    from tui.net_screens import JoinScreen
 
     monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
     host = spawn(tmp_path, "ann", "host", "dicebreaker", "--seats", "3", "--option", "mode=battle",
@@ -169,10 +167,7 @@ async def test_the_app_joins_a_three_seat_battle_and_plays_it_by_keys(tmp_path, 
                        "--transcript", str(tmp_path / "bob.dtt"))
         app = DiceTableApp(profile_dir=tmp_path / "cy")
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.press("j")
-            assert isinstance(app.screen, JoinScreen)
-            app.screen.query_one("#join-invite", Input).value = invite
-            await pilot.press("enter")
+            await paste_invite(pilot, app, invite)
             await wait_for(pilot, lambda: isinstance(app.screen, DiceBreakerScreen))
             screen = app.screen
             answered = thrown = 0

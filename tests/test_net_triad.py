@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
 
 from core import registry
 from core.triad import INDEX, act
@@ -18,9 +17,9 @@ from net.transcript import read
 from net.verify import verify
 from tui.app import DiceTableApp
 from tui.dialogs import GameOverDialog
-from tui.net_screens import JoinScreen
 from tui.triad_screen import TriadScreen
 from net_helpers import COMMAND, last_line, read_invite, spawn
+from tui_pilot import paste_invite
 from tui_pilot import wait_until as wait_a_while
 
 wait_until = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # a network table
@@ -72,10 +71,7 @@ async def test_the_app_joins_a_hosted_triad_table_and_plays_it_by_keys(tmp_path,
         invite = read_invite(host)
         app = DiceTableApp(profile_dir=tmp_path / "bob")
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.press("j")
-            assert isinstance(app.screen, JoinScreen)
-            app.screen.query_one("#join-invite", Input).value = invite
-            await pilot.press("enter")
+            await paste_invite(pilot, app, invite)
             await wait_until(pilot, lambda: isinstance(app.screen, TriadScreen))
             screen = app.screen
             await wait_until(pilot, lambda: screen.view is not None and screen.view.state is not None

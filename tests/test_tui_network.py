@@ -12,10 +12,10 @@ from core.bots import RandomBot
 from core.dice_expr import parse
 from tui.app import DiceTableApp
 from tui.dialogs import GameOverDialog
-from tui.net_screens import HostScreen, JoinScreen
+from tui.net_screens import HostScreen
 from tui.trice_screen import TriceScreen, pool_slots
 from tui.waiting_room_screen import WaitingRoomScreen
-from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
+from tui_pilot import paste_invite, quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
 from tui_pilot import wait_until as wait_a_while
 
 wait_until = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # two apps and a network session
@@ -56,10 +56,7 @@ async def test_two_apps_play_trice_over_loopback(tmp_path, monkeypatch):
         assert invite.startswith("dt1-")
         await wait_until(pilots, lambda: invite in str(host_app.screen.query_one("#room-invite").render()).replace("\n", ""))
         # The joiner pastes it.
-        await join.press("j")
-        assert isinstance(join_app.screen, JoinScreen)
-        join_app.screen.query_one("#join-invite", Input).value = invite
-        await join.press("enter")
+        await paste_invite(join, join_app, invite)
         # Both rooms fill, and both turn into the TRICE table.
         await wait_until(pilots, lambda: isinstance(host_app.screen, TriceScreen) and isinstance(join_app.screen, TriceScreen))
         screens = {"host": host_app.screen, "join": join_app.screen}
@@ -121,9 +118,7 @@ async def test_two_apps_share_a_dice_room_over_loopback(tmp_path, monkeypatch):
         await until_shown(host, "#open")
         assert await host.click("#open")
         await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
-        await join.press("j")
-        join_app.screen.query_one("#join-invite", Input).value = host_app.screen.table.invite
-        await join.press("enter")
+        await paste_invite(join, join_app, host_app.screen.table.invite)
         await wait_until(pilots, lambda: all(app.screen.__class__.__name__ == "DiceRoomScreen" for app in (host_app, join_app)))
         rooms = {"host": host_app.screen, "join": join_app.screen}
         # Anyone rolls at any moment (the app's room is free): nobody is due, so no seat has a clock.
@@ -171,9 +166,7 @@ async def test_a_seat_that_stays_away_past_its_clock_loses_by_default(tmp_path, 
         await until_shown(host, "#open")
         assert await host.click("#open")
         await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
-        await join.press("j")
-        join_app.screen.query_one("#join-invite", Input).value = host_app.screen.table.invite
-        await join.press("enter")
+        await paste_invite(join, join_app, host_app.screen.table.invite)
         await wait_until(pilots, lambda: all(isinstance(app.screen, (TriceScreen, GameOverDialog)) for app in (host_app, join_app)))
         screens = [next(s for s in app.screen_stack if isinstance(s, TriceScreen)) for app in (host_app, join_app)]
         # Nobody moves: the seat due to choose runs out of time and the other claims the game.

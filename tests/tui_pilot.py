@@ -62,6 +62,18 @@ async def wait_until(pilots, condition, timeout: float = 10.0, step: float = 0.0
     raise AssertionError("the app did not get there in time")
 
 
+async def paste_invite(pilot, app, invite: str) -> None:
+    """From the home screen, open "Join a table", paste `invite` and press Enter, as a person does."""
+    from textual.widgets import Input
+
+    from tui.net_screens import JoinScreen
+
+    await pilot.press("j")
+    assert isinstance(app.screen, JoinScreen)
+    app.screen.query_one("#join-invite", Input).value = invite
+    await pilot.press("enter")
+
+
 def assert_log_wraps(log, entry: str) -> int:
     """The move log wraps in its panel: no line wider than the panel, no sideways scrollbar, and
     `entry` reads whole across its lines. Returns the panel's width."""
