@@ -29,7 +29,6 @@ Start Tile; Embargo asks the other seats in turn order from the player's left; a
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from functools import lru_cache
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, Mapping
 
@@ -50,6 +49,7 @@ from core.tricolor_routes import (
     Placed,
     best_pair,
     best_single,
+    board_grid,
     colour_counts,
     neighbour,
     winner_colours,
@@ -57,6 +57,7 @@ from core.tricolor_routes import (
 from core.tricolor_tiles import (
     CARDS,
     COLOUR_NAMES,
+    COLOURS,
     DEAD,
     END,
     EVENT_COUNTS,
@@ -114,12 +115,6 @@ def _cards(tokens) -> tuple[int, ...]:
     return cards
 
 
-@lru_cache(maxsize=4096)
-def _grid(board: tuple) -> dict[tuple[int, int], Placed]:
-    # Bots ask for the grid of the same boards many times over (every candidate move is tried).
-    return {(x, y): Placed(t, r, b, o) for x, y, t, r, b, o in board}
-
-
 @dataclass(frozen=True, slots=True)
 class TricolorState:
     options: tuple[tuple[str, Any], ...]
@@ -145,6 +140,9 @@ class TricolorState:
     drawn: int = 0  # positions already drawn from the resource deck
     order: tuple[int, ...] = ()  # the hidden resource deck order (full state only)
     discards: tuple[int, ...] = ()  # the face-up discard pile
+    # Units of each colour (COLOURS order) each seat has discarded by choice (Modify, Discard,
+    # Embargo): public, as every discard is face up, and the main clue to a seat's secret colour.
+    shed: tuple[tuple[int, int, int], ...] = ()
     skips: tuple[bool, ...] = ()  # seats that skip their next turn (Attack)
     last_target: int = -1  # the previous attack's target, which cannot be targeted now
     first: int = -1
@@ -174,7 +172,7 @@ class TricolorState:
 
     @property
     def grid(self) -> dict[tuple[int, int], Placed]:
-        return dict(_grid(self.board))  # a copy: callers may change their grid
+        return dict(board_grid(self.board))  # a copy: callers may change their grid
 
     def chance(self) -> Chance | None:
         if not self.pending or self.result is not None:
@@ -492,9 +490,18 @@ class TricolorState:
             known.update(c for c in hand if c != UNKNOWN)
         return known
 
-    def _pay(self, seat: int, cards: tuple[int, ...], **changes) -> "TricolorState":
+    def _pay(self, seat: int, cards: tuple[int, ...], chosen: bool = False, **changes) -> "TricolorState":
+        """`seat` pays `cards` face up; `chosen` when the cards were its free choice (see `shed`)."""
         hands = list(self.hands)
         hands[seat] = self._take(seat, cards)
+        if chosen:
+            tally = list(self.shed[seat])
+            for card in cards:
+                if CARDS[card].colour:
+                    tally[COLOURS.index(CARDS[card].colour)] += CARDS[card].units
+            shed = list(self.shed)
+            shed[seat] = tuple(tally)
+            changes["shed"] = tuple(shed)
         return replace(self, hands=tuple(hands), discards=self.discards + cards, **changes)
 
     def _tile_at(self, text: object) -> tuple[tuple[int, int], Placed]:
@@ -538,7 +545,7 @@ class TricolorState:
         if TILES[placed.tile].kind not in (ROAD, DEAD) or placed.built:
             raise IllegalMove(f"the tile at {pos_text(pos)} is not a blueprint")
         cards = _cards(move.args[1:])
-        return self._pay(self.seat, cards, board=self._set_tile(pos, rotation=(placed.rotation + 1) % 4))
+        return self._pay(self.seat, cards, board=self._set_tile(pos, rotation=(placed.rotation + 1) % 4), chosen=True)
 
     def _do_attack(self, move: Move) -> "TricolorState":
         if len(move.args) < 2 or type(move.args[0]) is not int:
@@ -566,13 +573,13 @@ class TricolorState:
         excess = len(self.hands[self.seat]) - HAND_LIMIT
         if len(cards) != excess:
             raise IllegalMove(f"discard exactly {excess} card{'s' if excess != 1 else ''} to keep {HAND_LIMIT}")
-        return self._pay(self.seat, cards)
+        return self._pay(self.seat, cards, chosen=True)
 
     def _do_embargo(self, move: Move) -> "TricolorState":
         cards = _cards(move.args)
         if len(cards) != 1:
             raise IllegalMove("an Embargo discards exactly one card")
-        after = self._pay(self.seat, cards)
+        after = self._pay(self.seat, cards, chosen=True)
         rest = self.embargo[1:]
         if rest:
             return replace(after, embargo=rest, seat=rest[0])
@@ -826,6 +833,7 @@ def new(seats: int, options: Mapping[str, Any]) -> TricolorState:
         hands=((),) * seats,
         skips=(False,) * seats,
         shown=(False,) * seats,
+        shed=((0, 0, 0),) * seats,
     )
     return state._settle()
 

@@ -11,12 +11,13 @@ attacks only when its hand is worth little.
 
 `search` is a determinized Monte-Carlo search: for greedy's best few candidates (those within
 `margin` of the best) it samples `samples` worlds, filling in what its view does not show (others'
-hands and IDs, the deck order) with `determinize`, plays each world on with greedy policies for every
-seat until its own next turn begins, and scores the leaf by `win_share` (exact when the game ended,
-else a soft comparison of every seat's `value`, which a sampled world can compute). The same worlds
-and chance seeds serve every candidate, so their differences are the candidates' own. Board-only
-facts (grid, planned pair, cheapest plan) are cached by board: every candidate move and rollout asks
-about the same boards again and again.
+hands and IDs, the deck order) with `determinize`, which reads each seat's colour from the cards it
+chose to throw away (`shed`: builders keep what scores for them). It plays each world on with
+greedy policies for every seat until its own next turn begins, and scores the leaf by `win_share`
+(exact when the game ended, else a soft comparison of every seat's `value`, which a sampled world
+can compute). The same worlds and chance seeds serve every candidate, so their differences are the
+candidates' own. Board-only facts (planned pair, cheapest plan) are cached by board: every
+candidate move and rollout asks about the same boards again and again.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from core.bots import RandomBot
 from core.game import CHANCE, GameInfo, Move
-from core.tricolor_routes import Placed, best_pair, best_single, colour_counts, neighbour, winner_colours
+from core.tricolor_routes import best_pair, best_single, board_grid, colour_counts, neighbour, winner_colours
 from core.tricolor_tiles import (
     CARDS,
     COLOURS,
@@ -74,6 +75,7 @@ _COST = tuple(t.cost for t in TILES)
 
 
 def _links(grid, pos):
+    """The tiles the roads of the tile at `pos` meet, whichever side is up (dead ends carry no route)."""
     placed = grid[pos]
     x, y = pos
     for e in edges(placed.tile, placed.rotation):
@@ -84,8 +86,9 @@ def _links(grid, pos):
             yield there
 
 
-def plan_routes(grid, blocked=frozenset()):
+def plan_routes(board: tuple, blocked=frozenset()):
     """Cheapest planned route to each End Tile (cost still to construct, path) and the open ends."""
+    grid = board_grid(board)
     best = {(0, 0): 0.0}
     back = {}
     heap = [(0.0, (0, 0))]
@@ -113,22 +116,23 @@ def plan_routes(grid, blocked=frozenset()):
             if there in blocked or there in done:
                 continue
             other = grid[there]
-            step = 0.1 + (0 if other.built or other.tile in _END else _COST[other.tile])
-            if cost + step < best.get(there, 1e9):
-                best[there] = cost + step
+            step = cost + 0.1 + (0 if other.built or other.tile in _END else _COST[other.tile])
+            if step < best.get(there, 1e9):
+                best[there] = step
                 back[there] = here
-                heapq.heappush(heap, (cost + step, there))
+                heapq.heappush(heap, (step, there))
     return ends, frontier
 
 
-def plan(grid):
+@lru_cache(maxsize=8192)
+def plan(board: tuple):
     """The planned pair: (total cost, tiles on it, open ends, number of End Tiles reached)."""
-    ends, frontier = plan_routes(grid)
+    ends, frontier = plan_routes(board)
     if not ends:
         return 2 * MISSING, (), frontier, 0
     first = min(ends, key=lambda e: ends[e][0])
     cost1, path1 = ends[first]
-    others, _ = plan_routes(grid, blocked=frozenset(path1[1:]))
+    others, _ = plan_routes(board, blocked=frozenset(path1[1:]))
     others.pop(first, None)
     if not others:
         return cost1 + MISSING, path1[1:], frontier, 1
@@ -138,24 +142,13 @@ def plan(grid):
 
 
 @lru_cache(maxsize=8192)
-def _board_grid(board: tuple) -> dict:
-    # Read-only: shared by every caller that asks about the same board.
-    return {(x, y): Placed(t, r, b, o) for x, y, t, r, b, o in board}
-
-
-@lru_cache(maxsize=8192)
 def _board_pair(board: tuple):
-    return best_pair(_board_grid(board))
-
-
-@lru_cache(maxsize=8192)
-def _board_plan(board: tuple):
-    return plan(_board_grid(board))
+    return best_pair(board_grid(board))
 
 
 @lru_cache(maxsize=2048)
 def _board_single(board: tuple):
-    return best_single(_board_grid(board))
+    return best_single(board_grid(board))
 
 
 def _expected_points(state, seat: int, me: int, counts, winners, ender: int) -> float:
@@ -185,7 +178,7 @@ def value(state, me: int) -> float:
         if me in state.result.winners:
             return WIN * (2 if len(state.result.winners) == 1 else 1)
         return -WIN
-    grid = _board_grid(state.board)
+    grid = board_grid(state.board)
     colour = ID_CARDS[state.ids[me]]
     scoring = state.phase == "scoring"
     pair = state.routes if scoring else _board_pair(state.board)
@@ -197,7 +190,7 @@ def value(state, me: int) -> float:
         rivals = max(_expected_points(state, s, me, counts, winners, ender) for s in range(state.seats) if s != me)
         margin = mine - rivals - 1.5
         return (WIN + margin) if margin > 0 else (-WIN / 2 + margin)
-    cost, tiles, frontier, reached = _board_plan(state.board)
+    cost, tiles, frontier, reached = plan(state.board)
     own = sum(TILES[grid[p].tile].colour == colour for p in tiles)
     other = sum(TILES[grid[p].tile].colour not in ("", colour) for p in tiles)
     open_ends = min(frontier, 6)
@@ -280,7 +273,7 @@ class TricolorGreedy:
     def _plan_cells(self, view) -> set[str]:
         """Blueprint positions next to the planned network: the ones worth turning."""
         grid = view.grid
-        ends, _ = plan_routes(grid)
+        ends, _ = plan_routes(view.board)
         reach = {(0, 0)}
         for _, path in ends.values():
             reach.update(path)
@@ -313,7 +306,7 @@ class TricolorGreedy:
         hand = view.hands[me]
         tops = [t for t in view.tops if t != -1]
         useful = any(TILES[t].kind == END or TILES[t].colour == colour and TILES[t].kind != DEAD for t in tops)
-        cost, tiles, frontier, reached = plan(view.grid)
+        cost, tiles, frontier, reached = plan(view.board)
         grid = view.grid
         due = [TILES[grid[p].tile] for p in tiles if not grid[p].constructed]
         payable = any(
@@ -336,7 +329,7 @@ class TricolorSearch:
         self,
         game: GameInfo,
         rng: random.Random,
-        samples: int = 4,
+        samples: int = 6,
         width: int = 3,
         steps: int = 120,
         margin: float = 3.0,
@@ -353,11 +346,15 @@ class TricolorSearch:
         self.greedy = TricolorGreedy(game, rng)
 
     def choose(self, view: Any) -> Move:
-        if view.phase in ("draw", "setup", "discard", "embargo"):
+        if view.phase in ("setup", "discard", "embargo"):
             return self.greedy.choose(view)
-        ranked = self.greedy.ranked(view, self.width)
-        # Only moves close to greedy's best are worth the rollouts; a clear best is taken at once.
-        ranked = [(score, move) for score, move in ranked if score >= ranked[0][0] - self.margin]
+        if view.phase == "draw":
+            # Drawing 4 gives up planning and actions for cards: the rollouts weigh both.
+            ranked = [(0.0, move) for move in view.legal_moves()]
+        else:
+            ranked = self.greedy.ranked(view, self.width)
+            # Only moves close to greedy's best are worth the rollouts; a clear best is taken at once.
+            ranked = [(score, move) for score, move in ranked if score >= ranked[0][0] - self.margin]
         if len(ranked) == 1:
             return ranked[0][1]
         me = view.actor
@@ -395,8 +392,42 @@ class TricolorSearch:
         return win_share(state, me)
 
 
+SHED_CLUE = 1.4  # log-odds against a colour per unit of it a seat discarded by choice
+KEEP_CLUE = 2.0  # how much likelier an unseen card in a hand is of the holder's colour
+
+
+def colour_weights(view, seat: int) -> list[float]:
+    """How likely each colour (COLOURS order) is to be `seat`'s ID, from what it chose to discard:
+    a builder keeps the cards that score for it, so a colour it throws away is probably not its own."""
+    return [math.exp(-SHED_CLUE * units) for units in view.shed[seat]]
+
+
+def _sample_ids(view, rng: random.Random) -> tuple[int, ...]:
+    """The unknown ID cards, drawn seat by seat (in random order) by the copies left and the clues."""
+    ids = list(view.ids)
+    left = [i for i in range(len(ID_CARDS)) if i not in view.ids]
+    unknown = [s for s, i in enumerate(ids) if i == UNKNOWN]
+    rng.shuffle(unknown)
+    for seat in unknown:
+        weights = colour_weights(view, seat)
+        chances = [weights[COLOURS.index(ID_CARDS[i])] for i in left]
+        ids[seat] = left.pop(_pick(chances, rng))
+    return tuple(ids)
+
+
+def _pick(weights: list[float], rng: random.Random) -> int:
+    target = rng.random() * sum(weights)
+    for index, weight in enumerate(weights):
+        target -= weight
+        if target < 0:
+            return index
+    return len(weights) - 1
+
+
 def determinize(view, me: int, rng: random.Random):
-    """A full state consistent with `me`'s view: hidden cards, IDs and deck order sampled."""
+    """A full state consistent with `me`'s view: hidden IDs, hands and deck order sampled, the IDs
+    and hands leaning the way each seat's discards point (`colour_weights`)."""
+    ids = _sample_ids(view, rng)
     known = set(view.discards)
     for hand in view.hands:
         known.update(c for c in hand if c != UNKNOWN)
@@ -405,15 +436,15 @@ def determinize(view, me: int, rng: random.Random):
     rng.shuffle(pool)
     hands = []
     for seat, hand in enumerate(view.hands):
+        colour = ID_CARDS[ids[seat]]
         filled = []
         for card in hand:
-            filled.append(pool.pop() if card == UNKNOWN else card)
+            if card == UNKNOWN:
+                card = pool.pop(_pick([KEEP_CLUE if CARDS[c].colour == colour else 1.0 for c in pool], rng))
+            filled.append(card)
         hands.append(tuple(filled))
     # The full state reads the deck order from position `drawn` on; earlier positions are spent.
     order = (UNKNOWN,) * view.drawn + tuple(pool[: view.deck_left])
-    ids_pool = [i for i in range(len(ID_CARDS)) if i not in view.ids]
-    rng.shuffle(ids_pool)
-    ids = tuple(ids_pool.pop() if i == UNKNOWN else i for i in view.ids)
     return replace(view, hands=tuple(hands), ids=ids, order=order, id_order=())
 
 

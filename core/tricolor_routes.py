@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping
 
 from core.tricolor_tiles import COLOURS, DEAD, END, START, STEP, TILES, edges
@@ -31,6 +32,13 @@ class Placed:
     @property
     def constructed(self) -> bool:
         return self.built or TILES[self.tile].kind in (START, END)
+
+
+@lru_cache(maxsize=16384)
+def board_grid(board: tuple) -> dict[Pos, Placed]:
+    """A state's board tuple `(x, y, tile, rotation, built, order), ...` as a mapping. Cached, for
+    bots ask about the same boards again and again: callers must not change the mapping returned."""
+    return {(x, y): Placed(t, r, b, o) for x, y, t, r, b, o in board}
 
 
 def neighbour(pos: Pos, edge: int) -> Pos:

@@ -12,7 +12,7 @@ from core.game import CHANCE, NOBODY, BadOutcome, Chance, Outcome
 from core.match import play_out
 from core.tricolor import GAME, replace
 from core.tricolor_bots import determinize, value
-from core.tricolor_tiles import CARDS, UNKNOWN, edges
+from core.tricolor_tiles import CARDS, ID_CARDS, UNKNOWN, edges
 
 
 def play_until(seats: int, seed: int, stop) -> object:
@@ -71,6 +71,25 @@ def test_determinize_fills_hidden_cards_consistently_with_the_view():
     bots = [GAME.bots["random"](GAME, random.Random(s)) for s in range(4)]
     final, _ = play_out(world, bots, LocalSource(random.Random(5)))
     assert final.result is not None
+
+
+def test_determinize_leans_each_seat_away_from_the_colour_it_discards():
+    state = play_until(4, 11, lambda s: s.turns >= 6 and s.actor not in (None, CHANCE))
+    me = state.actor
+    view = state.view(me)
+    other = (me + 1) % 4
+    mine = ID_CARDS[view.ids[me]]
+    thrown = next(c for c in "RYB" if c != mine)
+    shed = tuple((0, 0, 0) if s != other else tuple(5 if c == thrown else 0 for c in "RYB") for s in range(4))
+    clued, unclued = replace(view, shed=shed), replace(view, shed=((0, 0, 0),) * 4)
+    rng = random.Random(4)
+    colours = lambda v: [ID_CARDS[determinize(v, me, rng).ids[other]] for _ in range(300)]  # noqa: E731
+    # Without clues the colour follows the ID cards left (two of mine, three of each other colour).
+    assert colours(unclued).count(thrown) > 70
+    # Five units thrown away: that colour is all but ruled out (e^-7 against the other colours).
+    assert colours(clued).count(thrown) <= 2
+    world = determinize(clued, me, random.Random(5))
+    assert world.view(me) == clued  # still consistent with everything the seat sees
 
 
 # -- the bots ------------------------------------------------------------------------------------

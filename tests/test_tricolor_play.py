@@ -35,7 +35,7 @@ def table(entries=(), hands=None, seats=3, seat=0, phase=ACT, tops=(-1, -1, -1),
     base = TricolorState(
         options=(("turn_limit", 400),), seats=seats, phase=phase, turn=seat, seat=seat, board=board,
         placed=len(board), ids=tuple(3 * s % 9 for s in range(seats)), hands=hands, skips=(False,) * seats,
-        shown=(False,) * seats, tops=tops, sizes=tuple(0 if t == -1 else 5 for t in tops),
+        shown=(False,) * seats, shed=((0, 0, 0),) * seats, tops=tops, sizes=tuple(0 if t == -1 else 5 for t in tops),
         unseen=tuple(t for t in range(1, 67) if t not in tops and t not in {e[2] for e in entries})[:30],
         deck=1, deck_left=len(order), order=order,
     )
@@ -219,6 +219,7 @@ def test_embargo_makes_every_other_player_discard_one():
     assert state.actor == 2
     state = state.apply(Move("discard", ("W:60",)))
     assert state.phase == ACT and state.actor == 0 and state.hands == ((R,), (Y,), ())
+    assert state.shed == ((0, 0, 0), (0, 1, 0), (0, 0, 0))
 
 
 def test_storm_removes_a_blueprint_from_the_game():
@@ -289,6 +290,21 @@ def test_discard_down_to_five():
     assert all(len(m.args) == 2 for m in state.legal_moves())
     state = state.apply(Move("discard", ("R:0", "W:60")))
     assert state.hands[0] == (1, 2, 3, 20, 21) and state.discards == (0, 60) and state.turn == 1
+
+
+def test_cards_discarded_by_choice_are_tallied_per_seat_and_colour():
+    # Modify, Discard and Embargo are the seat's own choice of cards (a clue to its colour); a
+    # construction's payment and an attack's whole hand are not.
+    state = table(entries=[(1, 0, RS, 1, False), (2, 0, RS, 1, False)], hands=((R, R2, Y, W, 1, 21, 2), (22,), ()))
+    state = state.apply(Move("modify", ("2,0", "Y:20", "W:60")))
+    assert state.shed == ((0, 1, 0), (0, 0, 0), (0, 0, 0))  # a wild card has no colour
+    state = state.apply(Move("construct", ("1,0", "R2:15")))
+    assert state.shed[0] == (0, 1, 0)
+    state = table(hands=((R, 1, 2, 3, 4, 21, R2), (), ())).apply(Move("end"))
+    state = state.apply(Move("discard", ("Y:21", "R2:15")))
+    assert state.shed == ((2, 1, 0), (0, 0, 0), (0, 0, 0))  # a double counts its two units
+    state = table(hands=((R, Y), (W,), ())).apply(Move("attack", (1, "R:0", "Y:20")))
+    assert state.shed[0] == (0, 0, 0)
 
 
 def test_cards_not_held_cannot_be_paid():
