@@ -8,10 +8,18 @@ checks it again with its own replica, so a lying host is caught, not trusted.
 Default claims are the one check that needs a clock: the host's replica gets a `claim_check` that
 accepts a claim only when, by the host's clock, the claimed-against seat has missed its deadline or
 stayed away past the grace period. Joiners and `verify` accept the host's order of such claims.
+
+A connection gets a seat's route only with a hello that proves the seat's key (net/session.py): the
+host's challenge for a connection is HMAC-SHA256 of its routing id under a secret made when this
+host started, so it needs no memory per connection and differs between connections. A seat in the
+joining phase is reserved for one proven key (a key that reconnects keeps its reservation), and a
+joiner's join frame must be for its own reserved seat and carry the key it proved.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import time
 from contextlib import contextmanager
@@ -21,12 +29,31 @@ from typing import Any
 from core import registry
 from net import wire
 from net.hidden import TableDeals
-from net.replica import BadClaim, Refusal, Replica
+from net.identity import verify_signature
+from net.replica import BadClaim, BadJoin, Refusal, Replica
 from net.session import SessionError, TableSession, load_seat
 from net.transcript import TranscriptWriter
 from net.transport import DEFAULT_BIND, HostSocket, TransportError, unpack, BadPacket
 
 ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet when catching a peer up
+HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof"})
+MAX_NEXT = 2**32  # a log index in a hello
+
+
+def _hello_fault(body: dict) -> str:
+    """Why a hello body is malformed (exact fields, types and sizes), or "" when it is well-formed."""
+    if set(body) != HELLO_FIELDS:
+        return "a malformed hello: it has exactly seat, key, next, nonce and proof (update dicetable?)"
+    seat, key, start, nonce, proof = (body[f] for f in ("seat", "key", "next", "nonce", "proof"))
+    if type(seat) is not int or not -1 <= seat < wire.MAX_SEATS:
+        return "a malformed hello: its seat is -1 or a seat number"
+    if type(start) is not int or not 0 <= start <= MAX_NEXT:
+        return "a malformed hello: its next is a log index"
+    if type(key) is not bytes or len(key) != 32 or type(nonce) is not bytes or len(nonce) != wire.NONCE_BYTES:
+        return "a malformed hello: its key and nonce are 32 bytes each"
+    if type(proof) is not bytes or len(proof) != 64:
+        return "a malformed hello: its proof is a 64-byte signature"
+    return ""
 
 
 class HostSession(TableSession):
@@ -45,7 +72,8 @@ class HostSession(TableSession):
         super().__init__(profile, **kwargs)
         self.bind, self.port_wanted, self.advertise = bind, port, advertise
         self.routes: dict[bytes, int] = {}  # connection -> seat
-        self.reserved: dict[int, tuple[bytes, float]] = {}  # seat -> (connection, since) before its join
+        self.reserved: dict[int, tuple[bytes, bytes, float]] = {}  # seat -> (proven key, connection, since) before its join
+        self._challenge_secret = secrets.token_bytes(32)  # per run: a restarted host asks every joiner again
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._replaying = False
@@ -126,6 +154,8 @@ class HostSession(TableSession):
     def order(self, frame: bytes, origin: bytes | None) -> None:
         """Append `frame` to the log if the replica accepts it, and relay it; else refuse it."""
         try:
+            if origin is not None:
+                self._check_join(frame, origin)
             record = self.replica.accept(frame)
         except Refusal as refusal:
             reason = str(refusal)
@@ -146,6 +176,22 @@ class HostSession(TableSession):
         packet = {"start": record.index, "frames": [frame]}
         for peer in self.routes:
             self.socket.send(peer, "entries", packet)
+
+    def _check_join(self, frame: bytes, origin: bytes) -> None:
+        """A joiner's join takes the seat reserved for it, with the key its hello proved."""
+        try:
+            envelope = wire.decode(frame)
+        except wire.WireError:
+            return  # the replica refuses it with the reason
+        if envelope.kind != "join":
+            return
+        seat = envelope.seat
+        mine = self.routes.get(origin)
+        reserved = self.reserved.get(seat)
+        if mine != seat:
+            raise BadJoin(mine, f"a join for seat {seat} from the connection the host seated at {mine}")
+        if reserved is not None and reserved[0] != envelope.body["key"]:
+            raise BadJoin(mine, f"the join names another key than the one its hello proved for seat {seat}")
 
     @contextmanager
     def relaying(self):
@@ -196,7 +242,7 @@ class HostSession(TableSession):
         if op == "hello":
             self._hello(peer, body, now)
         elif seat is None:
-            self.socket.send(peer, "who", {})  # e.g. after the host restarted: the joiner says hello again
+            self._who(peer)  # e.g. after the host restarted: the joiner proves its key again
         elif op == "submit" and type(body.get("frame")) is bytes:
             self.order(body["frame"], peer)
         elif op == "ping" and type(body.get("next")) is int:
@@ -205,18 +251,37 @@ class HostSession(TableSession):
                 self.send_entries(peer, body["next"])
             self.socket.send(peer, "pong", {"length": len(self.replica.log)})
 
+    def challenge(self, peer: bytes) -> bytes:
+        """The nonce a hello on connection `peer` must sign: fixed per connection, unlike any other's."""
+        return hmac.new(self._challenge_secret, b"dicetable/challenge/v1" + peer, hashlib.sha256).digest()
+
+    def _who(self, peer: bytes) -> None:
+        self.socket.send(peer, "who", {"nonce": self.challenge(peer)})
+
     def _hello(self, peer: bytes, body: dict, now: float) -> None:
-        want, key, start = body.get("seat"), body.get("key"), body.get("next")
-        if type(want) is not int or type(key) is not bytes or type(start) is not int:
-            self.socket.send(peer, "full", {"reason": "a malformed hello"})
+        fault = _hello_fault(body)
+        if fault:
+            self.socket.send(peer, "full", {"reason": fault})
+            return
+        want, key, start, nonce, proof = (body[f] for f in ("seat", "key", "next", "nonce", "proof"))
+        if not hmac.compare_digest(nonce, self.challenge(peer)):
+            self._who(peer)  # signed for another connection (a replay, or sent before a reconnect): ask again
             return
         replica = self.replica
+        signed = wire.hello_bytes(replica.table, self.socket.public_key, nonce, key)
+        if not verify_signature(key, signed, proof):
+            reason = "the hello does not prove its key: the proof is not that key's signature of this connection's challenge"
+            self.socket.send(peer, "full", {"reason": reason})
+            return
         seat = replica.seat_of(key)
         if seat is None and want >= 0:
             self.socket.send(peer, "full", {"reason": f"seat {want} is not yours: your key never joined this table"})
             return
+        if seat == self.seat:
+            self.socket.send(peer, "full", {"reason": "this profile is the host's own: join with another profile"})
+            return
         if seat is None:
-            seat = self._free_seat(peer, now)
+            seat = self._free_seat(peer, key, now)
             if seat is None:
                 if replica.phase != "joining":
                     reason = "the game has already started and every seat is taken"
@@ -224,9 +289,6 @@ class HostSession(TableSession):
                     reason = f"the table is full ({replica.seat_count} seats)"
                 self.socket.send(peer, "full", {"reason": reason})
                 return
-        if seat == self.seat:
-            self.socket.send(peer, "full", {"reason": "this profile is the host's own: join with another profile"})
-            return
         for other in [p for p, s in self.routes.items() if s == seat and p != peer]:
             del self.routes[other]  # the seat came back on a new connection
         self.routes[peer] = seat
@@ -235,20 +297,22 @@ class HostSession(TableSession):
         self.socket.send(peer, "welcome", {
             "seat": seat, "length": len(replica.log), "table": replica.table, "timing": self.timing.to_data(),
         })
-        self.send_entries(peer, max(start, 0))
+        self.send_entries(peer, start)
 
-    def _free_seat(self, peer: bytes, now: float) -> int | None:
+    def _free_seat(self, peer: bytes, key: bytes, now: float) -> int | None:
+        """The seat reserved for `key` (moved to this connection), or a free one reserved for it now."""
         replica = self.replica
         if replica.phase != "joining":
             return None
-        for seat, (owner, since) in list(self.reserved.items()):
-            if owner == peer:
+        for seat, (owner, _, since) in list(self.reserved.items()):
+            if owner == key:
+                self.reserved[seat] = (key, peer, since)  # one reservation per key, however often it reconnects
                 return seat
             if now - since > 2 * self.timing.drop_after and self.last_seen.get(seat, since) < now - self.timing.drop_after:
                 del self.reserved[seat]  # a joiner that vanished before joining frees its seat
         for seat, info in enumerate(replica.seats):
             if info is None and seat not in self.reserved:
-                self.reserved[seat] = (peer, now)
+                self.reserved[seat] = (key, peer, now)
                 return seat
         return None
 

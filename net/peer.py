@@ -5,6 +5,10 @@ The joiner keeps its own Replica; a frame the host relays that this replica refu
 it cannot trust. Catch-up is by log index: every ping carries the length of this seat's log, and
 the host answers with what is missing. `--resume TRANSCRIPT` replays the seat's own transcript,
 reads its chain secrets from the seat file beside it, and reclaims its seat.
+
+A seat is reclaimed (or asked for) only by proving this profile's key: the joiner's first packet is
+a ping, the host answers a connection it does not know with `who {nonce}`, and the hello signs that
+nonce with the table id and the host's key (`wire.hello_bytes`, net/session.py).
 """
 
 from __future__ import annotations
@@ -76,7 +80,7 @@ class PeerSession(TableSession):
         except TransportError as error:
             self.close()
             raise SessionError(str(error)) from None
-        self.hello()
+        self.ask_who()
         deadline = time.monotonic() + self.timing.connect_timeout
         while not self.welcomed or self.replica.game is None:  # seated, and the game known
             left = deadline - time.monotonic()
@@ -88,9 +92,16 @@ class PeerSession(TableSession):
                 )
             self.step(min(left, 0.1))
 
-    def hello(self) -> None:
+    def ask_who(self) -> None:
+        """A ping: the host answers a connection it does not know with its challenge (`who`)."""
+        self.socket.send("ping", {"next": len(self.replica.log)})
+
+    def hello(self, nonce: bytes) -> None:
+        """Ask for (or reclaim) a seat, proving this profile's key on this connection."""
         seat = self.seat if self.seat is not None else -1
-        self.socket.send("hello", {"seat": seat, "key": self.profile.public_key, "next": len(self.replica.log)})
+        key = self.profile.public_key
+        proof = self.profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, key))
+        self.socket.send("hello", {"seat": seat, "key": key, "next": len(self.replica.log), "nonce": nonce, "proof": proof})
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
@@ -105,11 +116,13 @@ class PeerSession(TableSession):
         if self.host_away_since is not None:
             self.host_away_since = None
             self.emit("returned", seat=0, text="the host is back")
-            self.hello()  # the host may have restarted: tell it again where this seat is
+            self.ask_who()  # the host may have restarted: it asks this seat to prove itself again
         if op == "welcome":
             self._welcome(body)
         elif op == "who":
-            self.hello()
+            nonce = body.get("nonce")
+            if type(nonce) is bytes and len(nonce) == wire.NONCE_BYTES:
+                self.hello(nonce)
         elif op == "full":
             self.close()
             raise SessionError(f"the host did not seat us: {body.get('reason', 'no reason given')}")

@@ -33,19 +33,38 @@ note (text); `refused` names the seat at fault and the reason; `dropped`/`return
 
 Packets between host and joiners (net/transport.py carries them as `[op, body]`):
 
-    joiner -> host   hello {seat: -1 | seat, key: bin32, next: int}   ask for (or reclaim) a seat
+    joiner -> host   ping {next: int}                                 heartbeat; asks for entries (and,
+                                                                      from an unknown connection, for who)
+                     hello {seat: -1 | seat, key: bin32, next: int,   ask for (or reclaim) a seat,
+                            nonce: bin32, proof: bin64}               proving the key (below)
                      submit {frame: bin}                              a signed frame for the log
-                     ping {next: int}                                 heartbeat; asks for entries
-    host -> joiner   welcome {seat, length, table, timing}             your seat; the host's log length
+    host -> joiner   who {nonce: bin32}                               unknown connection: prove a key
+                     welcome {seat, length, table, timing}             your seat; the host's log length
                      full {reason}                                     no seat for you
                      entries {start: int, frames: [bin]}               log frames from index start
                      refused {seat, reason}                            your frame was not ordered
                      pong {length}                                     heartbeat answer
                      presence {seat, here: bool}                       a seat dropped or returned
-                     who {}                                            unknown connection: say hello
 
-Seats are authenticated by their signed frames, not by connections: a "hello" that reclaims a seat
-only decides where the host sends that seat's refusals; it cannot make the host accept anything.
+Seats are authenticated by their signed frames, and connections by their hello: the host routes a
+seat (its entries, refusals, presence, and the liveness that keeps it from default) only to a
+connection whose hello proves the seat's Ed25519 key. The proof is the key's signature of
+`wire.hello_bytes`: "dicetable/hello/v1" ‖ table id ‖ host curve key ‖ nonce ‖ key, where the nonce
+is the host's challenge for this one connection (`who`; an HMAC of the connection's routing id
+under a secret of this host run). A hello copied onto another connection, or kept from before a
+host restart, names a nonce that is not that connection's: the host answers `who` again and changes
+nothing. A proof that does not verify, or a malformed hello, gets `full` and changes nothing; the
+seat's route stays where it was. A first-time joiner proves its key the same way, so nobody can
+reserve a seat in another's name; during joining each proven key holds at most one reservation (a
+reconnect moves it), and a joiner's join frame must be for that seat and carry that key. A
+connection that proves no key can still make the host send it `who`, nothing else.
+Routes are keyed by ZeroMQ routing ids (net/transport.py): each joiner connection announces a fresh
+random 16-byte id, the host's ROUTER has no handover (a connection announcing a live connection's id
+is ignored: it neither takes over that seat's packets nor keeps it present), and the host drops
+packets from ids not of that form. Known limit of libzmq 4.3.5: a client that claims the id libzmq
+would make up for the next client announcing none makes the host abort when that client connects;
+the host seeds the counter secretly (a 1 in 2**32 guess per claimed id), but only someone holding
+the invite (past the CurveZMQ handshake) can try at all; the host then restarts with `--resume`.
 
 Hidden cards (net/hidden.py, FAIRNESS.md §2): every seat's replica carries a `TableDeals` with this
 seat's deal secrets (saved in the seat file, 0600, before any message that depends on them). The

@@ -11,12 +11,39 @@ CurveZMQ encrypts every connection. The joiner's socket is told the host's publi
 invite and completes the handshake only with the server holding the matching secret key; a wrong
 key shows up on the joiner's socket monitor as a failed handshake, which is how `connect()` tells
 "wrong host key" from "nothing listening" before its timeout.
+
+Routing ids. The host's ROUTER keys each connection by the routing id the client announces, and the
+session keys seats' routes and hello challenges by it, so a joiner announces a fresh random id on
+every connection (`fresh_routing_id`: 16 bytes from `secrets`, first byte never zero) and makes a
+new socket, with a new id, whenever an established connection drops (libzmq would otherwise
+reconnect under the old id). The id never leaves the encrypted connection. ROUTER_HANDOVER is off:
+honest joiners never reuse an id, so a second connection announcing a live connection's id can only
+be an intruder, and libzmq then ignores that connection (it neither takes over the pipe nor gets
+any packet). The host reads only packets from ids of the joiners' form; anything else (a client
+announcing no id, or a zero-first-byte id) is dropped unanswered.
+
+Known limit of libzmq 4.3.5 (as bundled with pyzmq 27): a ROUTER makes up an id `00 <uint32 counter>`
+for a client that announces none, without checking that a client has already claimed that id; if
+one has, the host aborts (assertion in socket_base.cpp add_out_pipe, SIGABRT). Nothing in libzmq
+4.3.5 lets the host refuse such clients: the ROUTER accepts announced ids that start with a zero
+byte, a ZAP handler is not shown the announced id (its identity frame is the server's own, empty),
+ROUTER_NOTIFY is a draft option the bundled build refuses, and a ROUTER cannot drop one peer. The
+counter starts at a value libzmq draws from the C library's rand() when the ROUTER is made; unseeded,
+a process's first ROUTER always starts at 00 6b8b4567 (glibc). So the host seeds the process's
+rand() from `secrets` just before making its ROUTER (`_seed_auto_ids`; Python itself never uses
+rand()): the next made-up id is one of about 2**32 values, and nothing tells a client which (the
+host answers no connection of that form). What is left: someone past the CurveZMQ handshake, i.e.
+holding the invite (the host's public key), can still abort the host by luck, with odds of (ids
+claimed at once, a few hundred at most) / 2**32 per try; the host then restarts with `--resume`.
 """
 
 from __future__ import annotations
 
+import ctypes
+import secrets
 import sys
 import time
+from collections import deque
 from typing import Any
 
 import msgpack
@@ -27,6 +54,12 @@ from net.invite import Invite
 
 MAX_PACKET = 320 * 1024  # a 256 KiB envelope plus the packet's own few fields
 DEFAULT_BIND = "127.0.0.1"  # a table is reachable from this machine only unless asked otherwise
+ROUTING_ID_BYTES = 16  # a joiner connection's routing id: too many values to guess or collide
+DROP_LIMIT = 1000  # foreign packets dropped in one recv before the caller gets its turn back
+_PEER_EVENTS = (
+    zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
+)
 
 
 class TransportError(Exception):
@@ -56,6 +89,34 @@ def curve_public(secret: bytes) -> bytes:
     return z85.decode(zmq.curve_public(z85.encode(secret)))
 
 
+def fresh_routing_id() -> bytes:
+    """A new joiner connection's routing id: random, its first byte never zero (libzmq's own start with 0)."""
+    return bytes([1 + secrets.randbelow(255)]) + secrets.token_bytes(ROUTING_ID_BYTES - 1)
+
+
+def is_joiner_id(routing_id: bytes) -> bool:
+    """Whether `routing_id` has the form joiners announce (not one libzmq made up, nor a claim of one)."""
+    return len(routing_id) == ROUTING_ID_BYTES and routing_id[0] != 0
+
+
+def _seed_auto_ids() -> bool:
+    """Seed the C library's rand() from `secrets`: libzmq draws a new ROUTER's id counter from it.
+
+    Unseeded, the first ROUTER of a process makes up `00 6b8b4567` for its first client without an
+    id, and a client that claimed that id beforehand makes libzmq 4.3.5 abort the host (module
+    docstring). Returns whether the C library could be reached (not on Windows, whose libzmq may
+    use another C runtime).
+    """
+    if sys.platform == "win32":
+        return False
+    try:
+        libc = ctypes.CDLL(None)  # the process's own symbols: the rand() libzmq links to
+        libc.srand(ctypes.c_uint(secrets.randbits(32)))
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 def pack(op: str, body: dict[str, Any] | None = None) -> bytes:
     return msgpack.packb([op, body or {}], use_bin_type=True)
 
@@ -83,9 +144,12 @@ class HostSocket:
 
     def __init__(self, secret_key: bytes, bind: str = DEFAULT_BIND, port: int = 0, context=None, retry: float = 0.0):
         self.context = context or zmq.Context.instance()
+        _seed_auto_ids()  # the ROUTER draws its made-up id counter when it is created
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 200)
-        self.socket.setsockopt(zmq.ROUTER_HANDOVER, 1)  # a reconnecting peer takes over its identity
+        # No handover: joiners announce a fresh random id per connection, so a second connection
+        # with a live connection's id is an intruder, and libzmq ignores it instead of giving it the pipe.
+        self.socket.setsockopt(zmq.ROUTER_HANDOVER, 0)
         self.socket.curve_server = True
         self.socket.curve_secretkey = z85.encode(secret_key)
         self.socket.curve_publickey = z85.encode(curve_public(secret_key))
@@ -124,44 +188,73 @@ class HostSocket:
             pass  # a peer too slow to drain its queue catches up by log index later
 
     def recv(self, timeout: float) -> tuple[bytes, bytes] | None:
-        """One raw packet `(peer id, data)` within `timeout` seconds, or None."""
-        if not self.socket.poll(int(timeout * 1000)):
-            return None
-        frames = self.socket.recv_multipart()
-        if len(frames) != 2:
-            return frames[0], b""  # an unreadable packet; the session refuses it by op
-        return frames[0], frames[1]
+        """One raw packet `(peer id, data)` from a joiner-form connection within `timeout` seconds, or None."""
+        deadline = time.monotonic() + timeout
+        for _ in range(DROP_LIMIT):
+            if not self.socket.poll(max(int((deadline - time.monotonic()) * 1000), 0)):
+                return None
+            try:
+                frames = self.socket.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                continue
+            if not is_joiner_id(frames[0]):
+                continue  # no dicetable joiner: it announced no id, or claimed one of libzmq's own
+            if len(frames) != 2:
+                return frames[0], b""  # an unreadable packet; the session refuses it by op
+            return frames[0], frames[1]
+        return None
 
     def close(self) -> None:
         self.socket.close()
 
 
 class PeerSocket:
-    """A joiner's DEALER, connected to the host named in `invite` and authenticating it by key."""
+    """A joiner's DEALER, connected to the host named in `invite` and authenticating it by key.
+
+    Each connection announces its own fresh routing id: when an established connection drops, the
+    socket is replaced by a new one with a new id (`renewals` counts it), and the host sees a
+    connection it does not know, which proves its seat again with a hello (net/session.py).
+    """
 
     def __init__(self, invite: Invite, secret_key: bytes | None = None, context=None):
         self.context = context or zmq.Context.instance()
         self.invite = invite
-        public, secret = (curve_public(secret_key), secret_key) if secret_key else curve_keypair()
-        self.socket = self.context.socket(zmq.DEALER)
-        self.socket.setsockopt(zmq.LINGER, 200)
-        self.socket.setsockopt(zmq.RECONNECT_IVL, 100)
-        self.socket.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET)
-        if ":" in invite.address:
-            self.socket.setsockopt(zmq.IPV6, 1)
-        self.socket.curve_serverkey = z85.encode(invite.host_key)
-        self.socket.curve_publickey = z85.encode(public)
-        self.socket.curve_secretkey = z85.encode(secret)
-        self._monitor = self.socket.get_monitor_socket(
-            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
-            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-            | zmq.EVENT_CONNECTED
-        )
-        self.socket.connect(invite.endpoint)
+        self._public, self._secret = (curve_public(secret_key), secret_key) if secret_key else curve_keypair()
         self._reached = False  # the TCP connection was made at least once
         self._failed = False  # a secure handshake failed
         self.connected = False
+        self.renewals = 0
+        self._backlog: deque[bytes] = deque()  # packets read off a dropped connection, not yet handed out
+        self._open()
+
+    def _open(self) -> None:
+        """A new DEALER with a fresh routing id and its own monitor, dialling the host."""
+        socket = self.context.socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 200)
+        socket.setsockopt(zmq.RECONNECT_IVL, 100)
+        socket.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+        socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET)
+        if ":" in self.invite.address:
+            socket.setsockopt(zmq.IPV6, 1)
+        socket.curve_serverkey = z85.encode(self.invite.host_key)
+        socket.curve_publickey = z85.encode(self._public)
+        socket.curve_secretkey = z85.encode(self._secret)
+        self.routing_id = fresh_routing_id()
+        socket.setsockopt(zmq.ROUTING_ID, self.routing_id)
+        self.socket = socket
+        self._monitor = socket.get_monitor_socket(_PEER_EVENTS)
+        self._established = False  # this socket's connection completed a handshake
+        socket.connect(self.invite.endpoint)
+
+    def _renew(self) -> None:
+        """Drop the socket whose connection broke and dial again on a new one, with a new id. What
+        the host sent before the connection broke (e.g. its last entries before it stopped) is still
+        queued on the old socket: it is kept and handed out first."""
+        while self.socket.poll(0):
+            self._backlog.append(self.socket.recv())
+        self._close_socket()
+        self.renewals += 1
+        self._open()
 
     def connect(self, timeout: float) -> None:
         """Wait until the secure handshake with the host succeeds, or raise a clear error."""
@@ -184,18 +277,25 @@ class PeerSocket:
         raise HostUnreachable(f"no table answered at {where} within {timeout:g} s (is the host running?)")
 
     def _watch(self, timeout: float) -> None:
-        if not self._monitor.poll(int(max(timeout, 0) * 1000)):
-            return
-        # A monitor message's first frame is the event (uint16) and its value (uint32), native order.
-        event = int.from_bytes(self._monitor.recv_multipart()[0][:2], sys.byteorder)
-        if event == zmq.EVENT_CONNECTED:
-            self._reached = True
-        elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-            self.connected = True
-        else:
-            self._failed = True
+        """Handle the monitor events that arrive within `timeout` seconds (0: only those waiting)."""
+        wait = int(max(timeout, 0) * 1000)
+        while self._monitor.poll(wait):
+            wait = 0
+            # A monitor message's first frame is the event (uint16) and its value (uint32), native order.
+            event = int.from_bytes(self._monitor.recv_multipart()[0][:2], sys.byteorder)
+            if event == zmq.EVENT_CONNECTED:
+                self._reached = True
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.connected = self._established = True
+            elif event == zmq.EVENT_DISCONNECTED:
+                if self._established:
+                    self._renew()  # libzmq would redial under the old id; a new connection gets a new one
+                    return
+            else:
+                self._failed = True
 
     def send(self, op: str, body: dict[str, Any] | None = None) -> None:
+        self._watch(0)
         try:
             self.socket.send(pack(op, body), flags=zmq.NOBLOCK)
         except zmq.Again:
@@ -203,14 +303,20 @@ class PeerSocket:
 
     def recv(self, timeout: float) -> bytes | None:
         """One raw packet within `timeout` seconds, or None."""
+        self._watch(0)
+        if self._backlog:
+            return self._backlog.popleft()
         if not self.socket.poll(int(timeout * 1000)):
             return None
         return self.socket.recv()
 
-    def close(self) -> None:
+    def _close_socket(self) -> None:
         try:
             self.socket.disable_monitor()
         except zmq.ZMQError:
             pass
         self._monitor.close(0)
         self.socket.close()
+
+    def close(self) -> None:
+        self._close_socket()

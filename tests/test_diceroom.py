@@ -16,6 +16,7 @@ from core.game import CHANCE, BadOption, IllegalMove, Move, Outcome
 from core.match import play_out
 from net.transcript import read
 from net.verify import verify
+from net_helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).with_name("dicetable")
@@ -185,17 +186,6 @@ def test_the_replica_takes_a_roll_from_any_seat_and_keeps_the_open_event_as_it_i
         table.host.accept(table.seats[1].move(Move("roll", ("d6",))))
 
 
-def _wait(condition, timeout=15.0, what="condition"):
-    import time
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 class _Rolls:
     """A seat that rolls `count` times as fast as the log takes them, never waiting for a roll to be
     decided; the host's seat closes the room once `total` rolls are decided."""
@@ -233,7 +223,7 @@ def test_three_peers_roll_at_once_over_sockets_and_every_transcript_holds_the_sa
     for thread in threads:
         thread.start()
     try:
-        _wait(lambda: all(s.replica is not None and s.replica.result is not None and s.finished for s in (host, *peers)),
+        wait_until(lambda: all(s.replica is not None and s.replica.result is not None and s.finished for s in (host, *peers)),
               30, "every seat to see the room closed")
     finally:
         for session in (host, *peers):

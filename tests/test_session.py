@@ -24,10 +24,10 @@ from net.peer import PeerSession
 from net.session import SessionError, Timing, bot_chooser
 from net.transcript import read
 from net.verify import verify
+from net_helpers import FAST, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).with_name("dicetable")
-FAST = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0)
 
 
 @pytest.fixture(autouse=True)
@@ -61,15 +61,6 @@ def line(out: str, prefix: str) -> str:
     found = [l for l in out.splitlines() if l.startswith(prefix)]
     assert found, f"no {prefix!r} line in {out!r}"
     return found[-1][len(prefix):].strip()
-
-
-def wait_until(condition, timeout: float = 10.0, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def frames_in(path: Path) -> int:
@@ -418,11 +409,15 @@ def test_garbage_from_a_connection_changes_nothing_and_the_table_plays_on():
         raw.socket.send(b"\xc1 not msgpack")
         raw.socket.send_multipart([b"two", b"frames"])
         raw.send("submit", {"frame": b"before hello"})
-        assert unpack(raw.recv(3.0)) == ("who", {})  # no seat yet: say hello first
+        op, body = unpack(raw.recv(3.0))  # no seat yet: prove a key in a hello first
+        assert op == "who" and len(body["nonce"]) == 32
+        nonce = body["nonce"]
         raw.send("hello", {"seat": "zero", "key": 5})
         op, body = unpack(raw.recv(3.0))
         assert op == "full" and "malformed hello" in body["reason"]
-        raw.send("hello", {"seat": -1, "key": secrets.token_bytes(32), "next": 0})
+        garbage = Profile.generate("garbage")  # the hello proves its key (tests/test_hello_auth.py)
+        proof = garbage.sign(wire.hello_bytes(invite.table_id, invite.host_key, nonce, garbage.public_key))
+        raw.send("hello", {"seat": -1, "key": garbage.public_key, "next": 0, "nonce": nonce, "proof": proof})
         assert unpack(raw.recv(3.0))[0] == "welcome"
         raw.send("submit", {"frame": b"\x92\xc4\x01x\xc4\x00"})
         while True:
