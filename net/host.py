@@ -115,7 +115,10 @@ class HostSession(TableSession):
     def seat_data(self) -> dict:
         data = super().seat_data()
         if self.socket is not None:
-            data["port"] = self.socket.port  # a resumed host listens where its invite points
+            # A resumed host listens where its invite points (the app's resume reads these back).
+            data["port"] = self.socket.port
+            data["bind"] = self.bind
+            data["advertise"] = self.advertise or ""
         return data
 
     def _resume(self, path: Path) -> None:

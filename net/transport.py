@@ -56,6 +56,20 @@ MAX_PACKET = 320 * 1024  # a 256 KiB envelope plus the packet's own few fields
 DEFAULT_BIND = "127.0.0.1"  # a table is reachable from this machine only unless asked otherwise
 ROUTING_ID_BYTES = 16  # a joiner connection's routing id: too many values to guess or collide
 DROP_LIMIT = 1000  # foreign packets dropped in one recv before the caller gets its turn back
+# ZMTP heartbeats (libzmq >= 4.2), on both ends: a link that dies without a FIN or RST (Wi-Fi switched,
+# NAT state expired, cable pulled) is otherwise never noticed by ZeroMQ, so the joiner never redials
+# and the host keeps the dead pipe. libzmq's own I/O thread pings every HEARTBEAT_IVL and closes the
+# connection when nothing at all arrives within HEARTBEAT_TIMEOUT of a ping; HEARTBEAT_TTL asks the
+# other end to close after as long without hearing from us. Pings are answered by that C thread, not
+# by Python, so a busy 2-core machine or a long fsync does not stall them. 1 s / 5 s: detected within
+# about 6 s, after the session's own drop (Timing.drop_after 4 s) and so never a surprise to the
+# players; a slow link only trips it if it carries nothing, not even the other end's pings, for 5 s
+# (a whole packet counts, so a 320 KiB packet needs at least ~520 kbit/s).
+HEARTBEAT_IVL_MS = 1000
+HEARTBEAT_TIMEOUT_MS = 5000
+# A renewed socket dials while the link may still be down: a SYN lost in silence would otherwise wait
+# for the kernel's backoff (up to minutes), so an unanswered dial is dropped after 3 s and retried.
+CONNECT_TIMEOUT_MS = 3000
 _PEER_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
@@ -117,6 +131,13 @@ def _seed_auto_ids() -> bool:
     return True
 
 
+def _heartbeat(socket) -> None:
+    """ZMTP heartbeats on `socket`, so a connection whose other end went silent is closed (see HEARTBEAT_IVL_MS)."""
+    socket.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
+    socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
+    socket.setsockopt(zmq.HEARTBEAT_TTL, HEARTBEAT_TIMEOUT_MS)
+
+
 def pack(op: str, body: dict[str, Any] | None = None) -> bytes:
     return msgpack.packb([op, body or {}], use_bin_type=True)
 
@@ -150,6 +171,7 @@ class HostSocket:
         # No handover: joiners announce a fresh random id per connection, so a second connection
         # with a live connection's id is an intruder, and libzmq ignores it instead of giving it the pipe.
         self.socket.setsockopt(zmq.ROUTER_HANDOVER, 0)
+        _heartbeat(self.socket)  # a joiner's dead connection is closed, freeing its pipe
         self.socket.curve_server = True
         self.socket.curve_secretkey = z85.encode(secret_key)
         self.socket.curve_publickey = z85.encode(curve_public(secret_key))
@@ -233,6 +255,8 @@ class PeerSocket:
         socket.setsockopt(zmq.LINGER, 200)
         socket.setsockopt(zmq.RECONNECT_IVL, 100)
         socket.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+        socket.setsockopt(zmq.CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
+        _heartbeat(socket)  # a silent dead link raises EVENT_DISCONNECTED, so `_watch` renews the socket
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET)
         if ":" in self.invite.address:
             socket.setsockopt(zmq.IPV6, 1)

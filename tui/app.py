@@ -111,6 +111,10 @@ class DiceTableApp(App):
             from tui.lan_screen import LanScreen  # tables announced nearby (net/discovery.py)
 
             self.push_screen(LanScreen(browse=self.browse_lan))
+        elif action == "resume":
+            from tui.resume_screen import ResumeScreen  # unfinished network games, reopened
+
+            self.push_screen(ResumeScreen())
         elif action in ("host", "join", "dice_room"):
             from tui.net_screens import net_screen
 

@@ -1,0 +1,204 @@
+"""Resume a game: the network games this profile left unfinished (a crash, a closed terminal),
+reopened as `dicetable host --resume` / `join --resume` do, then played on in the usual screens.
+
+A game is listed when its transcript in the data directory (net/session.py `transcript_dir()`) has
+its `.seat` file beside it and no result yet. Reopening runs in a thread (a resumed host waits up to
+5 s for its port, a joiner up to 5 s for the host); an error is one line here and changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+EMPTY = "No unfinished network games: there is nothing to resume."
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    path: Path
+    game: str  # the game's title
+    names: tuple[str, ...]
+    moves: int
+    when: float  # last written (seconds since the epoch)
+    seat: int
+
+    def words(self) -> str:
+        stamp = time.strftime("%d %b %H:%M", time.localtime(self.when))
+        moves = f"{self.moves} move{'' if self.moves == 1 else 's'}"
+        who = "you host" if self.seat == 0 else f"you joined as seat {self.seat}"
+        return f"{self.game}: {' vs '.join(self.names)}, {moves}, {stamp}, {who}"
+
+
+def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
+    """The game in `path` when it is unfinished, None when it is over; raises ValueError (why) when
+    it cannot be resumed by this profile."""
+    from core import registry
+    from net import wire
+    from net.session import SessionError, load_seat
+    from net.transcript import DamagedTranscript, NotATranscript, read
+
+    try:
+        seat = load_seat(path)["seat"]
+        transcript = read(path)
+    except (SessionError, NotATranscript, DamagedTranscript) as error:
+        raise ValueError(str(error)) from None
+    if transcript.result is not None:
+        return None
+    seats = transcript.header["seats"]
+    if type(seat) is not int or not 0 <= seat < len(seats):
+        raise ValueError(f"its seat file names seat {seat!r}, not one of the table's")
+    if key is not None and seats[seat]["key"] != key:
+        raise ValueError(f"seat {seat} there is another profile's")
+    moves = 0
+    for frame in transcript.frames:
+        try:
+            moves += wire.decode(frame).kind == "move"
+        except wire.WireError as error:
+            raise ValueError(f"a frame is unreadable: {error}") from None
+    name = transcript.header["game"]
+    title = registry.get(name).title if name in registry.names() else name
+    return Unfinished(path, title, tuple(s["name"] for s in seats), moves, path.stat().st_mtime, seat)
+
+
+def saved_address(path: Path, default: str) -> tuple[str, str | None]:
+    """Where a host's table was bound and the address its invite names (its seat file keeps them),
+    so joiners' invites still reach it; `default` for a seat file written without them."""
+    from net.session import load_seat
+
+    seat = load_seat(path)
+    bind, advertise = seat.get("bind"), seat.get("advertise")
+    bind = bind if type(bind) is str and bind else default
+    return bind, (advertise if type(advertise) is str and advertise else None)
+
+
+def unfinished_games(directory: Path, key: bytes | None = None) -> tuple[list[Unfinished], list[str]]:
+    """The unfinished games in `directory`, newest first, and the files that could not be read
+    (as `name: why`). `key`: this profile's public key (a seat of another profile is not ours)."""
+    games, unreadable = [], []
+    paths = sorted(directory.glob("*.dtt")) if directory.is_dir() else []
+    for path in paths:
+        if not Path(str(path) + ".seat").exists():
+            continue  # no secrets beside it (e.g. a copy to verify): nothing to resume with
+        try:
+            game = read_unfinished(path, key)
+        except (ValueError, OSError) as error:
+            unreadable.append(f"{path.name}: {str(error).replace(str(directory) + os.sep, '')}")  # names, not paths
+            continue
+        if game is not None:
+            games.append(game)
+    games.sort(key=lambda g: (g.when, g.path.name), reverse=True)
+    return games, unreadable
+
+
+class ResumeScreen(Screen):
+    CSS_PATH = "resume_screen.tcss"
+    BINDINGS = [Binding("escape", "back", "back")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.games: list[Unfinished] = []
+        self.busy = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="resume-box"):
+            yield Static("Resume a game", id="resume-title")
+            yield Static("Unfinished network games, newest first (Enter or a click reopens one):",
+                         id="resume-help")
+            yield OptionList(id="resume-list")
+            yield Static(id="resume-unreadable")
+            yield Static(id="resume-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from net import identity
+        from net.session import transcript_dir
+
+        try:
+            profile = identity.load(self.app.profile_dir)
+        except identity.ProfileError:
+            profile = None
+        self.games, unreadable = unfinished_games(transcript_dir(), profile.public_key if profile else None)
+        menu = self.query_one("#resume-list", OptionList)
+        menu.add_options([Option(escape(g.words()), id=str(i)) for i, g in enumerate(self.games)])
+        menu.display = bool(self.games)
+        if self.games:
+            menu.highlighted = 0  # Enter takes the newest at once
+        else:
+            self._note(EMPTY)
+        self.query_one("#resume-unreadable", Static).display = bool(unreadable)
+        if unreadable:
+            lines = "\n".join(f"Not listed: {escape(line)}" for line in unreadable)
+            self.query_one("#resume-unreadable", Static).update(f"[dim]{lines}[/dim]")
+        menu.focus()
+
+    def _note(self, text: str) -> None:
+        self.query_one("#resume-note", Static).update(text)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.reopen(self.games[int(event.option.id)])
+
+    def reopen(self, game: Unfinished) -> None:
+        if self.busy:
+            return
+        profile = self.app.profile()
+        if profile is None:
+            return
+        self.busy = True
+        waiting = "waiting for its port" if game.seat == 0 else "waiting for the host"
+        self._note(f"Reopening {game.game} ({waiting}, up to 5 s)…")
+        self.run_worker(lambda: self._reopen(profile, game), thread=True, group="resume", exit_on_error=False)
+
+    def _reopen(self, profile, game: Unfinished) -> None:
+        """In a thread: open the table (host) or reach the host (joiner), as the CLI's --resume."""
+        from net.host import HostSession
+        from net.peer import PeerSession
+        from net.session import SessionError
+        from net.transport import DEFAULT_BIND
+        from tui.net_table import NetTable
+
+        session = None
+        try:
+            if game.seat == 0:  # where the table was bound and what its invite names, on the invite's port
+                bind, advertise = saved_address(game.path, DEFAULT_BIND)
+                session = HostSession(profile, resume=game.path, bind=bind, advertise=advertise, port=0)
+                table = NetTable(session, "host")
+                session.open()
+            else:
+                session = PeerSession(profile, resume=game.path)
+                table = NetTable(session, "join")
+                session.connect()
+            # Where the game stands, before the table's thread takes over: its screen shows it at once.
+            session.emit("transcript", text=str(session.transcript_path))
+        except Exception as error:  # SessionError is meant for a person; anything else still reaches them as words
+            if session is not None:
+                session.close()
+            reason = str(error) if isinstance(error, SessionError) else f"the table did not reopen: {error}"
+            self.app.call_from_thread(self._failed, reason)
+            return
+        self.app.call_from_thread(self._opened, table)
+
+    def _failed(self, reason: str) -> None:
+        self.busy = False
+        if not self.is_mounted:  # the person left this screen meanwhile
+            return
+        self._note(f"Could not resume: {reason}")
+
+    def _opened(self, table) -> None:
+        if self.app.screen is not self:  # the person left this screen meanwhile: leave the table too
+            table.session.close()
+            return
+        self.app.open_waiting_room(table, replace=self)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
