@@ -6,12 +6,16 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from net.session import Timing
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).with_name("dicetable")
+NETNS = str(ROOT / "scripts" / "lan_netns.sh")
 # Session clocks quick enough for tests to see drops and returns within a second.
 FAST = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0)
 
@@ -43,3 +47,41 @@ def last_line(out: str, prefix: str) -> str:
     found = [line for line in out.splitlines() if line.startswith(prefix)]
     assert found, f"no {prefix!r} line in {out!r}"
     return found[-1][len(prefix):].strip()
+
+
+@contextmanager
+def private_lan(count: int, tested: str):
+    """Network namespaces PREFIX-1..`count` on a private bridge (eth0 = 10.231.0.k, see
+    scripts/lan_netns.sh) and `run(k, home, *argv)` for `dicetable` (or `python=True`: Python)
+    inside namespace k. Skips the test, saying what `tested` needs, without root or namespaces; at
+    the end every process started is stopped and every namespace removed."""
+    if os.geteuid() != 0:
+        pytest.skip(f"{tested} inside network namespaces, which need root")
+    prefix = f"dtt{os.getpid() % 100000}"
+    made = subprocess.run([NETNS, "up", prefix, str(count)], capture_output=True, text=True)
+    if made.returncode != 0:
+        subprocess.run([NETNS, "down", prefix], capture_output=True)
+        pytest.skip(f"cannot make network namespaces here: {made.stderr.strip()[:200]}")
+    processes: list[subprocess.Popen] = []
+
+    def run(k: int, home: Path, *argv: str, background=False, stdin=None, python=False, timeout=60):
+        command = ["ip", "netns", "exec", f"{prefix}-{k}", sys.executable if python else str(COMMAND), *argv]
+        env = {**os.environ, "DICETABLE_HOME": str(home), "PYTHONPATH": str(ROOT)}
+        if background:
+            p = subprocess.Popen(command, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            processes.append(p)
+            return p
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+
+    run.prefix = prefix
+    try:
+        yield run
+    finally:
+        for p in processes:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        subprocess.run([NETNS, "down", prefix], capture_output=True)

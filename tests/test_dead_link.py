@@ -9,7 +9,6 @@ the seat back. The namespaces need root, so these tests are skipped with the rea
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -19,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from net_helpers import private_lan
+
 DICETABLE = str(Path(sys.executable).with_name("dicetable"))
-NETNS = str(ROOT / "scripts" / "lan_netns.sh")
 HOST_IP, OLD_IP, NEW_IP = "10.231.0.1", "10.231.0.2", "10.231.0.3"  # lan_netns.sh's eth0 of namespaces 1 and 2
 HOLD = 2.0  # seconds the cable stays out after both ends noticed
 NOTICE = 10.0  # seconds: heartbeat 1 s + timeout 5 s (net/transport.py), with room for a busy machine
@@ -51,37 +50,16 @@ class Output:
 
 @pytest.fixture
 def lan():
-    """Namespaces PREFIX-1 and PREFIX-2 on a private bridge: eth0 = 10.231.0.k (see scripts/lan_netns.sh)."""
-    if os.geteuid() != 0:
-        pytest.skip("dead links are tested inside network namespaces, which need root")
+    """Namespaces PREFIX-1 and PREFIX-2 on a private bridge (net_helpers.private_lan)."""
     if shutil.which("ss") is None:
         pytest.skip("dead links are watched with ss (iproute2), which is not installed")
-    prefix = f"dtd{os.getpid() % 100000}"
-    made = subprocess.run([NETNS, "up", prefix, "2"], capture_output=True, text=True)
-    if made.returncode != 0:
-        subprocess.run([NETNS, "down", prefix], capture_output=True)
-        pytest.skip(f"cannot make network namespaces here: {made.stderr.strip()[:200]}")
-    processes: list[subprocess.Popen] = []
+    with private_lan(2, "dead links are tested") as run:
 
-    def run(k: int, home: Path, *argv: str) -> subprocess.Popen:
-        command = ["ip", "netns", "exec", f"{prefix}-{k}", DICETABLE, *argv]
-        p = subprocess.Popen(command, env={**os.environ, "DICETABLE_HOME": str(home)},
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        processes.append(p)
-        return p
+        def started(k: int, home: Path, *argv: str) -> subprocess.Popen:
+            return run(k, home, *argv, background=True)
 
-    run.prefix = prefix
-    try:
-        yield run
-    finally:
-        for p in processes:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-        subprocess.run([NETNS, "down", prefix], capture_output=True)
+        started.prefix = run.prefix
+        yield started
 
 
 def ip(*argv: str) -> None:

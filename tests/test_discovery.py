@@ -20,10 +20,9 @@ import pytest
 from net import discovery
 from net.discovery import FORGED, UNVERIFIED, VERIFIED, Announcement, DiscoveryError, KnownHosts
 from net.identity import Profile
+from net_helpers import private_lan
 
-ROOT = Path(__file__).resolve().parents[1]
 DICETABLE = str(Path(sys.executable).with_name("dicetable"))
-NETNS = str(ROOT / "scripts" / "lan_netns.sh")
 TABLE = bytes(range(16))
 
 
@@ -170,37 +169,9 @@ def test_mistakes_on_the_command_line(tmp_path, monkeypatch, capsys, argv, says)
 # -- over mDNS, inside network namespaces -----------------------------------------------------------
 @pytest.fixture
 def lan():
-    """Namespaces PREFIX-1..3 on a private bridge: eth0 = 10.231.0.k (see scripts/lan_netns.sh)."""
-    if os.geteuid() != 0:
-        pytest.skip("LAN discovery is tested inside network namespaces, which need root")
-    prefix = f"dtt{os.getpid() % 100000}"
-    made = subprocess.run([NETNS, "up", prefix, "3"], capture_output=True, text=True)
-    if made.returncode != 0:
-        subprocess.run([NETNS, "down", prefix], capture_output=True)
-        pytest.skip(f"cannot make network namespaces here: {made.stderr.strip()[:200]}")
-    processes: list[subprocess.Popen] = []
-
-    def run(k: int, home: Path, *argv: str, background=False, stdin=None, python=False, timeout=60):
-        command = ["ip", "netns", "exec", f"{prefix}-{k}", sys.executable if python else DICETABLE, *argv]
-        env = {**os.environ, "DICETABLE_HOME": str(home), "PYTHONPATH": str(ROOT)}
-        if background:
-            p = subprocess.Popen(command, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            processes.append(p)
-            return p
-        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
-
-    run.prefix = prefix
-    try:
+    """Namespaces PREFIX-1..3 on a private bridge (net_helpers.private_lan)."""
+    with private_lan(3, "LAN discovery is tested") as run:
         yield run
-    finally:
-        for p in processes:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-        subprocess.run([NETNS, "down", prefix], capture_output=True)
 
 
 def read_until(process: subprocess.Popen, prefix: str, timeout: float = 30) -> str:
