@@ -210,6 +210,13 @@ async def test_the_dice_room_alone_rolls_local_dice():
         await pilot.press(*"2x", "enter")  # not a dice expression: said, nothing rolled
         await wait_until(pilot, lambda: any(n.title == "Not a roll" and "2x" in n.message for n in app._notifications))
         assert len(screen.view.state.rolls) == 1
+        screen.set_focus(None)  # out of the expression line: the panel keys are the room's again
+        await pilot.press("f")
+        assert screen.query_one("#panels").active == "fairness"
+        await pilot.press("v")
+        assert "no transcript" in str(screen.query_one("#fair-verify").render())
+        await pilot.press("m")
+        assert screen.query_one("#panels").active == "moves"
 
 
 @pytest.mark.parametrize("no_color", [False, True])

@@ -26,6 +26,7 @@ from tui.widgets.die import face_rows
 from tui.widgets.fairness import FairnessPanel
 from tui.widgets.move_log import MoveLog
 from tui.widgets.seats import SeatsPanel
+from tui.table_screen import PanelActions
 from tui.widgets.text_line import TextLine
 
 MAX_DRAWN = 8  # six-sided dice drawn with pips, up to this many
@@ -106,7 +107,7 @@ class RollHistory(RichLog):
         self.shown = plain
 
 
-class DiceRoomScreen(Screen):
+class DiceRoomScreen(PanelActions, Screen):
     AUTO_FOCUS = None
 
     BINDINGS = [
@@ -226,17 +227,6 @@ class DiceRoomScreen(Screen):
     def action_close_room(self) -> None:
         if may_roll(self.view) and (not self.view.state.free or 0 in self.view.local_seats):
             self.controller.submit(Move("close"))
-
-    def action_panel(self, pane: str) -> None:
-        if pane == "chat" and not self.controller.network:
-            return
-        self.query_one(TabbedContent).active = pane
-        if pane == "chat":
-            self.query_one("#chat-input").focus()
-
-    def action_verify(self) -> None:
-        self.query_one(TabbedContent).active = "fairness"
-        self.query_one(FairnessPanel).show_verdict(self.controller.verify())
 
     def action_leave(self) -> None:
         if isinstance(self.focused, Input) and self.focused.id == "chat-input":

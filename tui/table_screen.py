@@ -60,7 +60,23 @@ def panel_keys(*panes: str | Binding, show: bool = True) -> list[Binding]:
     return keys + [Binding("v", "verify", "verify", show=False)]
 
 
-class TableScreen(Screen):
+class PanelActions:
+    """What the panel keys (`panel_keys`) do, on any screen with the panels and a controller: every
+    game's table and the dice room."""
+
+    def action_panel(self, pane: str) -> None:
+        if pane == "chat" and not self.controller.network:
+            return
+        self.query_one(TabbedContent).active = pane
+        if pane == "chat":
+            self.query_one("#chat-input").focus()
+
+    def action_verify(self) -> None:
+        self.query_one(TabbedContent).active = "fairness"
+        self.query_one(FairnessPanel).show_verdict(self.controller.verify())
+
+
+class TableScreen(PanelActions, Screen):
     AUTO_FOCUS = ""  # "" is off; None would mean the app's "*" (whichever widget is first)
     HELP_TEXT: str | None = None  # None: the TRICE help (HelpDialog's default)
 
@@ -202,17 +218,6 @@ class TableScreen(Screen):
     # -- keys shared by every table ------------------------------------------------------------
     def action_help(self) -> None:
         self.app.push_screen(HelpDialog() if self.HELP_TEXT is None else HelpDialog(self.HELP_TEXT))
-
-    def action_panel(self, pane: str) -> None:
-        if pane == "chat" and not self.controller.network:
-            return
-        self.query_one(TabbedContent).active = pane
-        if pane == "chat":
-            self.query_one("#chat-input").focus()
-
-    def action_verify(self) -> None:
-        self.query_one(TabbedContent).active = "fairness"
-        self.query_one(FairnessPanel).show_verdict(self.controller.verify())
 
     def action_rematch(self) -> None:
         if self.view is not None and self.view.result is not None and self.controller.can_rematch():
