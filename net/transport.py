@@ -40,7 +40,9 @@ claimed at once, a few hundred at most) / 2**32 per try; the host then restarts 
 from __future__ import annotations
 
 import ctypes
+import errno
 import secrets
+import socket
 import sys
 import time
 from collections import deque
@@ -227,7 +229,27 @@ class HostSocket:
         return None
 
     def close(self) -> None:
+        """Close the socket and wait (up to a second) until its port stops listening.
+
+        libzmq closes the listener later, on its I/O thread; until then a joiner could still reach
+        a table that is gone, and a host resumed at once would find the port taken.
+        """
         self.socket.close()
+        deadline = time.monotonic() + 1.0
+        while not _port_free(self.bind, self.port) and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+
+def _port_free(bind: str, port: int) -> bool:
+    """Whether nothing listens on `bind:port` (a bind with SO_REUSEADDR, as libzmq's own, succeeds)."""
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("" if bind == "*" else bind, port))
+        except OSError as error:
+            return error.errno != errno.EADDRINUSE  # any other failure is nothing to wait for
+    return True
 
 
 class PeerSocket:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -112,6 +113,18 @@ def test_a_joiner_with_the_wrong_host_key_cannot_connect():
     finally:
         peer.close()
         host.close()
+
+
+def test_a_closed_host_no_longer_listens():
+    # libzmq drops the listener later, on its own thread: without close() waiting, a joiner dialling
+    # right after reached the closing table (CI saw a "connected" to a closed host).
+    _, secret = curve_keypair()
+    for _ in range(5):
+        host = HostSocket(secret, "127.0.0.1", 0)
+        host.close()
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(("127.0.0.1", host.port))  # EADDRINUSE while the listener lives
 
 
 @pytest.mark.slow
