@@ -265,6 +265,26 @@ async def test_an_attack_names_its_target_and_the_whole_hand():
         assert "⊘ skips" in [line for line in text_of(screen, "#tc-seats").splitlines() if table.names[target] in line][0]
 
 
+async def test_the_seats_show_what_each_player_threw_away_by_choice():
+    # Eight seats (the most the panel must hold at 80 x 24), played until colours have been shed.
+    table = advance(bot_table(seed=6, bots=7), lambda s: s.turns >= 6 and s.actor == 0 and s.played and s.phase == "act")
+    state = table.state
+    assert sum(map(sum, state.shed)) > 0 and len(set(state.shed)) > 1
+    app = DiceTableApp(table)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.view is not None and screen.seen is not None)
+        lines = text_of(screen, "#tc-seats").splitlines()
+        assert lines[0].split() == ["seat", "hand", "thrown", "away"]
+        for seat, tally in enumerate(state.shed):
+            row = next(line for line in lines if table.names[seat] in line)
+            assert row.split()[-3:] == [f"{c}{n}" for c, n in zip("RYB", tally)], row
+        assert lines[-1].startswith("Last event")  # the last line of the panel...
+        panel, pane = screen.query_one("#tc-seats").region, screen.query_one("#seats-pane").region
+        assert max(map(len, lines)) <= panel.width  # no line wraps...
+        assert panel.y + len(lines) <= pane.bottom, "\n".join(lines)  # ...and the last is on screen
+
+
 def seats_choice(app, seats: int):
     return next(c for c in app.screen.query("#setup-seats Choice") if c.name == str(seats))
 

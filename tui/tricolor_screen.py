@@ -72,6 +72,8 @@ your colour scores 3, each unit of the winning colour in hand 1, a wild 1.
 2 / 4 draw · 1 2 3 pile · r turn the tile · c construct · o modify
 a attack · e end actions · d discard · Tab next square · i hide your hand
 s scores · m moves · f fairness · t chat · Esc leaves · mouse: click
+[b]Seats[/b]  cards in hand; thrown away R2 Y0 B1: units of each colour a player
+discarded by choice (modify, discard, Embargo) — builders keep their colour
 [b]Tiles[/b]  R Y B colour letter · S start · E end · ═ ║ ╬ constructed ✓
 ┄ ┆ ┼ blueprint with its cost · ■ □ dead end · + a tile may go here
 Marks: ★ on a route to an End Tile · • last placed · × event target
@@ -84,6 +86,13 @@ PHASE_WORDS = {
     SETUP: "setup", DRAW: "draw", PLAN: "route planning", ACT: "actions", EVENT: "event",
     EMBARGO: "Embargo", DISCARD: "discard", "scoring": "scoring", OVER: "game over", "dealing": "dealing",
 }
+
+
+def shed_words(state, seat: int) -> str:
+    """`R2 Y0 B1`: the units of each colour `seat` has discarded by its own choice (public; the
+    clue to its secret colour that the search bot reads too, so a person sees it as well)."""
+    tally = state.shed[seat] if seat < len(state.shed) else (0,) * len(COLOURS)
+    return " ".join(f"{colour}{units}" for colour, units in zip(COLOURS, tally))
 
 
 def tile_words(tile: int) -> str:
@@ -417,6 +426,7 @@ class TricolorScreen(TableScreen):
         s, view = self.seen, self.view
         names = view.names
         text = Text()
+        text.append(f"{'  seat':<11}hand  thrown away\n", "dim")
         for seat in range(s.seats):
             due = view.actor == seat and view.result is None
             flags = []
@@ -424,14 +434,13 @@ class TricolorScreen(TableScreen):
                 flags.append("⊘ skips")
             if seat == s.last_target:
                 flags.append("attacked")
-            if view.thinking == seat:
-                flags.append("…")
             info = view.seats[seat] if seat < len(view.seats) else None
             if info is not None and view.network and info.kind == "remote" and not info.connected:
                 flags.append("away")
             count = len(s.hands[seat]) if seat < len(s.hands) else 0
             you = "*" if seat == self.viewer() else " "
-            line = f"{'▶' if due else ' '}{you}{names[seat][:12]:<12} {count:>2} cards"
+            mark = "…" if view.thinking == seat else "▶" if due else " "  # a bot that thinks is due
+            line = f"{mark}{you}{names[seat][:10]:<10}{count:>3}  {shed_words(s, seat)}"
             text.append(line, "bold" if due else "")
             text.append(f" {' · '.join(flags)}\n" if flags else "\n", "dim")
         discards = s.discards
