@@ -202,6 +202,20 @@ class DiceBreakerState:
         hidden = tuple(a if s == seat or not a else "?" for s, a in enumerate(self.answers))
         return replace(self, answers=hidden)
 
+    def sealed(self) -> tuple[int, ...]:
+        """The seats the open Latent Dice claim still asks, in asking order: everyone answers at
+        once in the rules, so over the network the answers are sealed until all are in."""
+        if self.phase != LATENT:
+            return ()
+        order = self.asking_order()
+        return order[order.index(self.seat):]
+
+    def asking(self, seat: int) -> "DiceBreakerState":
+        """The claim step as it asks `seat` (one of `sealed()`)."""
+        if seat not in self.sealed():
+            raise IllegalMove(f"seat {seat} is not asked now")
+        return replace(self, seat=seat)
+
     def default_move(self) -> Move | None:
         """The answer of a seat that does not answer in time: it declines the Latent Die (Latent
         Dice: "players who do not answer in time decline"); None where no move has a default."""

@@ -23,6 +23,18 @@ another is being decided is queued by the state; the chance it asks for must not
 use the helpers `may_act(state, seat)` and `apply_as(state, seat, move)` below, which fall back to
 the single actor, so games without these members are unchanged.
 
+Sealed answers. A step where several seats each give one answer that no seat may see before all
+have answered (Dice Breaker's Latent Dice claim) has two optional members:
+
+    state.sealed()         -> the seats the step asks, in the order the state applies their answers
+                              (empty when the step is not of this kind)
+    state.asking(seat)     -> the state as it asks `seat` (its actor is `seat`): that seat's prompt
+                              and the check of its answer
+A local table asks the seats one by one and the state's `view` hides answers already given; over the
+network each seat seals its answer with a hash commitment and the answers are opened, then applied
+in this order, only once every seat has sealed one (net/replica.py). `sealed_seats` below falls back
+to none.
+
 Randomness never originates here: outcomes come from a source (core/chance.py locally, net/fair.py
 over the network), which is why every engine is deterministic and replayable.
 
@@ -76,6 +88,12 @@ def may_act(state: Any, seat: int) -> bool:
     if hook is not None:
         return bool(hook(seat))
     return state.actor == seat
+
+
+def sealed_seats(state: Any) -> tuple[int, ...]:
+    """The seats a sealed step asks, in the order their answers apply (none: not a sealed step)."""
+    hook = getattr(state, "sealed", None)
+    return tuple(hook()) if hook is not None else ()
 
 
 def apply_as(state: Any, seat: int, move: "Move") -> Any:

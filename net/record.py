@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from core.game import GameInfo, Move
+from net import seal as sealed
 from net import wire
 from net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
 from net.hidden import TableDeals, paid_cards
@@ -40,6 +41,7 @@ class ProtocolSeat:
         self.chain_length = chain_length
         self.chains = [Chain(length=chain_length, first=1)]
         self.seq = 0
+        self.sealed: tuple[int, Move] | None = None  # my sealed answer, until it is opened
 
     def frame(self, kind: str, body: dict, sign: bool = True) -> bytes:
         data = wire.seal(self.profile, self.table, self.seat, self.seq, kind, body, sign=sign)
@@ -60,6 +62,20 @@ class ProtocolSeat:
 
     def move(self, move: Move) -> bytes:
         return self.frame("move", wire.move_body(move))
+
+    def seal(self, step: int, move: Move) -> bytes:
+        """A sealed answer to `step` (net/seal.py); `unseal` opens it once every seat has sealed."""
+        self.sealed = (step, move)
+        commit = sealed.commitment(self.table, step, self.seat, move.to_data(), self._nonce(step))
+        return self.frame("seal", wire.seal_body(step, commit))
+
+    def unseal(self, step: int) -> bytes:
+        answered, move = self.sealed
+        assert answered == step, f"seat {self.seat} sealed step {answered}, not {step}"
+        return self.frame("unseal", wire.unseal_body(step, move, self._nonce(step)))
+
+    def _nonce(self, step: int) -> bytes:
+        return sealed.nonce_for(self.chains[0].secret, self.table, step, self.seat)
 
     def reveal(self, k: int, sign: bool = False) -> bytes:
         chain = next(c for c in self.chains if c.covers(k))
@@ -138,6 +154,16 @@ class Table:
                 while self.deal_round(rng):
                     pass
             self.post(self.seats[s].move(move))
+        elif waiting.action in ("seal", "unseal"):
+            step = self.host.sealing.step
+            order = list(waiting.seats)
+            rng.shuffle(order)  # seals and openings arrive in any order
+            for s in order:
+                peer = self.peers[s]
+                if waiting.action == "seal":
+                    self.post(self.seats[s].seal(step, bots[s].choose(peer.state.asking(s).view(s))))
+                else:
+                    self.post(self.seats[s].unseal(step))
         elif waiting.action == "deal":
             if not self.deal_round(rng):
                 raise RuntimeError(f"the table waits for {waiting} but no seat has a deal message to send")

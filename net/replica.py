@@ -30,7 +30,7 @@ API (stable; the session in net/session.py builds on it)
         carry an empty signature, FAIRNESS.md §1), author sequence number (OutOfOrder), then the
         kind's own rules: NotDue (not this seat's turn / wrong phase), IllegalMoveRefused,
         BadReveal (does not open the seat's chain, wrong event), BadAnchor, BadOpen, BadJoin,
-        DealRefused, BadClaim.
+        DealRefused, BadClaim, BadSeal (an unseal that does not open the seat's seal).
 
     Read-only views (never mutate them):
         replica.table        -> bytes | None          table id
@@ -43,14 +43,16 @@ API (stable; the session in net/session.py builds on it)
         replica.events       -> tuple[Event, ...]     every random event: number, label, reveals per
                                                      seat, seed, derived outcome (fairness panel)
         replica.pending      -> Event | None          the event collecting reveals now
+        replica.sealing      -> Sealing | None        the sealed step collecting answers now
         replica.waiting_for  -> Waiting               action ("open", "join", "start", "move", "reveal",
-                                                     "deal", "any", "nothing") and the seats it waits
+                                                     "deal", "seal", "unseal", "any", "nothing") and the seats it waits
                                                      for ("any": seats may move, none is due);
                                                      "deal" whenever the card deal owes a message,
                                                      also after the game ended (the openings)
         replica.result       -> Result | None
         replica.log          -> Sequence[Record]      accepted records, index = log position (a view)
-        replica.moves        -> int                   accepted "move" records
+        replica.moves        -> int                   accepted moves ("move" records, opened sealed
+                                                     answers and answers given by default)
         replica.next_seq(seat) -> int                 the sequence number seat's next frame must carry
         replica.chain_left(seat) -> int               events seat's committed chains still cover
                                                      beyond the last one it revealed
@@ -102,6 +104,16 @@ Log rules
   seats still in share the win). Once only one seat is left in, the game ends with it winning.
   A step whose state offers `default_move()` (a move, e.g. Dice Breaker's `latent no`) is not a
   default: a claim against a seat late for it applies that move, and the seat stays in the game.
+- "seal" {step, commit} and "unseal" {step, move, nonce}: the answers to a sealed step (core/game.py,
+  "Sealed answers": the state's `sealed()` names the seats asked, in the order their answers apply;
+  Dice Breaker's Latent Dice claim). `step` is `replica.steps` when the step opened. While it is open
+  no "move" is accepted; each asked seat sends one seal (net/seal.py: a SHA-256 commitment to its
+  move and a nonce), in any order; once every asked seat has sealed, each opens its own, which must
+  match its commitment and be legal in `state.asking(seat)`; once all are open the answers apply in
+  the state's order. A seat out of the game is not asked (it answers `default_move()`), and a claim
+  against a seat late to seal or to open gives its `default_move()` as its answer (the seat stays
+  in). Nobody sees an answer before every seat has committed to its own; a seat can still withhold
+  its opening after seeing others' and so take the default instead (the one choice left to it).
 - "deal" from a seated seat once every seat has joined, also after the game ended (the deal's
   end-of-game opening): its body goes to the deal handler.
 - Every seat's frames carry sequence numbers 0, 1, 2, ... with no gap or repeat.
@@ -114,9 +126,9 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from core import registry
-from core.game import ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act
+from core.game import ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, sealed_seats
 from net import chain as hashchain
-from net import fair, wire
+from net import fair, seal, wire
 from net.cards import DealError
 from net.hidden import paid_cards
 from net.identity import fingerprint
@@ -187,6 +199,10 @@ class DealRefused(Refusal):
 
 class BadClaim(Refusal):
     fault = "bad claim"
+
+
+class BadSeal(Refusal):
+    fault = "bad seal"
 
 
 # -- what the replica shows -------------------------------------------------------------------------
@@ -264,6 +280,27 @@ class Waiting:
 
 
 @dataclass(frozen=True)
+class Sealing:
+    """A sealed step collecting answers: its number (`replica.steps` when it opened), the seats in
+    the order their answers apply (`order`; seats out of the game answer by default) and, per seat,
+    its commitment (b"" when the answer was given by default) and its opened answer."""
+
+    step: int
+    order: tuple[int, ...]
+    asked: tuple[int, ...]
+    commits: tuple[bytes | None, ...]
+    answers: tuple[Move | None, ...]
+
+    @property
+    def unsealed(self) -> tuple[int, ...]:
+        return tuple(s for s in self.asked if self.commits[s] is None)
+
+    @property
+    def unopened(self) -> tuple[int, ...]:
+        return tuple(s for s in self.asked if self.answers[s] is None)
+
+
+@dataclass(frozen=True)
 class Record:
     """One accepted frame at log position `index`, with what it did in plain words."""
 
@@ -324,6 +361,7 @@ class Replica:
         self.state: Any = None
         self.events: tuple[Event, ...] = ()
         self.pending: Event | None = None
+        self.sealing: Sealing | None = None  # a sealed step collecting answers (core/game.py)
         self.forced: Result | None = None  # a result by resignation or default claim
         self.moves = 0
         self.steps = 0  # state changes so far (moves and resolved chance steps): one key per thing awaited
@@ -364,6 +402,9 @@ class Replica:
                 return Waiting("deal", owing)
             if self.state.actor == CHANCE:
                 return Waiting("deal", tuple(s for s in range(self.seat_count) if s not in self.out))
+            if self.sealing is not None:
+                unsealed = self.sealing.unsealed
+                return Waiting("seal", unsealed) if unsealed else Waiting("unseal", self.sealing.unopened)
             if self.state.actor == ANYONE:  # seats may move, none is due (no deadline, no claim)
                 return Waiting("any", ())
             return Waiting("move", (self.state.actor,))
@@ -502,6 +543,10 @@ class Replica:
             return self._move(env) + (None,)
         if kind == "reveal":
             return self._reveal(env)
+        if kind == "seal":
+            return self._seal(env) + (None, None)
+        if kind == "unseal":
+            return self._unseal(env) + (None,)
         if kind == "anchor":
             return self._anchor(env) + (None, None)
         if kind == "chat":
@@ -521,7 +566,7 @@ class Replica:
         `without(seat)` skips it; a game without that hook ends scored as it stands.
         """
         out = self.out if out is None else out
-        changes: dict = {"pending": None, "steps": self.steps + 1}
+        changes: dict = {"pending": None, "steps": self.steps + 1, "sealing": None}
         while out and state.result is None and state.actor is not None and state.actor in out:
             skipped = state.without(state.actor) if hasattr(state, "without") else None
             if skipped is None:
@@ -538,6 +583,11 @@ class Replica:
             if not chance.hidden:  # a hidden-card step is resolved by the deal handler instead
                 reveals = tuple(b"" if s in out else None for s in range(self.seat_count))
                 changes["pending"] = Event(len(events) + 1, chance.label, chance, reveals)
+        elif sealed_seats(state):
+            order = sealed_seats(state)
+            none = (None,) * self.seat_count
+            asked = tuple(s for s in order if s not in out)
+            changes["sealing"] = Sealing(changes["steps"], order, asked, none, none)
         return changes
 
     def _as_it_stands(self, state: Any, out: frozenset[int]) -> Result:
@@ -576,6 +626,8 @@ class Replica:
         seat = env.seat
         if self.phase != _PLAYING:
             raise NotDue(seat, "no move is due: " + ("the game is over" if self.phase == _OVER else "the game has not started"))
+        if self.sealing is not None:
+            raise NotDue(seat, f"the answers to step {self.sealing.step} are sealed: a seal, then its opening, not a move")
         if seat in self.out or not may_act(self.state, seat):
             if seat in self.out:
                 raise NotDue(seat, f"seat {seat} is out of the game")
@@ -644,6 +696,60 @@ class Replica:
         changes.update(decided)
         return changes, f"{note}; event {k} decided", None, event
 
+    def _sealed_step(self, env: wire.Envelope) -> Sealing:
+        """The open sealed step a seal or unseal names, asking its author (else a Refusal)."""
+        seat, sealing = env.seat, self.sealing
+        if self.phase != _PLAYING or sealing is None:
+            raise NotDue(seat, f"a {env.kind} when no sealed answer is asked")
+        if env.body["step"] != sealing.step:
+            raise NotDue(seat, f"a {env.kind} for step {env.body['step']} while step {sealing.step} is asked")
+        if seat not in sealing.asked:
+            raise NotDue(seat, f"seat {seat} is not asked at step {sealing.step}")
+        return sealing
+
+    def _seal(self, env: wire.Envelope):
+        seat = env.seat
+        sealing = self._sealed_step(env)
+        if sealing.commits[seat] is not None:
+            raise NotDue(seat, f"seat {seat} has already answered step {sealing.step}")
+        commits = list(sealing.commits)
+        commits[seat] = env.body["commit"]
+        return {"sealing": replace(sealing, commits=tuple(commits))}, f"{self.who(seat)} seals its answer"
+
+    def _unseal(self, env: wire.Envelope):
+        seat, body = env.seat, env.body
+        sealing = self._sealed_step(env)
+        if sealing.unsealed:
+            waiting = ", ".join(self.who(s) for s in sealing.unsealed)
+            raise NotDue(seat, f"answers open once every seat has sealed one (waiting for {waiting})")
+        if sealing.answers[seat] is not None:
+            raise NotDue(seat, f"seat {seat} has already opened its answer to step {sealing.step}")
+        if seal.commitment(self.table, sealing.step, seat, body["move"], body["nonce"]) != sealing.commits[seat]:
+            raise BadSeal(seat, f"the answer does not open {self.who(seat)}'s seal for step {sealing.step}")
+        try:
+            move = Move.from_data(body["move"])
+            if move not in self.state.asking(seat).legal_moves():
+                raise GameError(f"{move} is not a legal answer now")
+        except GameError as error:
+            raise IllegalMoveRefused(seat, str(error)) from None
+        changes = self._answered(sealing, seat, move)
+        return changes, f"{self.who(seat)} opens its sealed answer: {move}", move
+
+    def _answered(self, sealing: Sealing, seat: int, move: Move) -> dict:
+        """`seat`'s answer is in; once every asked seat's is, all apply in the state's order."""
+        answers, commits = list(sealing.answers), list(sealing.commits)
+        answers[seat] = move
+        if commits[seat] is None:
+            commits[seat] = b""  # given by default: nothing of its own to open
+        sealing = replace(sealing, answers=tuple(answers), commits=tuple(commits))
+        moves = self.moves + 1
+        if sealing.unopened:
+            return {"sealing": sealing, "moves": moves}
+        state = self.state
+        for s in sealing.order:
+            state = apply_as(state, s, sealing.answers[s] or state.default_move())
+        return {"moves": moves, **self._after(state, self.events)}
+
     def _anchor(self, env: wire.Envelope):
         seat, body = env.seat, env.body
         if self.phase == _OVER:
@@ -687,7 +793,10 @@ class Replica:
         if default is not None:
             # A step with a default answer (Dice Breaker's Latent Dice claim): a seat that does not
             # answer in time gives it, and stays in the game.
-            changes = {"moves": self.moves + 1, **self._after(self.state.apply(default), self.events)}
+            if self.sealing is not None:  # late to seal or to open its seal: the default is its answer
+                changes = self._answered(self.sealing, against, default)
+            else:
+                changes = {"moves": self.moves + 1, **self._after(self.state.apply(default), self.events)}
             return changes, f"{self.who(seat)} claims {self.who(against)} did not answer in time ({why}): {default}"
         reason = f"seat {against} in default"
         out = self.out | {against}
@@ -716,9 +825,11 @@ class Replica:
     def _default_move(self, seat: int) -> Move | None:
         """The move `seat` is taken to make when it does not answer in time, if its step has one."""
         default = getattr(self.state, "default_move", None)
-        if default is None or self.pending is not None or self.state.actor != seat:
+        if default is None or self.pending is not None:
             return None
-        return default()
+        if self.sealing is not None:
+            return self.state.asking(seat).default_move() if seat in self.waiting_for.seats else None
+        return default() if self.state.actor == seat else None
 
     def _goes_on_without(self, seat: int) -> bool:
         """The rules allow play without `seat`: the game can skip it, and no card deal needs its keys."""

@@ -76,6 +76,11 @@ every deck has been opened and checked (`replica.settled`), or the reveal deadli
 Deal steps run on the reveal deadline (FAIRNESS.md §4): a seat that does not deliver its shuffle or
 lock pass, its card keys or its commitment in time is in default, as for a withheld reveal; a card
 game cannot go on without it (every position carries its key), so the claim ends the game.
+
+Sealed answers (net/seal.py; Dice Breaker's Latent Dice claim): when the table waits for "seal", every
+asked seat is asked at once (the chooser, or a person through `your_turn` and `move()`, sees the
+state as it asks this seat); the move becomes a seal, and once every seat has sealed the session
+opens its own by itself. Both wait on the answer deadline; a late seat's answer is the default.
 """
 
 from __future__ import annotations
@@ -93,6 +98,7 @@ from typing import Any, Callable
 import msgpack
 
 from core.game import GameError, Move, may_act
+from net import seal as sealed
 from net import wire
 from net.cards import DealError
 from net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
@@ -231,6 +237,7 @@ class TableSession:
         self._last_claim = 0.0
         self._announced_turn: Any = None
         self._paying: Move | None = None  # a move waiting for the public reveal of the cards it pays
+        self._sealed: tuple[int, Move] | None = None  # (step, answer) I sealed and have not opened yet
         self.result_announced = False
         self._over_since: float | None = None
 
@@ -384,6 +391,9 @@ class TableSession:
     def play(self, move: Move) -> None:
         """Send my move; one that pays hidden cards first reveals them publicly (FAIRNESS.md §2)."""
         replica = self.replica
+        if replica.sealing is not None:
+            self.seal(move)
+            return
         handler = self.deals()
         try:
             payment = paid_cards(replica.state, move)
@@ -404,6 +414,41 @@ class TableSession:
             return
         self._paying = None
         self.author("move", wire.move_body(move))
+
+    # -- sealed answers (net/seal.py) ------------------------------------------------------------
+    def _seal_nonce(self, step: int) -> bytes:
+        return sealed.nonce_for(self.chains[0].secret, self.replica.table, step, self.seat)
+
+    def seal(self, move: Move) -> None:
+        """Seal my answer to the open sealed step: a commitment now, the answer once all have sealed."""
+        replica = self.replica
+        step, waiting = replica.sealing.step, replica.waiting_for
+        if waiting.action != "seal" or self.seat not in waiting.seats:
+            self.emit("error", text="your answer is already sealed" if self.seat in replica.sealing.asked
+                      else "you are not asked at this step")
+            return
+        if move not in replica.state.asking(self.seat).legal_moves():
+            self.emit("error", text=f"{move} is not a legal answer now")
+            return
+        commit = sealed.commitment(replica.table, step, self.seat, move.to_data(), self._seal_nonce(step))
+        self._sealed = (step, move)
+        self.author("seal", wire.seal_body(step, commit))
+
+    def unseal(self) -> None:
+        """Open my sealed answer. After a restart my answer is found again from my commitment: the
+        nonce comes from my chain secret, so only one legal answer opens it."""
+        replica = self.replica
+        sealing = replica.sealing
+        step, commit = sealing.step, sealing.commits[self.seat]
+        nonce = self._seal_nonce(step)
+        answer = self._sealed[1] if self._sealed is not None and self._sealed[0] == step else None
+        if answer is None:
+            answer = sealed.recover(replica.table, step, self.seat, commit, nonce,
+                                    replica.state.asking(self.seat).legal_moves())
+        if answer is None:
+            self.emit("error", text=f"cannot open my sealed answer to step {step}: the others will give the default")
+            return
+        self.author("unseal", wire.unseal_body(step, answer, nonce))
 
     def act(self) -> None:
         """Do what the table waits for from my seat: reveal, move, deal, refresh my chain."""
@@ -437,7 +482,12 @@ class TableSession:
         if waiting.action == "reveal":
             self.reveal_if_due()
             return
-        if waiting.action == "move" and state.actor == self.seat:
+        if waiting.action == "unseal":
+            self.unseal()
+            return
+        if waiting.action == "seal":
+            state = state.asking(self.seat)  # the step asks every seat at once: mine is due now
+        if waiting.action in ("move", "seal") and state.actor == self.seat:
             if self._paying is not None:
                 self.play(self._paying)  # my cards are open to all now: the move goes
                 return
@@ -541,7 +591,7 @@ class TableSession:
         action = replica.waiting_for.action
         limit = self.timing.turn_deadline if action == "move" else self.timing.reveal_deadline
         default = answer_default(replica)
-        if action == "move" and default is not None:  # a late answer is given for the seat, no default
+        if action in ("move", "seal", "unseal") and default is not None:  # a late answer is given for the seat
             limit = min(x for x in (limit, self.timing.answer_deadline, float("inf")) if x)
             if limit < float("inf") and now - self._waiting_since > limit:
                 return f"seat {seat} did not answer within {limit:g} s: {default}"

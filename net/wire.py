@@ -142,6 +142,8 @@ SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
         "length": (_int(1, MAX_CHAIN), True),
         "first": (_int(1, MAX_EVENT), True),
     },
+    "seal": {"step": (_int(1, MAX_EVENT), True), "commit": (KEY, True)},
+    "unseal": {"step": (_int(1, MAX_EVENT), True), "move": (_move, True), "nonce": (KEY, True)},
     "claim": {"against": (_int(0, MAX_SEATS - 1), True), "reason": (_str(200), True)},
     "chat": {"text": (_str(500, 1), True)},
     "resign": {},
@@ -316,6 +318,14 @@ def move_body(move) -> dict:
 
 def reveal_body(k: int, value: bytes) -> dict:
     return {"k": k, "value": value}
+
+
+def seal_body(step: int, commit: bytes) -> dict:
+    return {"step": step, "commit": commit}
+
+
+def unseal_body(step: int, move, nonce: bytes) -> dict:
+    return {"step": step, "move": move.to_data(), "nonce": nonce}
 
 
 def anchor_body(anchor: bytes, length: int, first: int) -> dict:

@@ -35,13 +35,26 @@ def _home(tmp_path, monkeypatch):
 
 
 def moves_in(frames) -> list[tuple[int, list]]:
-    """(seat, move data) of every move in a log."""
+    """(seat, move data) of every move in a log, sealed answers as they are opened."""
     found = []
     for frame in frames:
         envelope = wire.decode(frame)
-        if envelope.kind == "move":
+        if envelope.kind in ("move", "unseal"):
             found.append((envelope.seat, envelope.body["move"]))
     return found
+
+
+def assert_sealed(frames) -> None:
+    """Every Latent Dice answer went sealed: at each step, no answer was opened before every seat
+    asked had sealed its own, and every answer opened was sealed first by the same seat."""
+    envelopes = [wire.decode(frame) for frame in frames]
+    sealed = [e for e in envelopes if e.kind in ("seal", "unseal")]
+    assert sealed and not [e for e in envelopes if e.kind == "move" and e.body["move"][0] == "latent"]
+    for step in {e.body["step"] for e in sealed}:
+        kinds = [(e.kind, e.seat) for e in sealed if e.body["step"] == step]
+        seals = [seat for kind, seat in kinds if kind == "seal"]
+        opened = [seat for kind, seat in kinds if kind == "unseal"]
+        assert kinds[:len(seals)] == [("seal", s) for s in seals] and set(opened) <= set(seals), kinds
 
 
 @pytest.mark.slow
@@ -84,6 +97,7 @@ def test_four_processes_finish_a_battle_game_whose_transcripts_all_verify(tmp_pa
     assert {seat for seat, _ in moves} == {0, 1, 2, 3}
     assert ["throw", "T"] in [move for _, move in moves]  # battle: the Trump Die opens each round
     assert any(move[0] == "latent" for _, move in moves)  # the claim step happened over the network
+    assert_sealed(logs[0])
 
 
 class SilentOnTheClaim(PeerSession):
@@ -146,6 +160,7 @@ def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays
         "the seat that declined late was put out of the game instead of playing on"
     notes = [record.note for record in host.replica.log if record.kind == "claim"]
     assert any("did not answer in time" in note and "latent no" in note for note in notes)
+    assert_sealed(log)
 
 
 @pytest.mark.slow
@@ -177,6 +192,9 @@ async def test_the_app_joins_a_three_seat_battle_and_plays_it_by_keys(tmp_path, 
                     break
                 state = screen.view.state
                 if state.phase == LATENT:
+                    # Asked with every other seat's answer still sealed: none is opened yet.
+                    sealing = screen.controller.session.replica.sealing
+                    assert sealing is not None and not any(sealing.answers), sealing
                     await pilot.press("y" if answered % 2 else "n")
                     answered += 1
                 else:

@@ -21,6 +21,8 @@ BODIES = {
     "move": wire.move_body(Move("place", ("b2",))),
     "reveal": wire.reveal_body(3, KEY),
     "anchor": wire.anchor_body(KEY, 1024, 1025),
+    "seal": wire.seal_body(12, KEY),
+    "unseal": wire.unseal_body(12, Move("latent", ("yes",)), KEY),
     "claim": wire.claim_body(1, "no move within 120 s"),
     "chat": wire.chat_body("good luck"),
     "resign": {},

@@ -84,6 +84,7 @@ class TableView:
     note: str = ""  # what the table waits for, when it is not a seat's move ("waiting for Bob")
     thinking: int | None = None  # a bot seat that is working out its move
     final: Any = None  # a Result the engine did not make (a resignation, a default claim)
+    acting: frozenset[int] | None = None  # at a sealed step: the seats still to answer (None: the actor)
 
     @property
     def actor(self) -> int | None:
@@ -102,6 +103,8 @@ class TableView:
         return [seat.name for seat in self.seats]
 
     def my_turn(self) -> bool:
+        if self.acting is not None:
+            return self.final is None and bool(self.acting & self.local_seats)
         return self.actor in self.local_seats
 
 

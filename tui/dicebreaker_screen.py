@@ -306,7 +306,7 @@ class DiceBreakerScreen(TableScreen):
         pieces.append(("\n", "", ""))
         compact = state.seats > 4
         for seat in range(state.seats):
-            due = view.actor == seat and view.result is None
+            due = (seat in view.acting if view.acting is not None else view.actor == seat) and view.result is None
             info = view.seats[seat] if seat < len(view.seats) else None
             mark = "▶" if due else " "
             pieces.append((mark, "", ""))

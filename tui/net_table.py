@@ -183,7 +183,7 @@ class NetTable(TableController):
         if key != self._waiting_key:
             self._waiting_key, self._waiting_since = key, time.monotonic()
         limit = session.timing.turn_deadline if waiting.action == "move" else 0  # reveals are automatic
-        if waiting.action == "move" and answer_default(replica) is not None:  # late: the default answer
+        if waiting.action in ("move", "seal", "unseal") and answer_default(replica) is not None:  # late: the default
             limit = min(x for x in (limit, session.timing.answer_deadline, float("inf")) if x)
             limit = 0 if limit == float("inf") else limit
         due = set(waiting.seats) if limit and replica.phase == "playing" else set()
@@ -203,7 +203,7 @@ class NetTable(TableController):
         outcomes = {event.number: event.outcome for event in events}
         log = []
         for record in replica.log:
-            if record.kind == "move" and record.move is not None:
+            if record.kind in ("move", "unseal") and record.move is not None:
                 log.append(LogEntry(record.seat, with_names(record.note, names)))
             elif record.event is not None and record.event.outcome is not None:
                 words = outcomes.get(record.event.number) or "every reveal checked"
@@ -220,9 +220,18 @@ class NetTable(TableController):
             note = "Rolling: waiting for " + ", ".join(names[s] for s in waiting.seats) + " to reveal"
         elif waiting.action == "start":
             note = "Everyone is here: starting…"
+        state, acting = replica.state, None
+        if waiting.action in ("seal", "unseal") and replica.phase == "playing":
+            # A sealed step asks every seat at once: mine sees the step as it asks me, until I answer.
+            mine = waiting.action == "seal" and me in waiting.seats
+            acting = frozenset(waiting.seats) if waiting.action == "seal" else frozenset()  # opening is automatic
+            state = state.asking(me) if mine else state
+            if not mine:
+                doing = "answer" if waiting.action == "seal" else "open their answers"
+                note = f"Answers are sealed until all are in: waiting for {', '.join(names[s] for s in waiting.seats)} to {doing}"
         return TableView(
             game=replica.game,
-            state=replica.state,
+            state=state,
             seats=tuple(seats),
             local_seats=frozenset({me}) if me is not None else frozenset(),
             log=tuple(log),
@@ -231,4 +240,5 @@ class NetTable(TableController):
             transcript=str(session.transcript_path or ""),
             note=note,
             final=replica.forced,
+            acting=acting,
         )

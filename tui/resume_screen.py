@@ -63,7 +63,7 @@ def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
     moves = 0
     for frame in transcript.frames:
         try:
-            moves += wire.decode(frame).kind == "move"
+            moves += wire.decode(frame).kind in ("move", "unseal")
         except wire.WireError as error:
             raise ValueError(f"a frame is unreadable: {error}") from None
     name = transcript.header["game"]
