@@ -160,3 +160,24 @@ def test_a_whole_recorded_battle_game_with_sealed_claims_verifies(tmp_path):
     assert kinds.count("seal") >= 3 and kinds.count("unseal") >= 3
     verdict = verify(path)
     assert verdict.valid, verdict.line()
+
+
+def test_a_seat_out_of_the_game_is_not_asked_and_declines():
+    table = Table(GAME, OPTIONS, ["a", "b", "c", "d"])
+    rng = random.Random(8)
+    bots = [GAME.bots["greedy"](GAME, random.Random(s)) for s in range(4)]
+    host = table.host
+    while not (host.waiting_for.action == "move" and host.state.phase == "throw"):
+        table.step(bots, rng)
+    gone = host.state.actor
+    claimer = (gone + 1) % 4
+    table.post(table.seats[claimer].frame("claim", wire.claim_body(gone, "left the table")))
+    assert host.out == frozenset({gone})
+    while host.waiting_for.action != "seal":
+        table.step(bots, rng)
+    sealing = host.sealing
+    assert gone in sealing.order and gone not in sealing.asked and len(sealing.asked) == 3
+    table.step(bots, rng)  # every seat asked seals
+    table.step(bots, rng)  # and opens
+    assert host.sealing is None or host.sealing.step != sealing.step
+    assert host.state.answers[gone] == "no" and all(peer.state == host.state for peer in table.peers)
