@@ -200,6 +200,7 @@ async def test_the_dice_room_alone_rolls_local_dice():
         screen = app.screen
         assert screen.__class__.__name__ == "DiceRoomScreen"
         await wait_until(pilot, lambda: screen.view is not None and screen.view.my_turn())
+        assert "f2" in screen.active_bindings and "f3" in screen.active_bindings  # a room in turns: pass, close
         await pilot.press(*"3d6+1", "enter")
         await wait_until(pilot, lambda: screen.view.state.rolls)
         roll = screen.view.state.rolls[-1]

@@ -149,6 +149,9 @@ async def test_two_apps_share_a_dice_room_over_loopback(tmp_path, monkeypatch):
             assert all(f"reveals {names[0]} ✓ {names[1]} ✓" in line for line in history)
         # Only the host closes the room.
         assert not rooms["join"].query_one("#close").display and not rooms["join"].query_one("#pass").display
+        # ...and a free room has no turn to pass: the footers offer only what each seat can do.
+        assert "f2" not in rooms["host"].active_bindings and "f3" in rooms["host"].active_bindings
+        assert "f2" not in rooms["join"].active_bindings and "f3" not in rooms["join"].active_bindings
         await host.press("f3")
         await wait_until(pilots, lambda: all(r.view.result is not None for r in rooms.values()))
         assert "closed the room after 3 rolls" in rooms["join"].view.result.reason

@@ -125,6 +125,7 @@ class DiceRoomScreen(PanelActions, Screen):
         super().__init__()
         self.controller = controller
         self.view: TableView | None = None
+        self._keys = (True, True)  # pass and close offered (the footer's state)
 
     def compose(self) -> ComposeResult:
         yield TextLine("", id="status")
@@ -181,8 +182,11 @@ class DiceRoomScreen(PanelActions, Screen):
         self.query_one(SeatsPanel).show(view)
         self.query_one(MoveLog).show(view.log)
         self.query_one(RollHistory).show(history_lines(view))
-        self.query_one("#pass", Button).display = not free
-        self.query_one("#close", Button).display = not free or 0 in view.local_seats
+        keys = (self._may("pass_turn"), self._may("close_room"))
+        self.query_one("#pass", Button).display, self.query_one("#close", Button).display = keys
+        if keys != self._keys:  # the footer follows (recomposing it on every roll would be costly)
+            self._keys = keys
+            self.refresh_bindings()
         self.query_one(FairnessPanel).show(view)
         box = self.query_one("#roll-input", Input)
         box.disabled = not mine
@@ -220,12 +224,27 @@ class DiceRoomScreen(PanelActions, Screen):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_pass_turn() if event.button.id == "pass" else self.action_close_room()
 
+    def _may(self, action: str) -> bool:
+        """Whether this room has the action at all: a free room has no turn to pass, and only its
+        host (seat 0) closes it."""
+        view = self.view
+        if view is None or view.state is None:
+            return True
+        if action == "pass_turn":
+            return not view.state.free
+        if action == "close_room":
+            return not view.state.free or 0 in view.local_seats
+        return True
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        return self._may(action)
+
     def action_pass_turn(self) -> None:
-        if may_roll(self.view) and not self.view.state.free:
+        if may_roll(self.view) and self._may("pass_turn"):
             self.controller.submit(Move("pass"))
 
     def action_close_room(self) -> None:
-        if may_roll(self.view) and (not self.view.state.free or 0 in self.view.local_seats):
+        if may_roll(self.view) and self._may("close_room"):
             self.controller.submit(Move("close"))
 
     def action_leave(self) -> None:

@@ -28,9 +28,10 @@ class DiceRoomSetupScreen(Screen):
         with Vertical(id="net-box"):
             yield Static("Dice room", id="net-title")
             yield Static(
-                "Take turns rolling dice expressions: d20, 3d6, 2d10+4, 4d6kh3, 4dF.\n"
-                "Alone, the dice come from this computer. With friends, every roll is made by all "
-                "seats together and checked by each (the same fair rolls as the games).\n"
+                "Roll dice expressions: d20, 3d6, 2d10+4, 4d6kh3, 4dF.\n"
+                "Alone, the dice come from this computer. With friends, anyone rolls at any moment, "
+                "and every roll is made by all seats together and checked by each (the same fair "
+                "rolls as the games).\n"
                 "To join a friend's room: Home → Join a table, and paste their invite."
             )
             with Horizontal(classes="net-buttons"):
