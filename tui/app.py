@@ -18,6 +18,7 @@ from textual.binding import Binding
 
 from core import registry
 from tui.controller import LocalTable, Player, TableController
+from tui.history import history_path
 from tui.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 
 
@@ -111,6 +112,10 @@ class DiceTableApp(App):
             from tui.lan_screen import LanScreen  # tables announced nearby (net/discovery.py)
 
             self.push_screen(LanScreen(browse=self.browse_lan))
+        elif action == "history":
+            from tui.history_screen import HistoryScreen  # past games, local and network
+
+            self.push_screen(HistoryScreen())
         elif action == "resume":
             from tui.resume_screen import ResumeScreen  # unfinished network games, reopened
 
@@ -132,7 +137,8 @@ class DiceTableApp(App):
             players = [Player(f"Player {n}") for n in range(1, seats + 1)]
             first = "roll"
         seed = self.seed if self.seed is not None else time.time_ns() % 2**63
-        table = LocalTable(info, players, seed=seed, first=first, bot_delay=self.bot_delay, options=options)
+        table = LocalTable(info, players, seed=seed, first=first, bot_delay=self.bot_delay, options=options,
+                           history=history_path())
         if replace is not None:
             self.pop_screen()
         self.open_table(table)

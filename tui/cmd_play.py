@@ -30,6 +30,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from tui.app import player_name, run_table, table_screens
     from tui.controller import LocalTable, Player
+    from tui.history import history_path
 
     game = registry.get(args.game)
     if game.name not in table_screens():
@@ -45,5 +46,6 @@ def run(args) -> int:
     else:
         players = [Player(me)] + [Player(f"{args.vs} {n}", args.vs) for n in range(2, args.seats + 1)]
     seed = args.seed if args.seed is not None else time.time_ns() % 2**63
-    table = LocalTable(game, players, seed=seed, options=parse_options(args.option), first=args.first)
+    table = LocalTable(game, players, seed=seed, options=parse_options(args.option), first=args.first,
+                       history=history_path())
     return run_table(table)

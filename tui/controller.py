@@ -18,11 +18,12 @@ import random
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from core.chance import LocalSource
 from core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome
-from tui.messages import MoveRefused, TableChanged
+from tui.messages import Banner, MoveRefused, TableChanged
 
 # Event statuses, as the fairness panel shows them.
 LOCAL = "local"  # drawn from this computer's random numbers: nothing to verify
@@ -179,6 +180,7 @@ class LocalTable(TableController):
         options: Mapping[str, Any] | None = None,
         first: str = "roll",
         bot_delay: float = 0.5,
+        history: Path | None = None,
     ) -> None:
         game.check_seats(len(players))
         for player in players:
@@ -192,6 +194,7 @@ class LocalTable(TableController):
         self.options = game.resolve_options(options)
         self.first = first
         self.bot_delay = bot_delay
+        self.history = history  # the history file finished games are added to (tui/history.py); None: not kept
         self.target = None
         self.number = 0  # games played at this table, for rematch seeds
         self._generation = 0  # bumps on rematch/close so a late bot move is dropped
@@ -262,6 +265,7 @@ class LocalTable(TableController):
         self.seating = list(self.players)
         self.log: list[LogEntry] = []
         self.events: list[FairEvent] = []
+        self._recorded = False  # this game is in the history file
         self._thinking = None
         self._arranged = self.first == "roll"
         self._run_chance()
@@ -302,6 +306,8 @@ class LocalTable(TableController):
             self.seating.reverse()
 
     def _changed(self) -> None:
+        if self.state.result is not None and not self._recorded:
+            self._record()
         seat = self.state.actor
         bot_due = seat is not None and seat >= 0 and bool(self.seating[seat].bot)
         self._thinking = seat if bot_due else None
@@ -309,6 +315,21 @@ class LocalTable(TableController):
             self.target.post_message(TableChanged(self.view()))
         if bot_due:
             self._start_bot(seat)
+
+    def _record(self) -> None:
+        """Add the finished game to the history file; a file that cannot be written is told, once."""
+        self._recorded = True
+        if self.history is None or self.game.name == "diceroom":
+            return
+        from tui.history import record_local
+
+        names = self.names
+        result = with_names(self.state.result.describe(names), names)
+        try:
+            record_local(self.history, self.game.name, names, result, self.log, self.seed)
+        except OSError as error:
+            if self.target is not None:
+                self.target.post_message(Banner(f"the game was not added to the history: {error.strerror}", "error"))
 
     def _start_bot(self, seat: int) -> None:
         generation, view, bot = self._generation, self.state.view(seat), self.bots[seat]

@@ -16,6 +16,7 @@ CHOICES = (
     ("host", "h", "host", "Host a table (get an invite to share)"),
     ("join", "j", "join", "Join a table (paste an invite)"),
     ("resume", "c", "resume", "Resume a game that stopped (after a crash)"),
+    ("history", "g", "history", "Game history: past games, their moves, verified"),
     ("lan", "l", "LAN", "LAN tables: open tables near you"),
     ("dice_room", "d", "dice", "Dice room: fair rolls with friends"),
     ("rules", "r", "rules", "Rules of the games"),
@@ -35,8 +36,9 @@ def menu_line(key: str, words: str, highlighted: bool) -> str:
 
 
 class HomeScreen(Screen):
-    # The footer is full at 80 columns: resume's key is told by its menu line alone.
-    BINDINGS = [Binding(key, f"choose('{action}')", word, show=action != "resume") for action, key, word, _ in CHOICES]
+    # The footer is full at 80 columns: resume's and history's keys are told by their menu lines alone.
+    BINDINGS = [Binding(key, f"choose('{action}')", word, show=action not in ("resume", "history"))
+                for action, key, word, _ in CHOICES]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="home-box"):

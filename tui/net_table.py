@@ -29,6 +29,24 @@ from tui.controller import (
 from tui.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 
 
+def replica_log(replica, names: list[str], events: tuple[FairEvent, ...]) -> list[LogEntry]:
+    """The move log in words from a replica's records: moves, decided events, joins, claims."""
+    outcomes = {event.number: event.outcome for event in events}
+    log = []
+    for record in replica.log:
+        if record.kind in ("move", "unseal") and record.move is not None:
+            log.append(LogEntry(record.seat, with_names(record.note, names)))
+        elif record.event is not None and record.event.outcome is not None:
+            words = outcomes.get(record.event.number) or "every reveal checked"
+            log.append(LogEntry(CHANCE, f"{with_names(record.event.label, names)}: {words}"))
+        elif record.kind == "join":
+            log.append(LogEntry(CHANCE, f"{names[record.seat]} sits down ({record.envelope.body['name']}, "
+                                        f"key {replica.seats[record.seat].fingerprint})"))
+        elif record.kind in ("claim", "resign"):
+            log.append(LogEntry(record.seat, with_names(record.note, names)))
+    return log
+
+
 def fair_events(replica, names: list[str]) -> tuple[FairEvent, ...]:
     """The replica's random events as the fairness panel lists them: each seat's reveal checked."""
     events = []
@@ -200,19 +218,7 @@ class NetTable(TableController):
                     seats.append(SeatInfo(names[seat], "remote", "host" if seat == 0 else "peer", info.fingerprint,
                                           connected=seat not in self.away, deadline=deadline))
         events = fair_events(replica, names) if replica.game is not None else ()
-        outcomes = {event.number: event.outcome for event in events}
-        log = []
-        for record in replica.log:
-            if record.kind in ("move", "unseal") and record.move is not None:
-                log.append(LogEntry(record.seat, with_names(record.note, names)))
-            elif record.event is not None and record.event.outcome is not None:
-                words = outcomes.get(record.event.number) or "every reveal checked"
-                log.append(LogEntry(CHANCE, f"{with_names(record.event.label, names)}: {words}"))
-            elif record.kind == "join":
-                log.append(LogEntry(CHANCE, f"{names[record.seat]} sits down ({record.envelope.body['name']}, "
-                                            f"key {replica.seats[record.seat].fingerprint})"))
-            elif record.kind in ("claim", "resign"):
-                log.append(LogEntry(record.seat, with_names(record.note, names)))
+        log = replica_log(replica, names, events)
         note = ""
         if replica.phase in ("new", "joining"):
             note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {replica.seat_count} seated"

@@ -13,13 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.markup import escape
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical
-from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import OptionList
+
+from tui.game_list_screen import GameListScreen
 
 EMPTY = "No unfinished network games: there is nothing to resume."
 
@@ -101,24 +97,16 @@ def unfinished_games(directory: Path, key: bytes | None = None) -> tuple[list[Un
     return games, unreadable
 
 
-class ResumeScreen(Screen):
+class ResumeScreen(GameListScreen):
     CSS_PATH = "resume_screen.tcss"
-    BINDINGS = [Binding("escape", "back", "back")]
+    PREFIX = "resume"
+    HEADING = "Resume a game"
+    HELP = "Unfinished network games, newest first (Enter or a click reopens one):"
 
     def __init__(self) -> None:
         super().__init__()
         self.games: list[Unfinished] = []
         self.busy = False
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="resume-box"):
-            yield Static("Resume a game", id="resume-title")
-            yield Static("Unfinished network games, newest first (Enter or a click reopens one):",
-                         id="resume-help")
-            yield OptionList(id="resume-list")
-            yield Static(id="resume-unreadable")
-            yield Static(id="resume-note")
-        yield Footer()
 
     def on_mount(self) -> None:
         from net import identity
@@ -129,21 +117,7 @@ class ResumeScreen(Screen):
         except identity.ProfileError:
             profile = None
         self.games, unreadable = unfinished_games(transcript_dir(), profile.public_key if profile else None)
-        menu = self.query_one("#resume-list", OptionList)
-        menu.add_options([Option(escape(g.words()), id=str(i)) for i, g in enumerate(self.games)])
-        menu.display = bool(self.games)
-        if self.games:
-            menu.highlighted = 0  # Enter takes the newest at once
-        else:
-            self._note(EMPTY)
-        self.query_one("#resume-unreadable", Static).display = bool(unreadable)
-        if unreadable:
-            lines = "\n".join(f"Not listed: {escape(line)}" for line in unreadable)
-            self.query_one("#resume-unreadable", Static).update(f"[dim]{lines}[/dim]")
-        menu.focus()
-
-    def _note(self, text: str) -> None:
-        self.query_one("#resume-note", Static).update(text)
+        self.list_games([game.words() for game in self.games], unreadable, EMPTY)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.reopen(self.games[int(event.option.id)])
@@ -156,7 +130,7 @@ class ResumeScreen(Screen):
             return
         self.busy = True
         waiting = "waiting for its port" if game.seat == 0 else "waiting for the host"
-        self._note(f"Reopening {game.game} ({waiting}, up to 5 s)…")
+        self.note(f"Reopening {game.game} ({waiting}, up to 5 s)…")
         self.run_worker(lambda: self._reopen(profile, game), thread=True, group="resume", exit_on_error=False)
 
     def _reopen(self, profile, game: Unfinished) -> None:
@@ -192,13 +166,10 @@ class ResumeScreen(Screen):
         self.busy = False
         if not self.is_mounted:  # the person left this screen meanwhile
             return
-        self._note(f"Could not resume: {reason}")
+        self.note(f"Could not resume: {reason}")
 
     def _opened(self, table) -> None:
         if self.app.screen is not self:  # the person left this screen meanwhile: leave the table too
             table.session.close()
             return
         self.app.open_waiting_room(table, replace=self)
-
-    def action_back(self) -> None:
-        self.app.pop_screen()
