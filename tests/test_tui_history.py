@@ -56,7 +56,7 @@ async def test_a_game_played_in_the_app_is_in_its_history_with_its_moves(monkeyp
         await pilot.press("h")
         await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
         await pilot.press("g")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
         (line,) = listed(app)
         moves = [entry.text for entry in view.log if entry.seat >= 0]
         assert "TRICE (local): Ann vs greedy bot" in line and result in line and f"{len(moves)} moves" in line
@@ -102,7 +102,7 @@ async def test_network_games_are_listed_from_their_transcripts_and_checked_when_
     app = DiceTableApp()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("g")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
         (line,) = listed(app)
         assert "Dice Breaker (network): ann vs bob vs cy" in line
         assert "junk.dtt" in str(app.screen.query_one("#history-unreadable").render())
@@ -112,6 +112,11 @@ async def test_network_games_are_listed_from_their_transcripts_and_checked_when_
         shown = log_text(app.screen)
         moves = sum(wire.decode(frame).kind in ("move", "unseal") for frame in read(good).frames)
         assert shown.startswith("~ ann sits down") and f" {moves}. " in shown and f" {moves + 1}. " not in shown
+        await pilot.pause(0.2)
+        log = app.screen.query_one(MoveLog)
+        assert log.max_scroll_y > 0 and log.scroll_y == 0  # read from the first move on
+        await pilot.press("pagedown")
+        assert log.scroll_y > 0
     games, unreadable = past_games(tmp_path)
     assert [(g.path, g.moves) for g in games] == [(good, moves)] and unreadable[0].startswith("junk.dtt: ")
 
@@ -134,7 +139,7 @@ async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(t
     app = DiceTableApp()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("g")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
         assert "Dice Breaker (network): ann vs bob" in listed(app)[0]  # its header and result still read
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, GameRecordScreen) and app.screen.verdict, timeout=30)

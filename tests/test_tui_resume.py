@@ -96,6 +96,7 @@ def moves_by(session, seat: int) -> int:
 async def open_resume(pilot, app) -> ResumeScreen:
     await pilot.press("c")
     assert isinstance(app.screen, ResumeScreen)
+    await wait_a_while(pilot, lambda: app.screen.loaded)  # the games are read in a thread
     return app.screen
 
 
@@ -159,6 +160,7 @@ async def test_a_host_resumes_from_the_home_screen_on_its_invite_and_plays_on(tm
             assert await pilot.click("#home-menu", offset=(5, 4))
             screen = app.screen
             assert isinstance(screen, ResumeScreen)
+            await wait_a_while(pilot, lambda: screen.loaded)
             words = str(screen.query_one("#resume-list", OptionList).get_option_at_index(0).prompt)
             assert words.startswith(f"TRICE: alice vs bob, {moves_in(paths['alice'])} moves, ")
             assert words.endswith(", you host")

@@ -25,16 +25,17 @@ class HistoryScreen(GameListScreen):
     PREFIX = "history"
     HEADING = "Game history"
     HELP = "Newest first; Enter or a click shows a game's moves (and checks a network game)."
+    EMPTY = EMPTY
 
     def __init__(self) -> None:
         super().__init__()
         self.games: list[Played] = []
 
-    def on_mount(self) -> None:
+    def load(self) -> tuple[list[str], list[str]]:
         from net.identity import home
 
         self.games, unreadable = past_games(home())
-        self.list_games([game.words() for game in self.games], unreadable, EMPTY)
+        return [game.words() for game in self.games], unreadable
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.app.push_screen(GameRecordScreen(self.games[int(event.option.id)]))
@@ -88,8 +89,8 @@ class GameRecordScreen(Screen):
         self.verdict = verdict
         self.query_one("#record-verdict", Static).update(escape(verdict))
         moves = self.query_one(MoveLog)
+        moves.auto_scroll = False  # a game is read from its first move; arrows and PgDn scroll
         moves.show(tuple(log))
-        moves.scroll_home(animate=False)  # a game is read from its first move; arrows and PgDn scroll
         moves.focus()
 
     def action_back(self) -> None:

@@ -102,13 +102,14 @@ class ResumeScreen(GameListScreen):
     PREFIX = "resume"
     HEADING = "Resume a game"
     HELP = "Unfinished network games, newest first (Enter or a click reopens one):"
+    EMPTY = EMPTY
 
     def __init__(self) -> None:
         super().__init__()
         self.games: list[Unfinished] = []
         self.busy = False
 
-    def on_mount(self) -> None:
+    def load(self) -> tuple[list[str], list[str]]:
         from net import identity
         from net.session import transcript_dir
 
@@ -117,7 +118,7 @@ class ResumeScreen(GameListScreen):
         except identity.ProfileError:
             profile = None
         self.games, unreadable = unfinished_games(transcript_dir(), profile.public_key if profile else None)
-        self.list_games([game.words() for game in self.games], unreadable, EMPTY)
+        return [game.words() for game in self.games], unreadable
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.reopen(self.games[int(event.option.id)])
