@@ -254,6 +254,17 @@ def seal(profile, table: bytes, seat: int, seq: int, kind: str, body: dict, sign
     return msgpack.packb([data, signature], use_bin_type=True)
 
 
+def kind_of(frame: bytes) -> str | None:
+    """The kind a frame says it has, checking nothing: for counting moves in a list of games
+    (tui/history.py). Anything that matters goes through `decode` and the Replica."""
+    try:
+        signed, _ = msgpack.unpackb(frame, raw=False)
+        kind = msgpack.unpackb(signed, raw=False).get("kind")
+    except Exception:  # msgpack raises several unrelated types on garbage
+        return None
+    return kind if type(kind) is str else None
+
+
 def decode(frame: Any) -> Envelope:
     """The Envelope in `frame`, or a WireError subclass naming what is wrong with it."""
     if type(frame) is not bytes:

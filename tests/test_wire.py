@@ -50,6 +50,13 @@ def test_every_kind_round_trips_and_is_signed(kind):
     assert env.signed_by(ALICE.public_key) and not env.signed_by(BOB.public_key)
 
 
+@pytest.mark.parametrize("kind", wire.KINDS)
+def test_kind_of_names_a_frames_kind_and_none_for_garbage(kind):
+    assert wire.kind_of(wire.seal(ALICE, TABLE, 1, 7, kind, BODIES[kind])) == kind
+    for junk in (b"", b"\xc1", msgpack.packb([1, 2]), msgpack.packb([msgpack.packb({"kind": 5}), b""])):
+        assert wire.kind_of(junk) is None
+
+
 def test_only_a_reveal_may_be_unsigned():
     env = wire.decode(wire.seal(ALICE, TABLE, 0, 0, "reveal", BODIES["reveal"], sign=False))
     assert env.signature == b"" and not env.signed_by(ALICE.public_key)

@@ -137,9 +137,9 @@ def network_games(directory: Path) -> tuple[list[Played], list[str]]:
             transcript = read(path)
             header = transcript.header
             names = tuple(seat["name"] for seat in header["seats"])
-            moves = sum(wire.decode(frame).kind in ("move", "unseal") for frame in transcript.frames)
+            moves = sum(wire.kind_of(frame) in ("move", "unseal") for frame in transcript.frames)
             when = path.stat().st_mtime
-        except (NotATranscript, DamagedTranscript, wire.WireError, OSError, KeyError, TypeError) as error:
+        except (NotATranscript, DamagedTranscript, OSError, KeyError, TypeError) as error:
             unreadable.append(f"{path.name}: {error}".replace(str(directory) + os.sep, ""))
             continue
         try:
