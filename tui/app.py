@@ -19,6 +19,7 @@ from textual.binding import Binding
 from core import registry
 from tui.controller import LocalTable, Player, TableController
 from tui.history import history_path
+from tui.local_save import new_save_path
 from tui.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 
 
@@ -138,7 +139,7 @@ class DiceTableApp(App):
             first = "roll"
         seed = self.seed if self.seed is not None else time.time_ns() % 2**63
         table = LocalTable(info, players, seed=seed, first=first, bot_delay=self.bot_delay, options=options,
-                           history=history_path())
+                           history=history_path(), save=new_save_path(game))
         if replace is not None:
             self.pop_screen()
         self.open_table(table)

@@ -31,6 +31,7 @@ def run(args) -> int:
     from tui.app import player_name, run_table, table_screens
     from tui.controller import LocalTable, Player
     from tui.history import history_path
+    from tui.local_save import new_save_path
 
     game = registry.get(args.game)
     if game.name not in table_screens():
@@ -47,5 +48,5 @@ def run(args) -> int:
         players = [Player(me)] + [Player(f"{args.vs} {n}", args.vs) for n in range(2, args.seats + 1)]
     seed = args.seed if args.seed is not None else time.time_ns() % 2**63
     table = LocalTable(game, players, seed=seed, options=parse_options(args.option), first=args.first,
-                       history=history_path())
+                       history=history_path(), save=new_save_path(game.name))
     return run_table(table)

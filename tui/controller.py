@@ -181,6 +181,8 @@ class LocalTable(TableController):
         first: str = "roll",
         bot_delay: float = 0.5,
         history: Path | None = None,
+        save: Path | None = None,
+        number: int = 0,
     ) -> None:
         game.check_seats(len(players))
         for player in players:
@@ -195,8 +197,10 @@ class LocalTable(TableController):
         self.first = first
         self.bot_delay = bot_delay
         self.history = history  # the history file finished games are added to (tui/history.py); None: not kept
+        self.save_path = save  # rewritten after every move (tui/local_save.py); None: not saved
+        self._save_failed = False
         self.target = None
-        self.number = 0  # games played at this table, for rematch seeds
+        self.number = number  # games played at this table, for rematch seeds
         self._generation = 0  # bumps on rematch/close so a late bot move is dropped
         self._thinking: int | None = None
         self._new_game()
@@ -265,6 +269,7 @@ class LocalTable(TableController):
         self.seating = list(self.players)
         self.log: list[LogEntry] = []
         self.events: list[FairEvent] = []
+        self.moves: list[tuple[int, Move]] = []  # (seat, move) in order: what a save replays
         self._recorded = False  # this game is in the history file
         self._thinking = None
         self._arranged = self.first == "roll"
@@ -275,11 +280,28 @@ class LocalTable(TableController):
             if p.bot
         }
 
-    def _apply(self, seat: int, move: Move) -> None:
+    def replay(self, seat: int, move: Move) -> None:
+        """A saved move made again (tui/local_save.py): as played, without saving."""
+        self._apply(seat, move, save=False)
+
+    def _apply(self, seat: int, move: Move, save: bool = True) -> None:
         words = with_names(self.game.describe(self.state, move), self.names)
         self.state = self.state.apply(move)
         self.log.append(LogEntry(seat, words))
+        self.moves.append((seat, move))
         self._run_chance()
+        if save and self.save_path is not None and self.state.result is None:
+            self._save()
+
+    def _save(self) -> None:
+        from tui import local_save
+
+        try:
+            local_save.write(self.save_path, self)
+        except OSError as error:
+            if not self._save_failed and self.target is not None:
+                self.target.post_message(Banner(f"the game could not be saved: {error.strerror}", "error"))
+            self._save_failed = True
 
     def _run_chance(self) -> None:
         while self.state.actor == CHANCE:
@@ -317,8 +339,11 @@ class LocalTable(TableController):
             self._start_bot(seat)
 
     def _record(self) -> None:
-        """Add the finished game to the history file; a file that cannot be written is told, once."""
+        """Add the finished game to the history file (and drop its save); a file that cannot be
+        written is told, once."""
         self._recorded = True
+        if self.save_path is not None:
+            self.save_path.unlink(missing_ok=True)
         if self.history is None or self.game.name == "diceroom":
             return
         from tui.history import record_local

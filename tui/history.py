@@ -59,6 +59,15 @@ def _ends_with_newline(path: Path) -> bool:
         return data.read(1) == b"\n"
 
 
+def when_words(when: float) -> str:
+    """`22 Nov 05:27`: when a game was played, as the game lists show it."""
+    return time.strftime("%d %b %H:%M", time.localtime(when))
+
+
+def moves_words(moves: int) -> str:
+    return f"{moves} move{'' if moves == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class Played:
     """One game in the history, local or network."""
@@ -76,11 +85,9 @@ class Played:
         return self.path is not None
 
     def words(self) -> str:
-        stamp = time.strftime("%d %b %H:%M", time.localtime(self.when))
         where = "network" if self.network else "local"
         result = self.result if self.result is not None else "unfinished"
-        moves = f"{self.moves} move{'' if self.moves == 1 else 's'}"
-        return f"{stamp} · {self.game} ({where}): {' vs '.join(self.names)} · {result} · {moves}"
+        return f"{when_words(self.when)} · {self.game} ({where}): {' vs '.join(self.names)} · {result} · {moves_words(self.moves)}"
 
 
 def _title(name: str) -> str:

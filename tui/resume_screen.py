@@ -1,5 +1,6 @@
 """Resume a game: the network games this profile left unfinished (a crash, a closed terminal),
-reopened as `dicetable host --resume` / `join --resume` do, then played on in the usual screens.
+reopened as `dicetable host --resume` / `join --resume` do, then played on in the usual screens;
+and the local games left unfinished, rebuilt from their saves (tui/local_save.py).
 
 A game is listed when its transcript in the data directory (net/session.py `transcript_dir()`) has
 its `.seat` file beside it and no result yet. Reopening runs in a thread (a resumed host waits up to
@@ -9,15 +10,15 @@ its `.seat` file beside it and no result yet. Reopening runs in a thread (a resu
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from textual.widgets import OptionList
 
 from tui.game_list_screen import GameListScreen
+from tui.history import moves_words, when_words
 
-EMPTY = "No unfinished network games: there is nothing to resume."
+EMPTY = "No unfinished games: there is nothing to resume."
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,8 @@ class Unfinished:
     seat: int
 
     def words(self) -> str:
-        stamp = time.strftime("%d %b %H:%M", time.localtime(self.when))
-        moves = f"{self.moves} move{'' if self.moves == 1 else 's'}"
         who = "you host" if self.seat == 0 else f"you joined as seat {self.seat}"
-        return f"{self.game}: {' vs '.join(self.names)}, {moves}, {stamp}, {who}"
+        return f"{self.game}: {' vs '.join(self.names)}, {moves_words(self.moves)}, {when_words(self.when)}, {who}"
 
 
 def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
@@ -101,27 +100,48 @@ class ResumeScreen(GameListScreen):
     CSS_PATH = "resume_screen.tcss"
     PREFIX = "resume"
     HEADING = "Resume a game"
-    HELP = "Unfinished network games, newest first (Enter or a click reopens one):"
+    HELP = "Unfinished games, newest first (Enter or a click reopens one):"
     EMPTY = EMPTY
 
     def __init__(self) -> None:
         super().__init__()
-        self.games: list[Unfinished] = []
+        self.games: list = []  # Unfinished (network) and SavedGame (local)
         self.busy = False
 
     def load(self) -> tuple[list[str], list[str]]:
         from net import identity
+        from net.identity import home
         from net.session import transcript_dir
+        from tui.local_save import saved_games
 
         try:
             profile = identity.load(self.app.profile_dir)
         except identity.ProfileError:
             profile = None
-        self.games, unreadable = unfinished_games(transcript_dir(), profile.public_key if profile else None)
-        return [game.words() for game in self.games], unreadable
+        network, unreadable = unfinished_games(transcript_dir(), profile.public_key if profile else None)
+        local, bad_saves = saved_games(home())
+        self.games = sorted(network + local, key=lambda g: g.when, reverse=True)
+        return [game.words() for game in self.games], unreadable + bad_saves
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.reopen(self.games[int(event.option.id)])
+        game = self.games[int(event.option.id)]
+        if isinstance(game, Unfinished):
+            self.reopen(game)
+        else:
+            self.reopen_local(game)
+
+    def reopen_local(self, game) -> None:
+        """A local game rebuilt from its save, on its table screen; one line here if it cannot be."""
+        from tui.history import history_path
+        from tui.local_save import resume
+
+        try:
+            table = resume(game.path, bot_delay=self.app.bot_delay, history=history_path())
+        except ValueError as error:
+            self.note(f"Could not resume: {game.path.name} is {error}")
+            return
+        self.app.pop_screen()
+        self.app.open_table(table)
 
     def reopen(self, game: Unfinished) -> None:
         if self.busy:
