@@ -96,3 +96,25 @@ async def test_the_app_resumes_a_local_game_left_by_a_crash(monkeypatch):
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
         assert app.screen.view.state == left and app.screen.view.my_turn()
+
+
+async def test_leaving_says_the_game_is_saved_and_x_forgets_it(monkeypatch):
+    monkeypatch.setenv("USER", "Ann")
+    app = DiceTableApp(bot_delay=0, seed=6)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("b", "s")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.view is not None and screen.view.my_turn())
+        me = registry.get("trice").bots["random"](registry.get("trice"), random.Random(5))
+        state = screen.view.state
+        await by_keys(pilot, screen, me.choose(state))
+        await wait_until(pilot, lambda: screen.view.state is not state)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: any("Your game is saved" in n.message for n in app._notifications))
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen) and app.screen.loaded)
+        (save,) = [g.path for g in app.screen.games]
+        assert save.exists()
+        await pilot.press("x")
+        assert not save.exists() and app.screen.games == []
+        assert "Forgot TRICE (local): Ann vs greedy bot" in str(app.screen.query_one("#resume-note").render())

@@ -138,6 +138,10 @@ class TableController:
         """Run the same check as `dicetable verify` on this table's transcript; one line."""
         return "nothing to verify"
 
+    def leave_note(self) -> str:
+        """What a person leaving the table mid-game should know (where the game is kept), or ""."""
+        return ""
+
     def close(self) -> None:
         """Leave the table and stop every worker."""
 
@@ -252,6 +256,11 @@ class LocalTable(TableController):
 
     def verify(self) -> str:
         return "a local game: its dice come from this computer's random numbers; there is no transcript to verify"
+
+    def leave_note(self) -> str:
+        if self.save_path is None or self.state.result is not None or not self.save_path.exists():
+            return ""
+        return "Your game is saved: c on the home screen (Resume) picks it up where it stands."
 
     def close(self) -> None:
         self._generation += 1

@@ -28,6 +28,7 @@ class GameListScreen(Screen):
     EMPTY = ""  # the note when there is no game to list
 
     loaded = False
+    unreadable: list[str] = []
 
     def load(self) -> tuple[list[str], list[str]]:
         """In a thread: read the games (kept by the subclass); their lines and the files not listed."""
@@ -56,6 +57,7 @@ class GameListScreen(Screen):
         """Show `lines` (the newest first, highlighted), `unreadable` dimmed, or EMPTY when none."""
         if not self.is_attached:  # the person went back while the games were read
             return
+        self.unreadable = unreadable
         menu = self.query_one(f"#{self.PREFIX}-list", OptionList)
         menu.add_options([Option(escape(line), id=str(i)) for i, line in enumerate(lines)])
         menu.display = bool(lines)

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from textual.binding import Binding
 from textual.widgets import OptionList
 
 from tui.game_list_screen import GameListScreen
@@ -98,9 +99,10 @@ def unfinished_games(directory: Path, key: bytes | None = None) -> tuple[list[Un
 
 class ResumeScreen(GameListScreen):
     CSS_PATH = "resume_screen.tcss"
+    BINDINGS = [*GameListScreen.BINDINGS, Binding("x", "forget", "forget a local game")]
     PREFIX = "resume"
     HEADING = "Resume a game"
-    HELP = "Unfinished games, newest first (Enter or a click reopens one):"
+    HELP = "Unfinished games, newest first (Enter or a click reopens one; x forgets a local one):"
     EMPTY = EMPTY
 
     def __init__(self) -> None:
@@ -129,6 +131,21 @@ class ResumeScreen(GameListScreen):
             self.reopen(game)
         else:
             self.reopen_local(game)
+
+    def action_forget(self) -> None:
+        """Delete the highlighted local game's save (a network game's transcript is its record: kept)."""
+        menu = self.query_one("#resume-list", OptionList)
+        if not self.loaded or menu.highlighted is None or not self.games:
+            return
+        game = self.games[menu.highlighted]
+        if isinstance(game, Unfinished):
+            self.note("A network game is not forgotten here: its transcript is the table's record.")
+            return
+        game.path.unlink(missing_ok=True)
+        del self.games[menu.highlighted]
+        menu.clear_options()
+        self.list_games([g.words() for g in self.games], self.unreadable)
+        self.note(f"Forgot {game.words()}." if self.games else f"Forgot {game.words()}. {EMPTY}")
 
     def reopen_local(self, game) -> None:
         """A local game rebuilt from its save, on its table screen; one line here if it cannot be."""

@@ -229,6 +229,9 @@ class TableScreen(PanelActions, Screen):
             return
         if self.step_back():
             return
+        note = self.controller.leave_note()
+        if note:
+            self.app.notify(note, timeout=6)
         self.app.pop_screen()
 
     def check_action(self, action: str, parameters) -> bool | None:
