@@ -238,6 +238,7 @@ class TableSession:
         self._announced_turn: Any = None
         self._paying: Move | None = None  # a move waiting for the public reveal of the cards it pays
         self._sealed: tuple[int, Move] | None = None  # (step, answer) I sealed and have not opened yet
+        self._unopenable: int | None = None  # a step whose seal of mine I could not open (said once)
         self.result_announced = False
         self._over_since: float | None = None
 
@@ -424,8 +425,14 @@ class TableSession:
         replica = self.replica
         step, waiting = replica.sealing.step, replica.waiting_for
         if waiting.action != "seal" or self.seat not in waiting.seats:
-            self.emit("error", text="your answer is already sealed" if self.seat in replica.sealing.asked
-                      else "you are not asked at this step")
+            given = replica.sealing.answers[self.seat] if self.seat in replica.sealing.asked else None
+            if self.seat not in replica.sealing.asked:
+                why = "you are not asked at this step"
+            elif replica.sealing.commits[self.seat] == b"":
+                why = f"too late: your time ran out and the table answered {given} for you"
+            else:
+                why = "your answer is already sealed"
+            self.emit("error", text=why)
             return
         if move not in replica.state.asking(self.seat).legal_moves():
             self.emit("error", text=f"{move} is not a legal answer now")
@@ -446,7 +453,9 @@ class TableSession:
             answer = sealed.recover(replica.table, step, self.seat, commit, nonce,
                                     replica.state.asking(self.seat).legal_moves())
         if answer is None:
-            self.emit("error", text=f"cannot open my sealed answer to step {step}: the others will give the default")
+            if self._unopenable != step:  # said once; the others give the default when time runs out
+                self._unopenable = step
+                self.emit("error", text=f"cannot open my sealed answer to step {step}: the table will give the default")
             return
         self.author("unseal", wire.unseal_body(step, answer, nonce))
 

@@ -145,3 +145,27 @@ async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(t
         await wait_until(pilot, lambda: isinstance(app.screen, GameRecordScreen) and app.screen.verdict, timeout=30)
         verdict = app.screen.verdict
         assert verdict.startswith("invalid: ") and "bad reveal" in verdict and "seat 1 (bob)" in verdict
+
+
+def _append_many(path, who: str, count: int) -> None:
+    from tui.controller import LogEntry
+    from tui.history import record_local
+
+    log = [LogEntry(0, f"{who} makes move {n} " + "x" * 200) for n in range(100)]  # ~20 KB a record
+    for n in range(count):
+        record_local(path, "trice", [who, "bot"], f"{who} wins", log, n)
+
+
+def test_two_apps_of_one_player_append_whole_records_side_by_side(tmp_path):
+    import multiprocessing
+
+    path = tmp_path / FILE
+    workers = [multiprocessing.get_context("fork").Process(target=_append_many, args=(path, who, 40))
+               for who in ("ann", "ann-too")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    games, unreadable = local_games(path)
+    assert unreadable == [] and len(games) == 80
+    assert sorted({g.names[0] for g in games}) == ["ann", "ann-too"] and all(len(g.log) == 100 for g in games)

@@ -45,12 +45,14 @@ def record_local(path: Path, game: str, names: Sequence[str], result: str, log: 
                        "log": [[entry.seat, entry.text] for entry in log]}, ensure_ascii=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "ab") as out:
-        if out.tell() and not _ends_with_newline(path):
-            out.write(b"\n")  # a torn last line from a crash stays apart from this record
-        out.write(line.encode() + b"\n")
-        out.flush()
-        os.fsync(out.fileno())
+    try:
+        # One write() per record: with O_APPEND, two apps of the same player (two SSH sessions)
+        # never interleave their lines. A torn last line from a crash stays apart from this one.
+        lead = b"\n" if os.fstat(fd).st_size and not _ends_with_newline(path) else b""
+        os.write(fd, lead + line.encode() + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _ends_with_newline(path: Path) -> bool:
