@@ -164,6 +164,9 @@ async def test_a_host_resumes_from_the_home_screen_on_its_invite_and_plays_on(tm
             words = str(screen.query_one("#resume-list", OptionList).get_option_at_index(0).prompt)
             assert words.startswith(f"TRICE: alice vs bob, {moves_in(paths['alice'])} moves, ")
             assert words.endswith(", you host")
+            await pilot.press("x")  # a network game is not forgotten: its transcript is the record
+            assert "not forgotten" in str(screen.query_one("#resume-note", Static).render())
+            assert paths["alice"].exists() and len(screen.games) == 1
             await until_shown(pilot, "#resume-list")
             assert await pilot.click("#resume-list", offset=(5, 1))
             await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
