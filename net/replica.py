@@ -583,8 +583,7 @@ class Replica:
             if not chance.hidden:  # a hidden-card step is resolved by the deal handler instead
                 reveals = tuple(b"" if s in out else None for s in range(self.seat_count))
                 changes["pending"] = Event(len(events) + 1, chance.label, chance, reveals)
-        elif sealed_seats(state):
-            order = sealed_seats(state)
+        elif order := sealed_seats(state):
             none = (None,) * self.seat_count
             asked = tuple(s for s in order if s not in out)
             changes["sealing"] = Sealing(changes["steps"], order, asked, none, none)

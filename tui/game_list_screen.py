@@ -28,13 +28,13 @@ class GameListScreen(Screen):
     EMPTY = ""  # the note when there is no game to list
 
     loaded = False
-    unreadable: list[str] = []
 
     def load(self) -> tuple[list[str], list[str]]:
         """In a thread: read the games (kept by the subclass); their lines and the files not listed."""
         raise NotImplementedError
 
     def on_mount(self) -> None:
+        self.unreadable: list[str] = []  # the files not listed, as last shown
         self.query_one(f"#{self.PREFIX}-list", OptionList).display = False
         self.note("Reading your games…")
         self.run_worker(self._read, thread=True, group="list", exit_on_error=False)

@@ -92,7 +92,8 @@ class Played:
         return f"{when_words(self.when)} · {self.game} ({where}): {' vs '.join(self.names)} · {result} · {moves_words(self.moves)}"
 
 
-def _title(name: str) -> str:
+def game_title(name: str) -> str:
+    """A game's title by its registered name (a name no longer registered stays as it is)."""
     from core import registry
 
     return registry.get(name).title if name in registry.names() else name
@@ -131,7 +132,7 @@ def _played(raw: bytes) -> Played:
     if not (isinstance(names, list) and all(isinstance(n, str) for n in names) and isinstance(log, list)):
         raise ValueError("names and log must be lists")
     entries = tuple(LogEntry(int(seat), str(text)) for seat, text in log)
-    return Played(_title(str(record["game"])), tuple(names), str(record["result"]), int(record["moves"]),
+    return Played(game_title(str(record["game"])), tuple(names), str(record["result"]), int(record["moves"]),
                   float(record["when"]), log=entries)
 
 
@@ -156,7 +157,7 @@ def network_games(directory: Path) -> tuple[list[Played], list[str]]:
         except (KeyError, TypeError, ValueError):
             unreadable.append(f"{path.name}: its result record is damaged")
             continue
-        games.append(Played(_title(header["game"]), names, result, moves, when, path=path))
+        games.append(Played(game_title(header["game"]), names, result, moves, when, path=path))
     return games, unreadable
 
 

@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.widgets import OptionList
 
 from tui.game_list_screen import GameListScreen
-from tui.history import moves_words, when_words
+from tui.history import game_title, moves_words, when_words
 
 EMPTY = "No unfinished games: there is nothing to resume."
 
@@ -39,7 +39,6 @@ class Unfinished:
 def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
     """The game in `path` when it is unfinished, None when it is over; raises ValueError (why) when
     it cannot be resumed by this profile."""
-    from core import registry
     from net import wire
     from net.session import SessionError, load_seat
     from net.transcript import DamagedTranscript, NotATranscript, read
@@ -62,9 +61,8 @@ def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
             moves += wire.decode(frame).kind in ("move", "unseal")
         except wire.WireError as error:
             raise ValueError(f"a frame is unreadable: {error}") from None
-    name = transcript.header["game"]
-    title = registry.get(name).title if name in registry.names() else name
-    return Unfinished(path, title, tuple(s["name"] for s in seats), moves, path.stat().st_mtime, seat)
+    names = tuple(s["name"] for s in seats)
+    return Unfinished(path, game_title(transcript.header["game"]), names, moves, path.stat().st_mtime, seat)
 
 
 def saved_address(path: Path, default: str) -> tuple[str, str | None]:
