@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol
 
-from core.game import CHANCE, GameInfo, Move
+from dicetable.core.game import CHANCE, GameInfo, Move
 
 
 class Bot(Protocol):
@@ -161,3 +161,7 @@ class SearchBot:
 
 class _OutOfNodes(Exception):
     pass
+
+
+# The generic bots, bound by core/registry.py to the games that have no bots of their own.
+BOTS = {"random": RandomBot, "greedy": GreedyBot, "search": SearchBot}

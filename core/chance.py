@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Protocol
 
-from core.game import Chance, Outcome
+from dicetable.core.game import Chance, Outcome
 
 
 class RandomSource(Protocol):

@@ -30,8 +30,8 @@ from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, Mapping
 
-from core import dicebreaker_hands as hands
-from core.game import (
+from dicetable.core import dicebreaker_hands as hands
+from dicetable.core.game import (
     CHANCE,
     BadOption,
     BadOutcome,
@@ -605,12 +605,6 @@ def heuristic(state: DiceBreakerState, seat: int) -> float:
     return max(-1.0, min(1.0, (mine - best) / state.option["target"]))
 
 
-def _bots():
-    from core import dicebreaker_bots
-
-    return dicebreaker_bots.BOTS
-
-
 def _fraction(name: str, num: int, den: int, words: str) -> tuple[Option, Option]:
     return (
         Option(f"{name}_num", num, f"chance {words}: numerator", minimum=0),
@@ -633,7 +627,6 @@ GAME = GameInfo(
     ),
     new=new,
     load=load,
-    bots=_bots(),
     rules_file="dicebreaker.md",
     describe=describe,
     heuristic=heuristic,

@@ -16,11 +16,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from core import bots as generic
-from core import dicebreaker as db
-from core import dicebreaker_hands as hands
-from core.chance import LocalSource
-from core.game import CHANCE, Move
+from dicetable.core import bots as generic
+from dicetable.core import dicebreaker as db
+from dicetable.core import dicebreaker_hands as hands
+from dicetable.core.chance import LocalSource
+from dicetable.core.game import CHANCE, Move
 
 FIVE_VALUE = 20.0  # five of a kind wins the game: worth more than any scoring hand
 

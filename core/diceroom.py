@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from core.dice_expr import BadExpression, parse
-from core.game import (ANYONE, CHANCE, BadOption, BadOutcome, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result,
+from dicetable.core.dice_expr import BadExpression, parse
+from dicetable.core.game import (ANYONE, CHANCE, BadOption, BadOutcome, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result,
                        outcome_values)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from core.chance import RandomSource
-from core.game import CHANCE, Move, Outcome
+from dicetable.core.chance import RandomSource
+from dicetable.core.game import CHANCE, Move, Outcome
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,25 @@
-"""Games by name. Each game module exposes `GAME: GameInfo`; adding a game is one line here."""
+"""Games by name, each bound to its bots; adding a game is one line here.
+
+Each game module exposes `GAME: GameInfo` and knows nothing of bots: a rules module never imports
+the bots that play it. Here each game is joined to its bots module (`BOTS`, and `HEURISTIC` where
+the bots bring the game's evaluation), so `get(name)` gives the whole game.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 
-from core.game import GameError, GameInfo
+from dicetable.core.game import GameError, GameInfo
 
-_MODULES = {
-    "trice": "core.trice",
-    "dicebreaker": "core.dicebreaker",
-    "triad": "core.triad",
-    "diceroom": "core.diceroom",
-    "tricolor": "core.tricolor",
+# name: (rules module, bots module or None when the rules module's GAME names its own)
+_GAMES = {
+    "trice": ("dicetable.core.trice", "dicetable.core.bots"),
+    "dicebreaker": ("dicetable.core.dicebreaker", "dicetable.core.dicebreaker_bots"),
+    "triad": ("dicetable.core.triad", "dicetable.core.triad_bots"),
+    "diceroom": ("dicetable.core.diceroom", None),
+    "tricolor": ("dicetable.core.tricolor", "dicetable.core.tricolor_bots"),
 }
 
 
@@ -20,11 +28,19 @@ class UnknownGame(GameError):
 
 
 def names() -> list[str]:
-    return list(_MODULES)
+    return list(_GAMES)
 
 
+@functools.cache
 def get(name: str) -> GameInfo:
-    module = _MODULES.get(name)
-    if module is None:
-        raise UnknownGame(f"unknown game {name!r} (games: {', '.join(_MODULES)})")
-    return importlib.import_module(module).GAME
+    if name not in _GAMES:
+        raise UnknownGame(f"unknown game {name!r} (games: {', '.join(_GAMES)})")
+    rules, bots = _GAMES[name]
+    game = importlib.import_module(rules).GAME
+    if bots is None:
+        return game
+    module = importlib.import_module(bots)
+    bound = {"bots": module.BOTS}
+    if hasattr(module, "HEURISTIC"):
+        bound["heuristic"] = module.HEURISTIC
+    return dataclasses.replace(game, **bound)

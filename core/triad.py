@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from core.game import (
+from dicetable.core.game import (
     CHANCE,
     BadOutcome,
     Chance,
@@ -258,7 +258,7 @@ class TriadState:
     @property
     def first(self) -> int:
         """The seat that moves first, once the colours are drawn (-1 before); local tables use it
-        to seat a person first or second (tui/controller.py)."""
+        to seat a person first or second (tui/tables/controller.py)."""
         if self.black < 0:
             return -1
         return self.black if self.option["first"] == "black" else 1 - self.black
@@ -492,12 +492,6 @@ def heuristic(state: TriadState, seat: int) -> float:
     return (removed[seat] - removed[1 - seat]) / (REMOVALS_TO_WIN + 1)
 
 
-def _bots():
-    from core import triad_bots
-
-    return triad_bots.BOTS
-
-
 def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
     """The colour draw and the setup roll in words (triad.md, Setup); Black's six dice come first."""
     if chance.label == "draw for Black" and len(outcome.values) == 1:
@@ -527,7 +521,6 @@ GAME = GameInfo(
     ),
     new=new,
     load=load,
-    bots=_bots(),
     rules_file="triad.md",
     describe=describe,
     heuristic=heuristic,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from core import bots as generic
-from core.game import GameInfo, Move
-from core.triad import (
+from dicetable.core import bots as generic
+from dicetable.core.game import GameInfo, Move
+from dicetable.core.triad import (
     BLACK,
     DIRECTION_NAMES,
     LINES_THROUGH,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from core.game import (
+from dicetable.core.game import (
     CHANCE,
     BadOutcome,
     Chance,
@@ -374,12 +374,6 @@ def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
     return f"{said}: a tie, both roll again" if first is None else f"{said}: seat {first} places first"
 
 
-def _bots():
-    from core import bots
-
-    return {"random": bots.RandomBot, "greedy": bots.GreedyBot, "search": bots.SearchBot}
-
-
 GAME = GameInfo(
     name="trice",
     title="TRICE",
@@ -391,7 +385,6 @@ GAME = GameInfo(
     ),
     new=new,
     load=load,
-    bots=_bots(),
     rules_file="trice.md",
     describe=describe,
     describe_outcome=describe_outcome,

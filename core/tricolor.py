@@ -32,7 +32,7 @@ from dataclasses import dataclass, fields
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, Mapping
 
-from core.game import (
+from dicetable.core.game import (
     CHANCE,
     NOBODY,
     BadOutcome,
@@ -45,7 +45,7 @@ from core.game import (
     Result,
     outcome_values,
 )
-from core.tricolor_routes import (
+from dicetable.core.tricolor_routes import (
     Placed,
     best_pair,
     best_single,
@@ -54,7 +54,7 @@ from core.tricolor_routes import (
     neighbour,
     winner_colours,
 )
-from core.tricolor_tiles import (
+from dicetable.core.tricolor_tiles import (
     CARDS,
     COLOUR_NAMES,
     COLOURS,
@@ -910,19 +910,6 @@ def describe_outcome(state: TricolorState | None, chance: Chance, outcome: Outco
     return outcome_values(state, chance, outcome)
 
 
-def heuristic(state: TricolorState, seat: int) -> float:
-    """A rough value in [-1, 1]: this seat's points as they would be scored now, against the best rival."""
-    from core.tricolor_bots import estimate
-
-    return estimate(state, seat)
-
-
-def _bots():
-    from core import tricolor_bots
-
-    return tricolor_bots.BOTS
-
-
 GAME = GameInfo(
     name="tricolor",
     title="Tricolor Line",
@@ -933,9 +920,7 @@ GAME = GameInfo(
     ),
     new=new,
     load=load,
-    bots=_bots(),
     rules_file="tricolor-line.md",
     describe=describe,
-    heuristic=heuristic,
     describe_outcome=describe_outcome,
 )

@@ -29,10 +29,10 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from core.bots import RandomBot
-from core.game import CHANCE, GameInfo, Move
-from core.tricolor_routes import best_pair, best_single, board_grid, colour_counts, neighbour, winner_colours
-from core.tricolor_tiles import (
+from dicetable.core.bots import RandomBot
+from dicetable.core.game import CHANCE, GameInfo, Move
+from dicetable.core.tricolor_routes import best_pair, best_single, board_grid, colour_counts, neighbour, winner_colours
+from dicetable.core.tricolor_tiles import (
     CARDS,
     COLOURS,
     DEAD,
@@ -372,7 +372,7 @@ class TricolorSearch:
 
     def _rollout(self, state, me: int, rng: random.Random) -> float:
         """Play on with greedy for every seat until my next turn begins (or the game ends)."""
-        from core.chance import LocalSource
+        from dicetable.core.chance import LocalSource
 
         source = LocalSource(rng)
         # rollout_far=0 is about twice as quick, but measured weaker (21.5% against 3 greedy, 100 games).
@@ -449,3 +449,4 @@ def determinize(view, me: int, rng: random.Random):
 
 
 BOTS = {"random": RandomBot, "greedy": TricolorGreedy, "search": TricolorSearch}
+HEURISTIC = estimate  # bound to GameInfo.heuristic by core/registry.py

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-from core.tricolor_tiles import COLOURS, DEAD, END, START, STEP, TILES, edges
+from dicetable.core.tricolor_tiles import COLOURS, DEAD, END, START, STEP, TILES, edges
 
 Pos = tuple[int, int]
 

@@ -60,8 +60,8 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from core.chance import permutation
-from net.cards import (
+from dicetable.core.chance import permutation
+from dicetable.net.cards import (
     ORDER,
     DealError,
     DealFault,
@@ -713,7 +713,7 @@ class DealBook:
     # -- the Replica's deal_handler interface --------------------------------------------------
     def accept(self, replica, envelope):
         """Replica hook: check one "deal" record; returns no Outcome (the deal resolves no game step)."""
-        from net import replica as replicas  # late: net.replica is the caller
+        from dicetable.net import replica as replicas  # late: net.replica is the caller
 
         if self.table_id is None:
             self.table_id, self.seats = replica.table, replica.seat_count
@@ -780,7 +780,7 @@ class GameDeals(DealBook):
 
     # -- the deck a step deals from ------------------------------------------------------------
     def _hidden(self, replica):
-        from core.game import CHANCE
+        from dicetable.core.game import CHANCE
 
         state = replica.state
         if state is None or state.actor != CHANCE:
@@ -790,7 +790,7 @@ class GameDeals(DealBook):
 
     def _deal_for(self, replica, chance) -> Deal | None:
         """The Deal a hidden step works on, formed when a hidden shuffle begins."""
-        from core.game import NOBODY
+        from dicetable.core.game import NOBODY
 
         label = GAME_DECK + chance.deck
         same = [d for d in self.formed if self.deals[d].deck.label == label]
@@ -809,8 +809,8 @@ class GameDeals(DealBook):
 
     # -- the Replica's deal_handler interface --------------------------------------------------
     def accept(self, replica, envelope):
-        from core.game import NOBODY, Outcome
-        from net import replica as replicas
+        from dicetable.core.game import NOBODY, Outcome
+        from dicetable.net import replica as replicas
 
         if self.table_id is None:
             self.table_id, self.seats = replica.table, replica.seat_count
@@ -846,7 +846,7 @@ class GameDeals(DealBook):
 
     def _revealed(self, holder: int):
         """The Outcome of a reveal step once every card it shows is open to all, else None."""
-        from core.game import Outcome
+        from dicetable.core.game import Outcome
 
         before = self._before_reveal[holder]
         cards = [self.deals[d].revealed.get(j) for d, j in self.held(holder) if (d, j) not in before]
@@ -898,7 +898,7 @@ class GameDeals(DealBook):
     # -- what this seat sends ------------------------------------------------------------------
     def next_bodies(self, replica) -> list[dict]:
         """This seat's bodies now: its part of the hidden step due, or the end-of-game openings."""
-        from core.game import NOBODY
+        from dicetable.core.game import NOBODY
 
         me = self.seat
         if me is None:

@@ -49,8 +49,8 @@ from typing import Callable, Iterable
 
 import msgpack
 
-from net.identity import Profile, fingerprint, home, verify_signature
-from net.invite import Invite
+from dicetable.net.identity import Profile, fingerprint, home, verify_signature
+from dicetable.net.invite import Invite
 
 SERVICE_TYPE = "_dicetable._tcp.local."
 DOMAIN = b"dicetable/lan/v1\x00"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 
-from core.chance import permutation
-from core.game import Chance, Outcome
-from net.drbg import DRBG
+from dicetable.core.chance import permutation
+from dicetable.core.game import Chance, Outcome
+from dicetable.net.drbg import DRBG
 
 EVENT_DOMAIN = b"dicetable/event/v1"
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.game import CHANCE, NOBODY, Move
-from net.cards import DealRefused
-from net.deal import GAME_DECK, GameDeals
+from dicetable.core.game import CHANCE, NOBODY, Move
+from dicetable.net.cards import DealRefused
+from dicetable.net.deal import GAME_DECK, GameDeals
 
 
 @dataclass(frozen=True)

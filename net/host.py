@@ -26,14 +26,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core import registry
-from net import wire
-from net.hidden import TableDeals
-from net.identity import verify_signature
-from net.replica import BadClaim, BadJoin, Refusal, Replica
-from net.session import SessionError, TableSession, load_seat
-from net.transcript import TranscriptWriter
-from net.transport import DEFAULT_BIND, HostSocket, TransportError, unpack, BadPacket
+from dicetable.core import registry
+from dicetable.net import wire
+from dicetable.net.hidden import TableDeals
+from dicetable.net.identity import verify_signature
+from dicetable.net.replica import BadClaim, BadJoin, Refusal, Replica
+from dicetable.net.session import SessionError, TableSession, load_seat
+from dicetable.net.transcript import TranscriptWriter
+from dicetable.net.transport import DEFAULT_BIND, HostSocket, TransportError, unpack, BadPacket
 
 ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet when catching a peer up
 HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof"})

@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from net import wire
-from net.hidden import TableDeals
-from net.invite import BadInvite, Invite
-from net.replica import Refusal, Replica
-from net.session import SessionError, Timing, TableSession, load_seat
-from net.transcript import TranscriptWriter
-from net.transport import BadPacket, PeerSocket, TransportError, unpack
+from dicetable.net import wire
+from dicetable.net.hidden import TableDeals
+from dicetable.net.invite import BadInvite, Invite
+from dicetable.net.replica import Refusal, Replica
+from dicetable.net.session import SessionError, Timing, TableSession, load_seat
+from dicetable.net.transcript import TranscriptWriter
+from dicetable.net.transport import BadPacket, PeerSocket, TransportError, unpack
 
 
 class PeerSession(TableSession):

@@ -19,14 +19,14 @@ import secrets
 from pathlib import Path
 from typing import Any, Sequence
 
-from core.game import GameInfo, Move
-from net import seal as sealed
-from net import wire
-from net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
-from net.hidden import TableDeals, paid_cards
-from net.identity import Profile
-from net.replica import Replica
-from net.transcript import TranscriptWriter, header_for
+from dicetable.core.game import GameInfo, Move
+from dicetable.net import seal as sealed
+from dicetable.net import wire
+from dicetable.net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
+from dicetable.net.hidden import TableDeals, paid_cards
+from dicetable.net.identity import Profile
+from dicetable.net.replica import Replica
+from dicetable.net.transcript import TranscriptWriter, header_for
 
 
 class ProtocolSeat:

@@ -125,13 +125,13 @@ from dataclasses import dataclass, replace
 from collections.abc import Sequence
 from typing import Any, Callable
 
-from core import registry
-from core.game import ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, sealed_seats
-from net import chain as hashchain
-from net import fair, seal, wire
-from net.cards import DealError
-from net.hidden import paid_cards
-from net.identity import fingerprint
+from dicetable.core import registry
+from dicetable.core.game import ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, sealed_seats
+from dicetable.net import chain as hashchain
+from dicetable.net import fair, seal, wire
+from dicetable.net.cards import DealError
+from dicetable.net.hidden import paid_cards
+from dicetable.net.identity import fingerprint
 
 
 # -- refusals: each names the seat at fault (None when the frame names no one) ---------------------

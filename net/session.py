@@ -97,14 +97,14 @@ from typing import Any, Callable
 
 import msgpack
 
-from core.game import GameError, Move, may_act
-from net import seal as sealed
-from net import wire
-from net.cards import DealError
-from net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
-from net.hidden import TableDeals, paid_cards
-from net.identity import Profile, home
-from net.transcript import TranscriptWriter, header_for
+from dicetable.core.game import GameError, Move, may_act
+from dicetable.net import seal as sealed
+from dicetable.net import wire
+from dicetable.net.cards import DealError
+from dicetable.net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
+from dicetable.net.hidden import TableDeals, paid_cards
+from dicetable.net.identity import Profile, home
+from dicetable.net.transcript import TranscriptWriter, header_for
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from typing import Any
 
 import msgpack
 
-from core.game import Result
+from dicetable.core.game import Result
 
 MAGIC = b"dicetable transcript v1\n"
 MAX_RECORD = 1 << 20

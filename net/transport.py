@@ -52,7 +52,7 @@ import msgpack
 import zmq
 from zmq.utils import z85
 
-from net.invite import Invite
+from dicetable.net.invite import Invite
 
 MAX_PACKET = 320 * 1024  # a 256 KiB envelope plus the packet's own few fields
 DEFAULT_BIND = "127.0.0.1"  # a table is reachable from this machine only unless asked otherwise

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from core.game import GameError, Result
-from net.cards import DealError
-from net.hidden import TableDeals
-from net.replica import Refusal, Replica
-from net.transcript import DamagedTranscript, NotATranscript, Transcript, read
+from dicetable.core.game import GameError, Result
+from dicetable.net.cards import DealError
+from dicetable.net.hidden import TableDeals
+from dicetable.net.replica import Refusal, Replica
+from dicetable.net.transcript import DamagedTranscript, NotATranscript, Transcript, read
 
 __all__ = ["Verdict", "verify", "verify_transcript", "NotATranscript"]
 

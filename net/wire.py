@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import msgpack
 
-from net.identity import SIGNATURE_BYTES, verify_signature
+from dicetable.net.identity import SIGNATURE_BYTES, verify_signature
 
 VERSION = 1
 TABLE_BYTES = 16
@@ -256,7 +256,7 @@ def seal(profile, table: bytes, seat: int, seq: int, kind: str, body: dict, sign
 
 def kind_of(frame: bytes) -> str | None:
     """The kind a frame says it has, checking nothing: for counting moves in a list of games
-    (tui/history.py). Anything that matters goes through `decode` and the Replica."""
+    (tui/tables/history.py). Anything that matters goes through `decode` and the Replica."""
     try:
         signed, _ = msgpack.unpackb(frame, raw=False)
         kind = msgpack.unpackb(signed, raw=False).get("kind")

@@ -7,7 +7,7 @@ For 2, 4 and 8 seats, in CPU seconds (time.process_time, one process plays every
   - private draw, per card: the other seats sealing their keys, every peer accepting the sealed
     keys, and the drawer opening the card;
   - end-of-deal verification: one peer accepting every opening and replaying the whole deal;
-  - on loopback (wall clock): the ID-card deal of `dicetable deal` (tui/cmd_deal.py) between real
+  - on loopback (wall clock): the ID-card deal of `dicetable deal` (tui/commands/deal.py) between real
     sessions over ZeroMQ on 127.0.0.1, one thread per seat (one process, so the seats share the
     GIL): shuffle+lock, the private draw per card, and opening+verification, from the host's log.
 Beside it, in the same run: one seat's shuffle + lock pass over a 2048-bit safe-prime group in pure
@@ -29,9 +29,9 @@ import msgpack
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.chance import permutation  # noqa: E402
-from net.cards import Deck, base_mul, check_point, invert, mul, scalar_mul  # noqa: E402
-from net.deal import Deal, Party  # noqa: E402
+from dicetable.core.chance import permutation  # noqa: E402
+from dicetable.net.cards import Deck, base_mul, check_point, invert, mul, scalar_mul  # noqa: E402
+from dicetable.net.deal import Deal, Party  # noqa: E402
 
 TABLE = bytes(16)
 RESOURCE_CARDS = [f"{colour}-{kind}#{n}" for colour in ("red", "yellow", "blue")
@@ -108,8 +108,8 @@ def loopback(seats: int) -> dict:
     import tempfile
     import threading
 
-    from net.identity import Profile
-    from tui.cmd_deal import DealHost, DealPeer
+    from dicetable.net.identity import Profile
+    from dicetable.tui.commands.deal import DealHost, DealPeer
 
     stamps: dict[str, float] = {}
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import registry  # noqa: E402
-from core.chance import LocalSource  # noqa: E402
-from core.game import CHANCE  # noqa: E402
-from core.match import play_out  # noqa: E402
+from dicetable.core import registry  # noqa: E402
+from dicetable.core.chance import LocalSource  # noqa: E402
+from dicetable.core.game import CHANCE  # noqa: E402
+from dicetable.core.match import play_out  # noqa: E402
 
 
 def games_per_second(game, seats: int, games: int, seed: int) -> float:

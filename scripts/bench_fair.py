@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.chance import LocalSource  # noqa: E402
-from core.game import CHANCE, Chance, GameInfo, Outcome  # noqa: E402
-from net.identity import Profile  # noqa: E402
-from net.record import ProtocolSeat  # noqa: E402
-from net.replica import Replica  # noqa: E402
+from dicetable.core.chance import LocalSource  # noqa: E402
+from dicetable.core.game import CHANCE, Chance, GameInfo, Outcome  # noqa: E402
+from dicetable.net.identity import Profile  # noqa: E402
+from dicetable.net.record import ProtocolSeat  # noqa: E402
+from dicetable.net.replica import Replica  # noqa: E402
 
 ROLL = Chance("two dice", (6, 6))
 
@@ -90,9 +90,9 @@ def local(rolls: int) -> list[int]:
 
 def parts(rolls: int) -> list[tuple[str, float]]:
     """Medians of the pieces of a roll, each on its own."""
-    from net import fair
-    from net.chain import Chain, opens
-    from net.identity import verify_signature
+    from dicetable.net import fair
+    from dicetable.net.chain import Chain, opens
+    from dicetable.net.identity import verify_signature
 
     profile = Profile.generate("p")
     data = bytes(120)

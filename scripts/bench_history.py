@@ -3,7 +3,7 @@
 
 One real four-seat Tricolor Line game is played by the fair protocol (net/record.py) and its
 transcript copied N times into a scratch data directory, with N local games in history.jsonl beside
-it. Printed, as medians of several runs: `past_games` (tui/history.py: every transcript parsed and
+it. Printed, as medians of several runs: `past_games` (tui/tables/history.py: every transcript parsed and
 its frames decoded, every history line checked), against a baseline in the same run that only reads
 the same files' bytes, and the ratio. The lists run this in a thread, so the screen never waits.
 
@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core import registry  # noqa: E402
-from net.record import play_table  # noqa: E402
-from tui.controller import LocalTable, Player  # noqa: E402
-from tui.history import FILE, past_games  # noqa: E402
+from dicetable.core import registry  # noqa: E402
+from dicetable.net.record import play_table  # noqa: E402
+from dicetable.tui.tables.controller import LocalTable, Player  # noqa: E402
+from dicetable.tui.tables.history import FILE, past_games  # noqa: E402
 
 
 def median_seconds(work, runs: int) -> float:

@@ -87,10 +87,10 @@ def _peer(invite: str, home: str, chats: int, start_chats, no_fsync: bool) -> No
     os.environ["DICETABLE_HOME"] = home
     if no_fsync:
         _no_fsync()
-    from core import registry
-    from net.identity import Profile
-    from net.peer import PeerSession
-    from net.session import bot_chooser
+    from dicetable.core import registry
+    from dicetable.net.identity import Profile
+    from dicetable.net.peer import PeerSession
+    from dicetable.net.session import bot_chooser
 
     session = PeerSession(Profile.generate("bench"), invite)
     session.chooser = bot_chooser(registry.get("diceroom"), "roller", 0)
@@ -106,11 +106,11 @@ def _peer(invite: str, home: str, chats: int, start_chats, no_fsync: bool) -> No
 
 
 def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False) -> tuple[list[float], float, int]:
-    from core.game import Move
-    from net.host import HostSession
-    from net.identity import Profile
-    from net.session import bot_chooser
-    from core import registry
+    from dicetable.core.game import Move
+    from dicetable.net.host import HostSession
+    from dicetable.net.identity import Profile
+    from dicetable.net.session import bot_chooser
+    from dicetable.core import registry
 
     home = tempfile.mkdtemp(prefix="dicetable-bench-")
     os.environ["DICETABLE_HOME"] = home
@@ -175,10 +175,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.no_fsync:
         _no_fsync()
-    from net import wire
+    from dicetable.net import wire
 
     # The raw messages are as big as the packet that carries a reveal to the host.
-    from net.transport import pack
+    from dicetable.net.transport import pack
 
     sample = wire.seal(None, bytes(16), 7, 12345, "reveal", wire.reveal_body(1234, bytes(32)), sign=False)
     size = len(pack("submit", {"frame": sample}))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from net.session import Timing
+from dicetable.net.session import Timing
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).with_name("dicetable")

@@ -66,7 +66,7 @@ async def paste_invite(pilot, app, invite: str) -> None:
     """From the home screen, open "Join a table", paste `invite` and press Enter, as a person does."""
     from textual.widgets import Input
 
-    from tui.net_screens import JoinScreen
+    from dicetable.tui.screens.net_screens import JoinScreen
 
     await pilot.press("j")
     assert isinstance(app.screen, JoinScreen)

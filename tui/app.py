@@ -1,5 +1,5 @@
 """The dicetable app: the home screen, local tables (bots, hot-seat, dice room), network tables
-(host / join → waiting room → the game's screen, tui/net_table.py), and the screens around them.
+(host / join → waiting room → the game's screen, tui/tables/net_table.py), and the screens around them.
 
 `run_app()` opens the home screen (`dicetable` with no arguments); `run_table(controller)` opens
 straight into a game (`dicetable play`). The app keeps a "make the window larger" screen on top
@@ -16,19 +16,19 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding
 
-from core import registry
-from tui.controller import LocalTable, Player, TableController
-from tui.history import history_path
-from tui.local_save import new_save_path
-from tui.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
+from dicetable.core import registry
+from dicetable.tui.tables.controller import LocalTable, Player, TableController
+from dicetable.tui.tables.history import history_path
+from dicetable.tui.tables.local_save import new_save_path
+from dicetable.tui.screens.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 
 
 def table_screens() -> dict:
     """The board games the app can seat people at (against bots or hot-seat), with their screens."""
-    from tui.dicebreaker_screen import DiceBreakerScreen
-    from tui.triad_screen import TriadScreen
-    from tui.trice_screen import TriceScreen
-    from tui.tricolor_screen import TricolorScreen
+    from dicetable.tui.screens.dicebreaker_screen import DiceBreakerScreen
+    from dicetable.tui.screens.triad_screen import TriadScreen
+    from dicetable.tui.screens.trice_screen import TriceScreen
+    from dicetable.tui.screens.tricolor_screen import TricolorScreen
 
     return {"trice": TriceScreen, "triad": TriadScreen, "dicebreaker": DiceBreakerScreen,
             "tricolor": TricolorScreen}
@@ -36,7 +36,7 @@ def table_screens() -> dict:
 
 def screen_for(game: str):
     """The screen class that shows a table of `game` (board games and the dice room), or None."""
-    from tui.dice_room_screen import DiceRoomScreen
+    from dicetable.tui.screens.dice_room_screen import DiceRoomScreen
 
     return {**table_screens(), "diceroom": DiceRoomScreen}.get(game)
 
@@ -44,7 +44,7 @@ def screen_for(game: str):
 def player_name() -> str:
     """The profile's name when there is one, else the login name (no key is made to play a bot)."""
     try:
-        from net import identity
+        from dicetable.net import identity
 
         profile = identity.load()
     except Exception:  # a damaged profile must not stop an offline game
@@ -85,7 +85,7 @@ class DiceTableApp(App):
         self.profile_dir = profile_dir  # where the profile lives; None: the data directory
 
     def on_mount(self) -> None:
-        from tui.home_screen import HomeScreen
+        from dicetable.tui.screens.home_screen import HomeScreen
 
         self.push_screen(HomeScreen())
         if self.first_table is not None:
@@ -98,31 +98,31 @@ class DiceTableApp(App):
         if action == "quit":
             self.exit(0)
         elif action in ("play_bot", "hot_seat"):
-            from tui.new_game_screen import NewGameScreen
+            from dicetable.tui.screens.new_game_screen import NewGameScreen
 
             self.push_screen(NewGameScreen(list(table_screens()), hot_seat=action == "hot_seat"))
         elif action == "rules":
-            from tui.rules_screen import RulesScreen
+            from dicetable.tui.screens.rules_screen import RulesScreen
 
             self.push_screen(RulesScreen())
         elif action == "profile":
-            from tui.profile_screen import ProfileScreen
+            from dicetable.tui.screens.profile_screen import ProfileScreen
 
             self.push_screen(ProfileScreen())
         elif action == "lan":
-            from tui.lan_screen import LanScreen  # tables announced nearby (net/discovery.py)
+            from dicetable.tui.screens.lan_screen import LanScreen  # tables announced nearby (net/discovery.py)
 
             self.push_screen(LanScreen(browse=self.browse_lan))
         elif action == "history":
-            from tui.history_screen import HistoryScreen  # past games, local and network
+            from dicetable.tui.screens.history_screen import HistoryScreen  # past games, local and network
 
             self.push_screen(HistoryScreen())
         elif action == "resume":
-            from tui.resume_screen import ResumeScreen  # unfinished network games, reopened
+            from dicetable.tui.screens.resume_screen import ResumeScreen  # unfinished network games, reopened
 
             self.push_screen(ResumeScreen())
         elif action in ("host", "join", "dice_room"):
-            from tui.net_screens import net_screen
+            from dicetable.tui.screens.net_screens import net_screen
 
             self.push_screen(net_screen(action))
 
@@ -156,7 +156,7 @@ class DiceTableApp(App):
     # -- network tables ------------------------------------------------------------------------
     def profile(self):
         """This player's profile (made on first use), or None after telling why it cannot be read."""
-        from net import identity
+        from dicetable.net import identity
 
         try:
             return identity.load_or_create(directory=self.profile_dir)
@@ -165,7 +165,7 @@ class DiceTableApp(App):
             return None
 
     def open_waiting_room(self, table, replace=None) -> None:
-        from tui.waiting_room_screen import WaitingRoomScreen
+        from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
 
         if replace is not None:
             self.pop_screen()

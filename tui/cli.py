@@ -11,16 +11,16 @@ import importlib
 import sys
 
 COMMANDS = [
-    "tui.cmd_selfplay",
-    "tui.cmd_rules",
-    "tui.cmd_analyze",
-    "tui.cmd_play",
-    "tui.cmd_verify",
-    "tui.cmd_host",
-    "tui.cmd_join",
-    "tui.cmd_roll",
-    "tui.cmd_lan",
-    "tui.cmd_deal",
+    "dicetable.tui.commands.selfplay",
+    "dicetable.tui.commands.rules",
+    "dicetable.tui.commands.analyze",
+    "dicetable.tui.commands.play",
+    "dicetable.tui.commands.verify",
+    "dicetable.tui.commands.host",
+    "dicetable.tui.commands.join",
+    "dicetable.tui.commands.roll",
+    "dicetable.tui.commands.lan",
+    "dicetable.tui.commands.deal",
 ]
 
 
@@ -43,11 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.game import GameError
+    from dicetable.core.game import GameError
 
     args = build_parser().parse_args(argv)
     if args.command is None:
-        from tui.app import run_app
+        from dicetable.tui.app import run_app
 
         return run_app()
     try:
@@ -72,6 +72,6 @@ def parse_options(pairs: list[str] | None) -> dict[str, str]:
 
 if __name__ == "__main__":
     # Run through the imported module so that sub-commands and this file share one CommandError.
-    from tui import cli
+    from dicetable.tui import cli
 
     sys.exit(cli.main())

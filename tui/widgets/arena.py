@@ -6,7 +6,7 @@ digit bottom-left, on the owner's colour. So a die tells its owner by letter and
 value by pips and digit: never by colour alone. Marks are symbols in the caption (or, when the arena
 is too full for captions, in the bottom-right corner): ▶◀ cursor, × a die you may break,
 ◎ spinning, • the last throw landed here, ✱ broken by the last throw, ✚ a Latent Die.
-Colours live in the component classes below (tui/dicebreaker.tcss).
+Colours live in the component classes below (tui/screens/dicebreaker.tcss).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.widgets.die import PIPS
-from tui.widgets.drawn import DrawnWidget
+from dicetable.tui.widgets.die import PIPS
+from dicetable.tui.widgets.drawn import DrawnWidget
 
 CELL_WIDTH = 6  # margin, letter, three pips, margin
 BODY_HEIGHT = 3

@@ -5,9 +5,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Label
 
-from core.trice import COLS, ROWS, SQUARES
-from tui.widgets.die import DiceArea, DieCell
-from tui.widgets.text_line import TextLine
+from dicetable.core.trice import COLS, ROWS, SQUARES
+from dicetable.tui.widgets.die import DiceArea, DieCell
+from dicetable.tui.widgets.text_line import TextLine
 
 
 class BoardGrid(DiceArea):

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from tui.controller import FAULT, LOCAL, VERIFIED, WAITING, FairEvent, TableView
+from dicetable.tui.tables.controller import FAULT, LOCAL, VERIFIED, WAITING, FairEvent, TableView
 
 SIGN = {VERIFIED: "✓", WAITING: "…", FAULT: "✗", LOCAL: "·"}
 STATUS_WORDS = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.widgets import RichLog
 
-from core.game import CHANCE
-from tui.controller import LogEntry
+from dicetable.core.game import CHANCE
+from dicetable.tui.tables.controller import LogEntry
 
 
 class MoveLog(RichLog):

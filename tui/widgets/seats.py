@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from rich.text import Text
-from tui.controller import TableView
-from tui.widgets.text_line import TextLine
+from dicetable.tui.tables.controller import TableView
+from dicetable.tui.widgets.text_line import TextLine
 
 
 class SeatsPanel(TextLine):

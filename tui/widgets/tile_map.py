@@ -9,7 +9,7 @@ glyphs, not by colour: constructed roads are double (═ ║ ╬), blueprints da
 crossings (┼); a dead end has a barrier ■ (□ on a blueprint) in its middle. Marks sit in the bottom
 corners: ★ a tile of a valid route, • the last tile placed, × a tile the current event may hit,
 $ a blueprint you can pay for now; a free square where a tile may go shows +, the tile being
-placed is previewed at the cursor as a dotted ghost. Colours live in tui/tricolor.tcss.
+placed is previewed at the cursor as a dotted ghost. Colours live in tui/screens/tricolor.tcss.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from textual import events
 from textual.message import Message
 from textual.reactive import reactive
 
-from core.tricolor_tiles import DEAD, END, START, TILES, E, N, S, W, edges
-from tui.widgets.drawn import DrawnWidget
+from dicetable.core.tricolor_tiles import DEAD, END, START, TILES, E, N, S, W, edges
+from dicetable.tui.widgets.drawn import DrawnWidget
 
 CELL_WIDTH, CELL_HEIGHT = 7, 3
 Pos = tuple[int, int]

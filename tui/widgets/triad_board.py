@@ -4,7 +4,7 @@ Each square is 7 × 3 cells. A die tells its owner three ways besides colour: th
 frame (Black heavy ┏━┓, White rounded ╭─╮) and the colour; its value is written I, II or III.
 Marks are symbols, never colour alone: ▶◀ cursor, ◆ chosen die, →II a square the chosen die
 reaches when turned to II, ✖ a die you may take off, ★ a die in the new Triad, • the last move.
-Colours live in the component classes below (tui/triad.tcss).
+Colours live in the component classes below (tui/screens/triad.tcss).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from textual import events
 from textual.message import Message
 from textual.reactive import reactive
 
-from core.triad import COLUMNS, SIZE, SQUARES
-from tui.widgets.drawn import DrawnWidget
+from dicetable.core.triad import COLUMNS, SIZE, SQUARES
+from dicetable.tui.widgets.drawn import DrawnWidget
 
 ROMAN = {1: "I", 2: "II", 3: "III"}
 CELL_WIDTH, CELL_HEIGHT = 7, 3

@@ -1,0 +1,437 @@
+"""Networked tables over real sockets on 127.0.0.1: whole games between processes, a crash and
+`--resume`, wrong keys and full tables, refused cheating, and default claims (issue 4, "Must show").
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dicetable.core.game import Move
+from dicetable.net import wire
+from dicetable.net.host import HostSession
+from dicetable.net.identity import Profile
+from dicetable.net.invite import Invite
+from dicetable.net.peer import PeerSession
+from dicetable.net.session import SessionError, Timing, bot_chooser
+from dicetable.net.transcript import read
+from dicetable.net.verify import verify
+from net_helpers import FAST, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMAND = Path(sys.executable).with_name("dicetable")
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen:
+    """A `dicetable` process with its own profile directory (each player is a different person)."""
+    env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
+    return subprocess.Popen(
+        [str(COMMAND), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
+    )
+
+
+def read_invite(process: subprocess.Popen) -> str:
+    for line in process.stdout:
+        if line.startswith("invite: "):
+            return line.split()[1]
+    raise AssertionError(f"no invite printed: {process.stderr.read()}")
+
+
+def finish(process: subprocess.Popen, timeout: float = 30) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, out, err
+
+
+def line(out: str, prefix: str) -> str:
+    found = [l for l in out.splitlines() if l.startswith(prefix)]
+    assert found, f"no {prefix!r} line in {out!r}"
+    return found[-1][len(prefix):].strip()
+
+
+def frames_in(path: Path) -> int:
+    """Frames in a transcript another process is writing (-1 while it is not there yet)."""
+    try:
+        return len(read(path).frames)
+    except Exception:  # not created yet, or its first bytes not written yet
+        return -1
+
+
+def in_thread(session) -> threading.Thread:
+    thread = threading.Thread(target=session.run, daemon=True)
+    thread.start()
+    return thread
+
+
+def assert_verifies(*paths) -> list[list[bytes]]:
+    logs = []
+    for path in paths:
+        verdict = verify(path)
+        assert verdict.valid, verdict.line()
+        logs.append(read(path).frames)
+    assert all(log == logs[0] for log in logs), "the peers' transcripts hold different logs"
+    return logs
+
+
+# -- whole games between processes ------------------------------------------------------------------
+@pytest.mark.slow
+def test_trice_between_two_processes_with_bots(tmp_path):
+    host = spawn(tmp_path, "alice", "host", "trice", "--port", "0", "--bot", "greedy", "--name", "alice",
+                 "--transcript", str(tmp_path / "alice.dtt"))
+    invite = read_invite(host)
+    joiner = spawn(tmp_path, "bob", "join", invite, "--bot", "random", "--name", "bob",
+                   "--transcript", str(tmp_path / "bob.dtt"))
+    code_j, out_j, err_j = finish(joiner)
+    code_h, out_h, err_h = finish(host)
+    assert code_j == 0, err_j
+    assert code_h == 0, err_h
+    assert line(out_h, "result:") == line(out_j, "result:")
+    assert line(out_h, "transcript:") == str(tmp_path / "alice.dtt")
+    assert "joined: seat 1 bob" in out_h and "started" in out_j
+    assert_verifies(tmp_path / "alice.dtt", tmp_path / "bob.dtt")
+    # The CLI verdict agrees (a person re-checks the game from either transcript).
+    check = subprocess.run([str(COMMAND), "verify", str(tmp_path / "bob.dtt")], capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.startswith("valid: trice,")
+
+
+@pytest.mark.slow
+def test_a_peer_killed_mid_game_resumes_from_its_transcript(tmp_path):
+    host = spawn(tmp_path, "alice", "host", "trice", "--port", "0", "--bot", "random", "--think", "0.12",
+                 "--heartbeat", "0.1", "--transcript", str(tmp_path / "alice.dtt"))
+    invite = read_invite(host)
+    bob = tmp_path / "bob.dtt"
+    joiner = spawn(tmp_path, "bob", "join", invite, "--bot", "random", "--think", "0.12", "--transcript", str(bob))
+    wait_until(lambda: frames_in(bob) >= 8, 15, "moves in bob's transcript")
+    joiner.send_signal(signal.SIGKILL)
+    joiner.wait()
+    killed_at = len(read(bob).frames)
+    assert read(bob).result is None, "the game ended before the crash: nothing to resume"
+    again = spawn(tmp_path, "bob", "join", "--resume", str(bob), "--bot", "random")
+    code_j, out_j, err_j = finish(again)
+    code_h, out_h, err_h = finish(host)
+    assert code_j == 0, err_j
+    assert code_h == 0, err_h
+    assert line(out_h, "result:") == line(out_j, "result:")
+    logs = assert_verifies(tmp_path / "alice.dtt", bob)
+    assert len(logs[0]) > killed_at  # the game went on after the crash
+
+
+@pytest.mark.slow
+def test_a_host_killed_mid_game_resumes_on_the_same_invite(tmp_path):
+    alice = tmp_path / "alice.dtt"
+    host = spawn(tmp_path, "alice", "host", "trice", "--port", "0", "--bot", "random", "--think", "0.12",
+                 "--heartbeat", "0.1", "--transcript", str(alice))
+    invite = read_invite(host)
+    joiner = spawn(tmp_path, "bob", "join", invite, "--bot", "random", "--think", "0.12", "--heartbeat", "0.1",
+                   "--transcript", str(tmp_path / "bob.dtt"))
+    wait_until(lambda: frames_in(alice) >= 7, 15, "moves in alice's transcript")
+    host.send_signal(signal.SIGKILL)
+    host.wait()
+    assert read(alice).result is None, "the game ended before the crash: nothing to resume"
+    again = spawn(tmp_path, "alice", "host", "--resume", str(alice), "--bot", "random", "--heartbeat", "0.1")
+    assert read_invite(again) == invite  # same key, table and port: the joiner just redials
+    code_h, out_h, err_h = finish(again)
+    code_j, out_j, err_j = finish(joiner)
+    assert code_h == 0, err_h
+    assert code_j == 0, err_j
+    assert line(out_h, "result:") == line(out_j, "result:")
+    assert_verifies(alice, tmp_path / "bob.dtt")
+
+
+@pytest.mark.slow
+def test_cli_refuses_wrong_key_unreachable_host_and_full_table(tmp_path):
+    profile = Profile.generate("host")
+    host = HostSession(profile, "diceroom", 2, {"rolls": 0}, timing=FAST)
+    invite = Invite.decode(host.open())
+    in_thread(host)
+    seated = PeerSession(Profile.generate("bob"), invite, timing=FAST)
+    in_thread(seated)
+    try:
+        wait_until(lambda: host.replica.phase == "playing", what="the table to start")
+        wrong_key = Invite(invite.address, invite.port, secrets.token_bytes(32), invite.table_id).encode()
+        full = spawn(tmp_path, "carol", "join", invite.encode(), "--bot", "random")
+        wrong = spawn(tmp_path, "dave", "join", wrong_key, "--bot", "random", "--timeout", "2")
+        nobody = spawn(tmp_path, "erin", "join", Invite("127.0.0.1", _free_port(), invite.host_key, invite.table_id).encode(),
+                       "--bot", "random", "--timeout", "0.5")
+        for process, says in (
+            (full, "the game has already started and every seat is taken"),
+            (wrong, "failed the secure handshake: it does not hold the key in the invite"),
+            (nobody, "no table answered at 127.0.0.1:"),
+        ):
+            code, out, err = finish(process)
+            assert code == 2, (out, err)
+            assert len(err.strip().splitlines()) == 1 and says in err, err
+        bad = subprocess.run([str(COMMAND), "join", "dt1-nonsense", "--bot", "random"], capture_output=True, text=True)
+        assert bad.returncode == 2 and bad.stderr.startswith("dicetable: bad invite:")
+    finally:
+        seated.stop()
+        host.stop()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# -- refusals: cheating never changes an honest state -------------------------------------------------
+class Scripted(PeerSession):
+    """A joiner that does only what the test tells it: raw frames through its command queue."""
+
+    def act(self) -> None:
+        pass
+
+    def reveal_if_due(self) -> bool:
+        return False
+
+    def watch_deadlines(self, now: float) -> None:
+        pass
+
+    def handle_command(self, name, arg) -> None:
+        if name == "raw":
+            self.submit(arg)
+        else:
+            super().handle_command(name, arg)
+
+
+def _snapshot(session):
+    replica = session.replica
+    return len(replica.log), replica.state, replica.pending
+
+
+@pytest.mark.slow
+def test_cheating_is_refused_and_honest_states_stay_unchanged():
+    host_events, honest_events, cheat_events = [], [], []
+    host = HostSession(Profile.generate("host"), "diceroom", 3, {"rolls": 0}, timing=FAST,
+                       on_event=host_events.append)
+    invite = host.open()
+    in_thread(host)
+    honest = PeerSession(Profile.generate("honest"), invite, timing=FAST, on_event=honest_events.append)
+    in_thread(honest)
+    wait_until(lambda: honest.seat == 1 and honest.replica.seats and honest.replica.seats[1], what="seat 1")
+    cheater_profile = Profile.generate("cheater")
+    cheater = Scripted(cheater_profile, invite, timing=FAST, on_event=cheat_events.append)
+    in_thread(cheater)
+    table = Invite.decode(invite).table_id
+    try:
+        wait_until(lambda: all(s.replica.phase == "playing" for s in (host, honest, cheater)), what="start")
+
+        def attempt(frame: bytes, fault: str, seat: int) -> None:
+            wait_until(lambda: _snapshot(honest)[0] == len(host.replica.log), what="honest caught up")
+            before_host, before_honest = _snapshot(host), _snapshot(honest)
+            copies = [r.frame for r in host.replica.log].count(frame)
+            seen = len(cheat_events)
+            cheater.commands.put(("raw", frame))
+            wait_until(lambda: any(e.kind == "refused" for e in cheat_events[seen:]), what=f"refusal ({fault})")
+            refusal = next(e for e in cheat_events[seen:] if e.kind == "refused")
+            assert refusal.text.startswith(fault) and f"seat {seat}" in refusal.text, refusal.text
+            time.sleep(0.15)  # anything wrongly relayed would have reached the honest peer by now
+            assert _snapshot(host) == before_host
+            assert _snapshot(honest) == before_honest
+            assert [r.frame for r in host.replica.log].count(frame) == copies  # never appended (again)
+
+        def seal(profile, seat, kind, body, seq=None, sign=True):
+            seq = cheater.replica.next_seq(seat) if seq is None else seq
+            return wire.seal(profile, table, seat, seq, kind, body, sign=sign)
+
+        # Not its turn (seat 0 is due), then a claim the host's clock does not support.
+        attempt(seal(cheater_profile, 2, "move", wire.move_body(Move("roll", ("3d6",)))), "not due", 2)
+        attempt(seal(cheater_profile, 2, "claim", wire.claim_body(0, "impatient")), "bad claim", 2)
+        host.move(Move("pass"))
+        wait_until(lambda: honest.replica.state is not None and honest.replica.state.turn == 1, what="seat 1's turn")
+        honest.move(Move("pass"))
+        wait_until(lambda: cheater.replica.state.turn == 2 and host.replica.state.turn == 2, what="seat 2's turn")
+        # An illegal move, and a message forged in the honest seat's name.
+        attempt(seal(cheater_profile, 2, "move", wire.move_body(Move("roll", ("3x6",)))), "illegal move", 2)
+        attempt(seal(cheater_profile, 1, "chat", wire.chat_body("I resign, says seat 1")), "bad signature", 1)
+        # A legal roll: the honest seats reveal; the cheater's reveal does not open its chain.
+        roll = seal(cheater_profile, 2, "move", wire.move_body(Move("roll", ("2d6",))))
+        cheater.commands.put(("raw", roll))
+        wait_until(lambda: host.replica.pending is not None and host.replica.pending.missing == (2,), what="reveals")
+        attempt(seal(cheater_profile, 2, "reveal", wire.reveal_body(1, secrets.token_bytes(32)), sign=False), "bad reveal", 2)
+        # Replays: its own accepted roll again, and the honest seat's "pass" from the log.
+        attempt(roll, "out of order", 2)
+        honest_pass = next(r.frame for r in host.replica.log if r.kind == "move" and r.seat == 1)
+        attempt(honest_pass, "out of order", 1)
+        # Into another table: refused as such.
+        other = wire.seal(cheater_profile, secrets.token_bytes(16), 2, cheater.replica.next_seq(2), "chat", wire.chat_body("hi"))
+        attempt(other, "wrong table", 2)
+        # The honest reveal completes the roll; every copy of the log agrees.
+        chain = cheater.chains[0]
+        cheater.commands.put(("raw", seal(cheater_profile, 2, "reveal", wire.reveal_body(1, chain.reveal(1)), sign=False)))
+        wait_until(lambda: len(honest.replica.events) == 1 and len(cheater.replica.events) == 1, what="the roll")
+        assert host.replica.state.last.expr == "2d6"
+        assert [r.frame for r in honest.replica.log] == [r.frame for r in host.replica.log]
+        # The host's transcript records every refusal with its frame (for people, not replayed).
+        refused = read(host.transcript_path).refused
+        assert len(refused) == 8 and roll in {frame for frame, _ in refused}
+        assert any(e.kind == "refused" for e in host_events) and not any(e.kind == "refused" for e in honest_events)
+        # A seat without a bot hears that it is its turn; chat reaches every seat.
+        assert any(e.kind == "your_turn" and e.seat == 0 for e in host_events)
+        honest.chat("good roll")
+        wait_until(lambda: any(e.kind == "chat" and e.text == "good roll" for e in host_events), what="chat")
+        assert next(e for e in host_events if e.kind == "chat").seat == 1
+    finally:
+        for session in (cheater, honest, host):
+            session.stop()
+
+
+class Withholder(PeerSession):
+    """A joiner that never reveals: it waits to see the others' values first (the last-revealer problem)."""
+
+    def reveal_if_due(self) -> bool:
+        return False
+
+
+@pytest.mark.slow
+def test_a_withheld_reveal_puts_the_seat_in_default_and_the_claim_verifies(tmp_path):
+    timing = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=0.5, connect_timeout=3.0)
+    events = []
+    info = __import__("dicetable.core.registry", fromlist=["get"]).get("trice")
+    host = HostSession(Profile.generate("host"), "trice", 2, timing=timing, chooser=bot_chooser(info, "random", 1),
+                       on_event=events.append, transcript=tmp_path / "host.dtt")
+    invite = host.open()
+    thread = in_thread(host)
+    withholder = Withholder(Profile.generate("staller"), invite, timing=timing, transcript=tmp_path / "staller.dtt",
+                            chooser=bot_chooser(info, "random", 2))
+    start = time.monotonic()
+    result = withholder.run()
+    thread.join(10)
+    assert result is not None and result.winners == (0,) and "seat 1 in default" in result.reason
+    assert time.monotonic() - start >= 0.5  # not before the deadline
+    claimable = [e for e in events if e.kind == "claimable"]
+    assert claimable and claimable[0].seat == 1 and "did not reveal within 0.5 s" in claimable[0].text
+    logs = assert_verifies(tmp_path / "host.dtt", tmp_path / "staller.dtt")
+    claim = wire.decode(logs[0][-1])
+    assert claim.kind == "claim" and claim.seat == 0 and claim.body["against"] == 1
+    assert verify(tmp_path / "host.dtt").result == "seat 0 wins (seat 1 in default)"
+
+
+@pytest.mark.slow
+def test_a_seat_that_drops_past_the_grace_period_is_in_default():
+    timing = Timing(heartbeat=0.1, drop_after=0.4, grace=0.8, reveal_deadline=30.0, connect_timeout=3.0)
+    events = []
+    host = HostSession(Profile.generate("host"), "diceroom", 2, {"rolls": 0}, timing=timing, on_event=events.append)
+    invite = host.open()
+    in_thread(host)
+    joiner = PeerSession(Profile.generate("gone"), invite, timing=timing)
+    thread = in_thread(joiner)
+    try:
+        wait_until(lambda: host.replica.phase == "playing", what="start")
+        host.move(Move("pass"))  # seat 1's turn; then seat 1 vanishes
+        wait_until(lambda: joiner.replica.state is not None and joiner.replica.state.turn == 1, what="seat 1's turn")
+        joiner.stop()
+        thread.join(5)
+        wait_until(lambda: any(e.kind == "result" for e in events), 10, "the default claim")
+        kinds = [e.kind for e in events]
+        assert kinds.index("dropped") < kinds.index("claimable") < kinds.index("result")
+        assert "did not return within 0.8 s" in next(e.text for e in events if e.kind == "claimable")
+        assert host.replica.result.winners == (0,)
+    finally:
+        joiner.stop()
+        host.stop()
+
+
+def test_a_joiner_without_invite_or_transcript_is_told_what_to_give():
+    with pytest.raises(SessionError, match="needs an invite"):
+        PeerSession(Profile.generate("x"))
+    with pytest.raises(SessionError, match="bad invite"):
+        PeerSession(Profile.generate("x"), "dt1-zzzz")
+
+
+@pytest.mark.slow
+def test_seats_whose_chains_run_low_commit_fresh_anchors_and_play_on():
+    room = __import__("dicetable.core.registry", fromlist=["get"]).get("diceroom")
+    host = HostSession(Profile.generate("host"), "diceroom", 2, {"expr": "d6", "rolls": 40}, timing=FAST,
+                       chooser=bot_chooser(room, "roller"))
+    host.chain_length = 20  # 40 rolls need a third chain per seat (a fresh one 16 events ahead)
+    invite = host.open()
+    thread = in_thread(host)
+    joiner = PeerSession(Profile.generate("bob"), invite, timing=FAST, chooser=bot_chooser(room, "roller"))
+    joiner.chain_length = 20
+    result = joiner.run()
+    thread.join(10)
+    assert result is not None and len(joiner.replica.state.rolls) == 40
+    anchors = [r for r in host.replica.log if r.kind == "anchor"]
+    assert sorted(r.seat for r in anchors) == [0, 0, 1, 1]
+    assert len(joiner.chains) == 3
+    assert_verifies(host.transcript_path, joiner.transcript_path)
+
+
+@pytest.mark.slow
+def test_a_seat_past_its_turn_deadline_is_claimed_against_by_the_joiner():
+    timing = Timing(heartbeat=0.1, drop_after=2.0, grace=30.0, turn_deadline=0.4, connect_timeout=3.0)
+    host = HostSession(Profile.generate("slow host"), "diceroom", 2, {"rolls": 0}, timing=timing, auto_claim=False)
+    invite = host.open()
+    thread = in_thread(host)  # the host's seat has no bot and never moves: seat 0 is due forever
+    events = []
+    joiner = PeerSession(Profile.generate("bob"), invite, on_event=events.append)
+    assert joiner.timing.turn_deadline == 0.0  # the host's deadlines arrive with its welcome
+    start = time.monotonic()
+    result = joiner.run()
+    thread.join(10)
+    assert joiner.timing.turn_deadline == 0.4
+    assert result.winners == (1,) and result.reason == "seat 0 in default"
+    assert time.monotonic() - start >= 0.4
+    claim = wire.decode(joiner.replica.log[-1].frame)
+    assert claim.kind == "claim" and claim.seat == 1 and "did not move within 0.4 s" in claim.body["reason"]
+    assert_verifies(host.transcript_path, joiner.transcript_path)
+
+
+@pytest.mark.slow
+def test_garbage_from_a_connection_changes_nothing_and_the_table_plays_on():
+    from dicetable.net.transport import PeerSocket, unpack
+
+    room = __import__("dicetable.core.registry", fromlist=["get"]).get("diceroom")
+    host = HostSession(Profile.generate("host"), "diceroom", 2, {"expr": "3d6", "rolls": 1}, timing=FAST,
+                       chooser=bot_chooser(room, "roller"))
+    invite = Invite.decode(host.open())
+    thread = in_thread(host)
+    raw = PeerSocket(invite)
+    try:
+        raw.connect(3.0)
+        raw.socket.send(b"\xc1 not msgpack")
+        raw.socket.send_multipart([b"two", b"frames"])
+        raw.send("submit", {"frame": b"before hello"})
+        op, body = unpack(raw.recv(3.0))  # no seat yet: prove a key in a hello first
+        assert op == "who" and len(body["nonce"]) == 32
+        nonce = body["nonce"]
+        raw.send("hello", {"seat": "zero", "key": 5})
+        op, body = unpack(raw.recv(3.0))
+        assert op == "full" and "malformed hello" in body["reason"]
+        garbage = Profile.generate("garbage")  # the hello proves its key (tests/test_hello_auth.py)
+        proof = garbage.sign(wire.hello_bytes(invite.table_id, invite.host_key, nonce, garbage.public_key))
+        raw.send("hello", {"seat": -1, "key": garbage.public_key, "next": 0, "nonce": nonce, "proof": proof})
+        assert unpack(raw.recv(3.0))[0] == "welcome"
+        raw.send("submit", {"frame": b"\x92\xc4\x01x\xc4\x00"})
+        while True:
+            op, body = unpack(raw.recv(3.0))
+            if op == "refused":
+                break
+        assert body["reason"].startswith("malformed frame")
+        assert len(host.replica.log) == 2 and host.refusals  # open and the host's join, nothing else
+    finally:
+        raw.close()
+    # The garbage seat never joined: it is freed for a real joiner once its reservation lapses.
+    time.sleep(2 * FAST.drop_after + 0.1)
+    joiner = PeerSession(Profile.generate("bob"), invite, timing=FAST, chooser=bot_chooser(room, "roller"))
+    result = joiner.run()
+    thread.join(10)
+    assert result is not None and joiner.seat == 1
+    assert_verifies(host.transcript_path, joiner.transcript_path)

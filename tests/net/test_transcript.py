@@ -1,0 +1,119 @@
+"""Transcripts on disk: header first, frames in order, durable appends, torn tails dropped."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from dicetable.core.game import Result
+from dicetable.net import transcript as tr
+from dicetable.net.transcript import DamagedTranscript, NotATranscript, TranscriptWriter
+
+HEADER = {"game": "trice", "options": {"swap_limit": 60}, "table": bytes(16),
+          "seats": [{"name": "a", "key": bytes(32)}, {"name": "b", "key": bytes([1]) * 32}]}
+FRAMES = [bytes([i]) * (10 + i) for i in range(6)]
+
+
+def write(path, frames=FRAMES, result=True):
+    with TranscriptWriter.create(path, HEADER) as writer:
+        for frame in frames:
+            writer.append_frame(frame)
+        writer.append_refused(b"bad", "out of order: seat 1: sequence number 9, expected 3")
+        if result:
+            writer.append_result(Result((0,), (1.0, 0.0), "Trice"))
+    return path
+
+
+def test_round_trip(tmp_path):
+    path = write(tmp_path / "t.transcript")
+    got = tr.read(path)
+    assert got.header == HEADER and got.frames == FRAMES and not got.torn
+    assert got.refused == [(b"bad", "out of order: seat 1: sequence number 9, expected 3")]
+    assert Result.from_data(got.result) == Result((0,), (1.0, 0.0), "Trice")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_create_never_overwrites(tmp_path):
+    path = write(tmp_path / "t.transcript")
+    with pytest.raises(FileExistsError):
+        TranscriptWriter.create(path, HEADER)
+
+
+def test_every_torn_tail_is_dropped_and_nothing_before_it_lost(tmp_path):
+    path = write(tmp_path / "t.transcript", result=False)
+    data = path.read_bytes()
+    whole = tr.parse(data)
+    last_record = len(tr._record("refused", {"frame": b"bad", "reason": whole.refused[0][1]}))
+    for cut in range(1, last_record):
+        got = tr.parse(data[:-cut])
+        assert got.torn and got.frames == FRAMES and got.refused == []
+
+
+def test_bad_checksum_at_the_end_is_torn_in_the_middle_is_damage(tmp_path):
+    path = write(tmp_path / "t.transcript", result=False)
+    data = bytearray(path.read_bytes())
+    tail = bytearray(data)
+    tail[-1] ^= 0xFF
+    assert tr.parse(bytes(tail)).torn
+    middle = bytearray(data)
+    middle[len(tr.MAGIC) + 100] ^= 0xFF  # inside the header record's payload
+    with pytest.raises(DamagedTranscript):
+        tr.parse(bytes(middle))
+
+
+def test_reopen_truncates_the_torn_tail_then_appends(tmp_path):
+    path = write(tmp_path / "t.transcript", frames=FRAMES[:3], result=False)
+    with open(path, "ab") as f:
+        f.write(tr._record("frame", b"half written")[:9])  # a crash in the middle of a record
+    writer, got = TranscriptWriter.reopen(path)
+    assert got.frames == FRAMES[:3] and not got.torn
+    with writer:
+        writer.append_frame(FRAMES[3])
+        writer.append_result(Result((), (0.5, 0.5), "draw"))
+    again = tr.read(path)
+    assert again.frames == FRAMES[:4] and not again.torn and again.result["reason"] == "draw"
+
+
+@pytest.mark.parametrize("content", [b"", b"hello world\n", b"dicetable transcript v2\n", os.urandom(200)])
+def test_other_files_are_not_transcripts(tmp_path, content):
+    path = tmp_path / "f"
+    path.write_bytes(content)
+    with pytest.raises(NotATranscript):
+        tr.read(path)
+
+
+def test_missing_file_and_directory_are_not_transcripts(tmp_path):
+    with pytest.raises(NotATranscript, match="does not exist"):
+        tr.read(tmp_path / "nope")
+    with pytest.raises(NotATranscript, match="directory"):
+        tr.read(tmp_path)
+
+
+def test_header_must_come_first_and_be_complete(tmp_path):
+    with pytest.raises(DamagedTranscript, match="header"):
+        tr.parse(tr.MAGIC)
+    with pytest.raises(DamagedTranscript, match="header"):
+        tr.parse(tr.MAGIC + tr._record("frame", b"x"))
+    with pytest.raises(DamagedTranscript, match="header"):
+        tr.parse(tr.MAGIC + tr._record("header", {"game": "trice"}))
+
+
+def test_a_batch_is_written_with_one_fsync_in_order(tmp_path, monkeypatch):
+    path = tmp_path / "t.transcript"
+    writer = TranscriptWriter.create(path, HEADER)
+    synced = []
+    monkeypatch.setattr(tr.os, "fsync", lambda fd: synced.append(fd))
+    with writer.batch():
+        for frame in FRAMES[:4]:
+            writer.append_frame(frame)
+        with writer.batch():  # nested: still the outer batch
+            writer.append_result(Result((0,), (1.0, 0.0), "Trice"))
+        assert synced == [] and tr.read(path).frames == []  # nothing on disk before the batch ends
+    assert len(synced) == 1
+    writer.append_frame(FRAMES[4])  # outside a batch: one fsync per record again
+    writer.close()
+    assert len(synced) == 2
+    got = tr.read(path)
+    assert got.frames == FRAMES[:5] and got.result is not None and not got.torn

@@ -1,0 +1,128 @@
+"""The wire codec: round trips, signatures over exact bytes, and every named refusal."""
+
+from __future__ import annotations
+
+import msgpack
+import pytest
+
+from dicetable.core.game import Move
+from dicetable.net import wire
+from dicetable.net.identity import Profile
+
+TABLE = bytes(range(16))
+KEY = bytes(32)
+ALICE = Profile.generate("alice")
+BOB = Profile.generate("bob")
+
+BODIES = {
+    "open": wire.open_body("trice", {"swap_limit": 40, "fast": True, "mode": "x"}, 2, KEY),
+    "join": wire.join_body("bob", KEY, KEY, 1024, curve=KEY),
+    "start": {},
+    "move": wire.move_body(Move("place", ("b2",))),
+    "reveal": wire.reveal_body(3, KEY),
+    "anchor": wire.anchor_body(KEY, 1024, 1025),
+    "seal": wire.seal_body(12, KEY),
+    "unseal": wire.unseal_body(12, Move("latent", ("yes",)), KEY),
+    "claim": wire.claim_body(1, "no move within 120 s"),
+    "chat": wire.chat_body("good luck"),
+    "resign": {},
+    "deal": {"deck": b"d1", "step": "shuffle", "points": [b"\x01" * 32, b"\x02" * 32]},
+}
+
+
+def raw_frame(inner: dict, signature: bytes = b"\x00" * 64) -> bytes:
+    return msgpack.packb([wire.pack(inner), signature], use_bin_type=True)
+
+
+def inner(kind="chat", body=None, **fields) -> dict:
+    base = {"v": 1, "table": TABLE, "seat": 0, "seq": 0, "kind": kind, "body": body if body is not None else {"text": "hi"}}
+    base.update(fields)
+    return base
+
+
+@pytest.mark.parametrize("kind", wire.KINDS)
+def test_every_kind_round_trips_and_is_signed(kind):
+    frame = wire.seal(ALICE, TABLE, 1, 7, kind, BODIES[kind])
+    env = wire.decode(frame)
+    assert (env.v, env.table, env.seat, env.seq, env.kind) == (1, TABLE, 1, 7, kind)
+    assert env.body == wire.canonical(BODIES[kind])
+    assert env.frame == frame
+    assert env.signed_by(ALICE.public_key) and not env.signed_by(BOB.public_key)
+
+
+@pytest.mark.parametrize("kind", wire.KINDS)
+def test_kind_of_names_a_frames_kind_and_none_for_garbage(kind):
+    assert wire.kind_of(wire.seal(ALICE, TABLE, 1, 7, kind, BODIES[kind])) == kind
+    for junk in (b"", b"\xc1", msgpack.packb([1, 2]), msgpack.packb([msgpack.packb({"kind": 5}), b""])):
+        assert wire.kind_of(junk) is None
+
+
+def test_only_a_reveal_may_be_unsigned():
+    env = wire.decode(wire.seal(ALICE, TABLE, 0, 0, "reveal", BODIES["reveal"], sign=False))
+    assert env.signature == b"" and not env.signed_by(ALICE.public_key)
+    with pytest.raises(ValueError):
+        wire.seal(ALICE, TABLE, 0, 0, "move", BODIES["move"], sign=False)
+    with pytest.raises(wire.Malformed, match="must be signed"):
+        wire.decode(raw_frame(inner("move", BODIES["move"]), b""))
+
+
+def test_signature_covers_the_exact_signed_bytes():
+    frame = wire.seal(ALICE, TABLE, 0, 0, "chat", {"text": "hi"})
+    signed, signature = msgpack.unpackb(frame)
+    forged = msgpack.packb([wire.pack(inner(body={"text": "ho"})), signature], use_bin_type=True)
+    assert not wire.decode(forged).signed_by(ALICE.public_key)
+
+
+@pytest.mark.parametrize(
+    "data, error",
+    [
+        (b"", wire.Malformed),
+        (b"\xc1", wire.Malformed),
+        ("text", wire.Malformed),
+        (b"\x00" * (wire.MAX_FRAME + 1), wire.TooLarge),
+        (msgpack.packb([b"x", b"y", b"z"]), wire.Malformed),
+        (msgpack.packb([b"x", b"\x00" * 10]), wire.Malformed),
+        (msgpack.packb([wire.pack([1, 2]), b""]), wire.Malformed),
+        (raw_frame(inner(v=2)), wire.UnknownVersion),
+        (raw_frame(inner(kind="teleport")), wire.UnknownKind),
+        (raw_frame(inner(table=b"short")), wire.Malformed),
+        (raw_frame(inner(seat=True)), wire.Malformed),
+        (raw_frame(inner(seat=99)), wire.Malformed),
+        (raw_frame(inner(seq=-1)), wire.Malformed),
+        (raw_frame(inner(body={"text": "hi", "extra": 1})), wire.BadBody),
+        (raw_frame(inner(body={"text": 5})), wire.BadBody),
+        (raw_frame(inner(body={"text": "x" * 501})), wire.BadBody),
+        (raw_frame(inner(body={"text": "\x1b[2Jgotcha"})), wire.BadBody),  # terminal escapes
+        (raw_frame(inner("move", {"move": ["place", "b2\n"]})), wire.BadBody),
+        (raw_frame(inner("reveal", {"k": 0, "value": KEY})), wire.BadBody),
+        (raw_frame(inner("reveal", {"k": 1, "value": b"\x00" * 31})), wire.BadBody),
+        (raw_frame(inner("move", {"move": ["place", 1.5]})), wire.BadBody),
+        (raw_frame(inner("move", {"move": []})), wire.BadBody),
+        (raw_frame(inner("join", {"name": "x", "key": KEY, "anchor": KEY})), wire.BadBody),
+        (raw_frame(inner("deal", {"points": [1.5]})), wire.BadBody),
+        (raw_frame(inner("chat", {"text": "\U0001F600" * 500})), wire.TooLarge),  # 2000 bytes of text
+        (msgpack.packb([wire.pack(inner()), b"\x00" * 64]) + b"\x00", wire.Malformed),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else None,
+)
+def test_bad_frames_get_named_errors(data, error):
+    with pytest.raises(error):
+        wire.decode(data)
+
+
+def test_non_canonical_encodings_are_refused():
+    unsorted = msgpack.packb({"v": 1, "table": TABLE, "seat": 0, "seq": 0, "kind": "chat", "body": {"text": "hi"}},
+                             use_bin_type=True)
+    with pytest.raises(wire.Malformed, match="canonical"):
+        wire.decode(msgpack.packb([unsorted, b"\x00" * 64], use_bin_type=True))
+    # The same integer in a wider encoding (uint32 for 0) is another byte string: refused too.
+    good = wire.pack(inner())
+    wide = good.replace(b"\xa3seq\x00", b"\xa3seq\xce\x00\x00\x00\x00")
+    assert wide != good and msgpack.unpackb(wide) == msgpack.unpackb(good)
+    with pytest.raises(wire.Malformed, match="canonical"):
+        wire.decode(msgpack.packb([wide, b"\x00" * 64], use_bin_type=True))
+
+
+def test_every_error_is_a_wire_error():
+    for name in ("TooLarge", "Malformed", "UnknownVersion", "UnknownKind", "BadBody"):
+        assert issubclass(getattr(wire, name), wire.WireError)

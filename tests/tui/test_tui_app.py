@@ -1,0 +1,237 @@
+"""The app through Pilot at 80 × 24: whole TRICE games against a bot by keys and by mouse,
+the home screen's choices, refusals, the size guard."""
+
+import random
+
+import pytest
+
+from dicetable.core import registry
+from dicetable.core.bots import RandomBot
+from dicetable.core.game import Move
+from dicetable.tui.app import DiceTableApp
+from dicetable.tui.commands.rules import rules_text
+from dicetable.tui.tables.controller import LocalTable, Player
+from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
+from dicetable.tui.screens.home_screen import HomeScreen
+from dicetable.tui.screens.new_game_screen import NewGameScreen
+from dicetable.tui.screens.too_small_screen import TooSmallScreen
+from dicetable.tui.screens.trice_screen import TriceScreen, pool_slots
+from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
+from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
+
+TRICE = registry.get("trice")
+SIZE = (80, 24)
+
+
+def table_vs(bot="greedy", seed=1, first="roll"):
+    return LocalTable(TRICE, [Player("Ann"), Player(f"{bot} bot", bot)], seed=seed, first=first, bot_delay=0)
+
+
+async def my_turn_or_over(pilot, screen):
+    await wait_until(pilot, lambda: screen.view is not None and (screen.view.result is not None or screen.view.my_turn()))
+
+
+async def play_to_the_end(pilot, app, make_move):
+    """Play the person's seat with a seeded random choice, made through `make_move`."""
+    screen = app.screen
+    assert isinstance(screen, TriceScreen)
+    me = RandomBot(TRICE, random.Random(99))
+    moves = 0
+    while True:
+        await my_turn_or_over(pilot, screen)
+        if screen.view.result is not None:
+            return screen, moves
+        state, logged = screen.view.state, len(screen.view.log)
+        move = me.choose(state)
+        await make_move(pilot, screen, move)
+        await wait_until(pilot, lambda: screen.view.state is not state)
+        assert screen.view.log[logged].text == TRICE.describe(state, move).replace(
+            f"seat {state.actor}", "Ann").replace(f"seat {1 - state.actor}", screen.view.names[1 - state.actor])
+        moves += 1
+        assert moves < 400
+
+
+async def by_keys(pilot, screen, move: Move):
+    arg = move.args[0]
+    if move.kind == "choose":
+        await pilot.press(arg[0].lower(), arg[1])  # "w6": colour then value
+        assert pool_slots(screen.view.state)[screen.pool_cursor] == arg
+        assert screen.area == "pool"
+    else:
+        await pilot.press(arg[0], arg[1])  # "b2": column then row
+        assert screen.board_cursor == "abcd".index(arg[0]) + 4 * (int(arg[1]) - 1)
+        assert screen.area == "board"
+    await pilot.press("enter")
+
+
+async def by_mouse(pilot, screen, move: Move):
+    arg = move.args[0]
+    if move.kind == "choose":
+        slot = pool_slots(screen.view.state).index(arg)
+        assert await pilot.click(f"#pool-{slot}")
+    else:
+        assert await pilot.click(f"#sq-{arg}")
+
+
+@pytest.mark.slow
+async def test_a_whole_game_against_a_bot_by_key_presses():
+    app = DiceTableApp(table_vs("greedy", seed=4))
+    async with app.run_test(size=SIZE) as pilot:
+        screen, moves = await play_to_the_end(pilot, app, by_keys)
+        assert moves >= 1
+        result = screen.view.result
+        await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog))
+        assert app.screen.headline == result.describe(screen.view.names)
+        status = str(screen.query_one("#status").render())
+        assert result.describe(screen.view.names) in status
+        # The deciding line is marked on the board with its condition, and named in words.
+        state = screen.view.state
+        if state.line:
+            cells = [screen.query_one(f"#sq-{'abcd'[i % 4]}{i // 4 + 1}") for i in state.line]
+            assert all(cell.mark == "line" and cell.caption[0] in "★✖" for cell in cells)
+            assert "Trice (" in app.screen.detail
+        # Rematch from the dialog: a new game at the same table.
+        await pilot.press("r")
+        await wait_until(pilot, lambda: app.screen is screen and screen.view.result is None)
+        assert screen.view.state.phase in ("choose", "place")
+
+
+@pytest.mark.slow
+async def test_a_whole_game_against_a_bot_by_mouse_clicks():
+    app = DiceTableApp(table_vs("random", seed=8))
+    async with app.run_test(size=SIZE) as pilot:
+        screen, moves = await play_to_the_end(pilot, app, by_mouse)
+        assert moves >= 1
+        await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog))
+        await until_shown(pilot, "#home")
+        assert await pilot.click("#home")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+
+
+async def test_a_refused_move_is_said_and_changes_nothing():
+    table = LocalTable(TRICE, [Player("Ann"), Player("Bob")], seed=2, bot_delay=0)
+    app = DiceTableApp(table)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.view is not None)
+        for move in ("choose P3", "place a1", "choose O4"):
+            table.submit(Move.parse(move))
+        await wait_until(pilot, lambda: screen.view.state.phase == "place")
+        before = screen.view.state
+        assert await pilot.click("#sq-a1")  # taken by P3
+        await wait_until(pilot, lambda: any("not free" in n.message for n in app._notifications))
+        assert screen.view.state is before
+
+
+async def test_help_and_panels_by_keys():
+    app = DiceTableApp(table_vs("greedy", seed=1))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await my_turn_or_over(pilot, screen)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpDialog)
+        await pilot.press("x")
+        assert app.screen is screen
+        await pilot.press("f")
+        assert screen.query_one("#panels").active == "fairness"
+        await pilot.press("v")
+        verdict = str(screen.query_one("#fair-verify").render())
+        assert "no transcript" in verdict
+        await pilot.press("m")
+        assert screen.query_one("#panels").active == "moves"
+        await pilot.press("escape")
+        assert isinstance(app.screen, HomeScreen)
+
+
+@pytest.mark.slow
+async def test_home_reaches_every_choice():
+    app = DiceTableApp(bot_delay=0, seed=6)
+    async with app.run_test(size=SIZE) as pilot:
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("r")
+        assert app.screen.__class__.__name__ == "RulesScreen"
+        await wait_until(pilot, lambda: app.screen.query("#rules-trice .rules-text"))
+        shown = app.screen.query_one("#rules-trice .rules-text").content
+        assert shown.plain == rules_text("trice") and "**3 rows × 4 columns**" in shown.plain
+        await pilot.press("escape")
+        await pilot.press("p")
+        assert app.screen.__class__.__name__ == "ProfileScreen"
+        info = str(app.screen.query_one("#profile-info").render())
+        assert "Fingerprint:" in info and "-" in info
+        await pilot.press("escape")
+        for key in ("h", "j", "d"):
+            await pilot.press(key)
+            assert not isinstance(app.screen, HomeScreen)
+            await pilot.press("escape")
+            assert isinstance(app.screen, HomeScreen)
+        # Play against a bot: the setup screen, then the table, by keys only.
+        await pilot.press("b")
+        assert isinstance(app.screen, NewGameScreen)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
+        view = app.screen.view
+        assert [seat.kind for seat in view.seats].count("bot") == 1
+        await pilot.press("escape")
+        # Hot-seat: both seats at this terminal; by mouse on the menu.
+        await until_shown(pilot, "#home-menu")
+        assert await pilot.click("#home-menu", offset=(5, 1))
+        assert isinstance(app.screen, NewGameScreen) and app.screen.hot_seat
+        await until_shown(pilot, "#start")
+        assert await pilot.click("#start")
+        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
+        assert app.screen.view.local_seats == frozenset({0, 1})
+
+
+async def test_a_small_terminal_asks_for_a_larger_window():
+    app = DiceTableApp(table_vs())
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, TooSmallScreen)
+        text = str(app.screen.query_one("#too-small-text").render())
+        assert "make the window larger" in text and "60 × 20" in text
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
+
+
+async def test_the_dice_room_alone_rolls_local_dice():
+    app = DiceTableApp(bot_delay=0, seed=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("d", "a")
+        screen = app.screen
+        assert screen.__class__.__name__ == "DiceRoomScreen"
+        await wait_until(pilot, lambda: screen.view is not None and screen.view.my_turn())
+        assert "f2" in screen.active_bindings and "f3" in screen.active_bindings  # a room in turns: pass, close
+        await pilot.press(*"3d6+1", "enter")
+        await wait_until(pilot, lambda: screen.view.state.rolls)
+        roll = screen.view.state.rolls[-1]
+        assert roll.expr == "3d6+1" and len(roll.faces) == 3 and roll.total == sum(roll.faces) + 1
+        picture = str(screen.query_one("#roll-picture").render())
+        assert f" {roll.total} " in picture and picture.count("●") == sum(roll.faces)
+        assert screen.view.events[-1].outcome.startswith(f"{roll.total} [")
+        await pilot.press(*"2x", "enter")  # not a dice expression: said, nothing rolled
+        await wait_until(pilot, lambda: any(n.title == "Not a roll" and "2x" in n.message for n in app._notifications))
+        assert len(screen.view.state.rolls) == 1
+        screen.set_focus(None)  # out of the expression line: the panel keys are the room's again
+        await pilot.press("f")
+        assert screen.query_one("#panels").active == "fairness"
+        await pilot.press("v")
+        assert "no transcript" in str(screen.query_one("#fair-verify").render())
+        await pilot.press("m")
+        assert screen.query_one("#panels").active == "moves"
+
+
+@pytest.mark.parametrize("no_color", [False, True])
+async def test_no_color_drops_colour_but_keeps_the_letters(monkeypatch, no_color):
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    app = DiceTableApp(table_vs("greedy", seed=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await my_turn_or_over(pilot, app.screen)
+        svg = app.export_screenshot()
+        assert app.no_color is no_color
+        # The orange die's colour (app.tcss) is on screen only with colour; letters are always there.
+        assert ("#e8790c" in svg.lower()) is not no_color
+        pool = "".join(str(app.screen.query_one(f"#pool-{i}").render()) for i in range(12))
+        assert all(letter in pool for letter in "WPO")

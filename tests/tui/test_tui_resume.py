@@ -1,0 +1,251 @@
+"""Home → "Resume a game": a network game left unfinished (a seat's session stopped mid-game) is
+listed in words and reopened through the app — as joiner and as host, over real sockets on
+127.0.0.1 — while the other seat plays on in a thread; finished and unreadable transcripts are not
+listed, and an empty list says so."""
+
+from __future__ import annotations
+
+import functools
+import random
+import threading
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList, Static
+
+from dicetable.core import registry
+from dicetable.core.bots import RandomBot
+from dicetable.net import identity
+from dicetable.net.host import HostSession
+from dicetable.net.peer import PeerSession
+from dicetable.net.replica import Replica
+from dicetable.net.session import bot_chooser
+from dicetable.net.transcript import read
+from net_helpers import FAST
+from net_helpers import wait_until as wait_in_thread
+from dicetable.tui.app import DiceTableApp
+from dicetable.tui.screens.resume_screen import EMPTY, ResumeScreen
+from dicetable.tui.screens.trice_screen import TriceScreen
+from tui_pilot import isolated_home, quick_idle, until_shown  # noqa: F401  (autouse)
+from tui_pilot import wait_until as wait_a_while
+
+wait_until = functools.partial(wait_a_while, timeout=20.0, step=0.05)
+TRICE = registry.get("trice")
+
+
+class Crash(Exception):
+    """The seat's program dies (its session is left as a kill leaves it: transcript open, no goodbye)."""
+
+
+def crashing_bot(seed: int, after: int):
+    """A random bot that makes `after` moves, then dies when asked for the next: mid-game, on its turn."""
+    bot = bot_chooser(TRICE, "random", seed)
+    made = []
+
+    def choose(view):
+        if len(made) == after:
+            raise Crash()
+        made.append(1)
+        return bot(view)
+
+    return choose
+
+
+def run_until_crash(session) -> None:
+    try:
+        session.run()
+    except Crash:
+        pass
+
+
+def play_in_threads(tmp_path: Path, crashes: str | None, after: int = 2):
+    """alice hosts TRICE, bob joins, both with bots and their own profile and transcripts folder;
+    `crashes` ("alice"/"bob") dies mid-game, None plays to the end. Returns the sessions, their
+    threads and the transcripts' paths, by name."""
+    profiles = {who: identity.load_or_create(who, directory=tmp_path / who) for who in ("alice", "bob")}
+    paths = {who: tmp_path / who / "transcripts" / f"20260101-00000{n}-table-seat{n}.dtt"
+             for n, who in enumerate(("alice", "bob"))}
+    choosers = {who: crashing_bot(n, after) if who == crashes else bot_chooser(TRICE, "random", n)
+                for n, who in enumerate(("alice", "bob"))}
+    host = HostSession(profiles["alice"], "trice", 2, port=0, timing=FAST, chooser=choosers["alice"],
+                       transcript=paths["alice"])
+    invite = host.open()
+    peer = PeerSession(profiles["bob"], invite, timing=FAST, chooser=choosers["bob"], transcript=paths["bob"])
+    sessions = {"alice": host, "bob": peer}
+    threads = {who: threading.Thread(target=run_until_crash, args=(s,), daemon=True) for who, s in sessions.items()}
+    for thread in threads.values():
+        thread.start()
+    if crashes is not None:
+        threads[crashes].join(15)
+        assert not threads[crashes].is_alive()
+        assert read(paths[crashes]).result is None, "the game ended before the crash: nothing to resume"
+    return sessions, threads, paths
+
+
+def moves_in(path: Path) -> int:
+    replica = Replica()
+    for frame in read(path).frames:
+        replica.accept(frame)
+    return replica.moves
+
+
+def moves_by(session, seat: int) -> int:
+    return sum(1 for record in list(session.replica.log) if record.kind == "move" and record.seat == seat)
+
+
+async def open_resume(pilot, app) -> ResumeScreen:
+    await pilot.press("c")
+    assert isinstance(app.screen, ResumeScreen)
+    await wait_a_while(pilot, lambda: app.screen.loaded)  # the games are read in a thread
+    return app.screen
+
+
+async def play_on(pilot, app, other, seat: int, before: int) -> None:
+    """Play this seat at the app (random legal moves) until one of its moves lands in the other
+    seat's log past `before`: the game goes on after the resume."""
+    me = RandomBot(TRICE, random.Random(7))
+    for _ in range(50):
+        screen = app.screen
+        await wait_until(pilot, lambda: moves_by(other, seat) > before or (screen.view is not None and screen.view.my_turn()))
+        if moves_by(other, seat) > before:
+            return
+        state = screen.view.state
+        screen.controller.submit(me.choose(state))
+        await wait_until(pilot, lambda: screen.view.state is not state)
+    raise AssertionError("no move of the resumed seat reached the other seat")
+
+
+async def test_a_joiner_resumes_from_the_home_screen_and_plays_on(tmp_path, monkeypatch):
+    sessions, threads, paths = play_in_threads(tmp_path, crashes="bob")
+    host = sessions["alice"]
+    left_with = moves_in(paths["bob"])
+    crashed_at = len(read(paths["bob"]).frames)
+    bob_moves = moves_by(host, 1)
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "bob"))
+    app = DiceTableApp()
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_resume(pilot, app)
+            menu = screen.query_one("#resume-list", OptionList)
+            assert menu.option_count == 1
+            words = str(menu.get_option_at_index(0).prompt)
+            assert words.startswith(f"TRICE: alice vs bob, {left_with} moves, ")
+            assert words.endswith(", you joined as seat 1")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
+            view = app.screen.view
+            assert view.state is not None and view.local_seats == frozenset({1}) and view.result is None
+            assert len(view.log) >= len(read(paths["bob"]).frames) // 2  # the old moves are on the table
+            await play_on(pilot, app, host, 1, bob_moves)
+            app.screen.controller.close()
+    finally:
+        host.stop()
+        threads["alice"].join(5)
+    # Each file read once: a seat's session may still add a frame it was sent while the other's is read.
+    bob_log, alice_log = read(paths["bob"]).frames, read(paths["alice"]).frames
+    shared = min(len(bob_log), len(alice_log))
+    assert shared > crashed_at and bob_log[:shared] == alice_log[:shared]  # one log, played on past the crash
+
+
+async def test_a_host_resumes_from_the_home_screen_on_its_invite_and_plays_on(tmp_path, monkeypatch):
+    sessions, threads, paths = play_in_threads(tmp_path, crashes="alice")
+    peer = sessions["bob"]
+    alice_moves = moves_by(peer, 0)
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "alice"))
+    app = DiceTableApp()
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            # by mouse this time: the home menu's fifth line, then the game's line
+            await until_shown(pilot, "#home-menu")
+            assert await pilot.click("#home-menu", offset=(5, 4))
+            screen = app.screen
+            assert isinstance(screen, ResumeScreen)
+            await wait_a_while(pilot, lambda: screen.loaded)
+            words = str(screen.query_one("#resume-list", OptionList).get_option_at_index(0).prompt)
+            assert words.startswith(f"TRICE: alice vs bob, {moves_in(paths['alice'])} moves, ")
+            assert words.endswith(", you host")
+            await pilot.press("x")  # a network game is not forgotten: its transcript is the record
+            assert "not forgotten" in str(screen.query_one("#resume-note", Static).render())
+            assert paths["alice"].exists() and len(screen.games) == 1
+            await until_shown(pilot, "#resume-list")
+            assert await pilot.click("#resume-list", offset=(5, 1))
+            await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
+            assert app.screen.view.local_seats == frozenset({0})
+            # bob's seat redials the same invite (address, port, key) and the game goes on
+            await play_on(pilot, app, peer, 0, alice_moves)
+            app.screen.controller.close()
+    finally:
+        peer.stop()
+        threads["bob"].join(5)
+
+
+async def test_finished_and_unreadable_transcripts_are_not_listed(tmp_path, monkeypatch):
+    sessions, threads, paths = play_in_threads(tmp_path, crashes=None)
+    for thread in threads.values():
+        thread.join(20)
+    assert read(paths["bob"]).result is not None
+    broken = tmp_path / "bob" / "transcripts" / "20260102-000000-broken-seat1.dtt"
+    broken.write_bytes(b"not a transcript")
+    Path(str(broken) + ".seat").write_bytes(b"\x80")
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "bob"))
+    app = DiceTableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_resume(pilot, app)
+        assert screen.query_one("#resume-list", OptionList).option_count == 0
+        assert str(screen.query_one("#resume-note", Static).render()) == EMPTY
+        dim = str(screen.query_one("#resume-unreadable", Static).render())
+        assert "Not listed: 20260102-000000-broken-seat1.dtt:" in dim and "damaged" in dim
+        assert paths["bob"].name not in dim
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ResumeScreen)
+
+
+async def test_no_transcripts_says_there_is_nothing_to_resume(tmp_path):
+    app = DiceTableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert not (tmp_path / "transcripts").exists()
+        screen = await open_resume(pilot, app)
+        assert str(screen.query_one("#resume-note", Static).render()) == EMPTY
+        assert not screen.query_one("#resume-list", OptionList).display
+        await pilot.press("enter")  # nothing to choose: nothing happens
+        assert app.screen is screen
+
+
+@pytest.mark.slow
+async def test_a_host_not_back_yet_is_one_line_and_changes_nothing(tmp_path, monkeypatch):
+    sessions, threads, paths = play_in_threads(tmp_path, crashes="bob")
+    sessions["alice"].stop()  # the host is gone too: nobody answers the invite
+    threads["alice"].join(5)
+    before = paths["bob"].read_bytes(), Path(str(paths["bob"]) + ".seat").read_bytes()
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "bob"))
+    app = DiceTableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_resume(pilot, app)
+        await pilot.press("enter")
+        note = screen.query_one("#resume-note", Static)
+        assert "waiting for the host" in str(note.render())
+        await wait_until(pilot, lambda: "Could not resume" in str(note.render()))
+        line = str(note.render())
+        assert "\n" not in line and "host" in line, line
+        assert app.screen is screen and screen.query_one("#resume-list", OptionList).option_count == 1
+    assert (paths["bob"].read_bytes(), Path(str(paths["bob"]) + ".seat").read_bytes()) == before
+
+
+def test_a_resumed_host_is_bound_and_named_where_its_table_was(tmp_path):
+    # The seat file keeps the bind address and the invite's address, so a host reopened from the app
+    # is reached by the joiners' old invite (not only on this machine's loopback).
+    from dicetable.net.session import save_seat
+    from dicetable.tui.screens.resume_screen import saved_address
+
+    profile = identity.load_or_create("alice", directory=tmp_path / "alice")
+    host = HostSession(profile, "trice", 2, port=0, advertise="table.invalid", timing=FAST)
+    host.open()
+    try:
+        path = tmp_path / "table.dtt"
+        path.write_bytes(b"")  # the seat file sits beside a transcript
+        save_seat(path, host.seat_data())
+        assert saved_address(path, "0.0.0.0") == ("127.0.0.1", "table.invalid")
+        save_seat(path, {"seat": 0, "chains": []})  # written before this was kept: the default
+        assert saved_address(path, "127.0.0.1") == ("127.0.0.1", None)
+    finally:
+        host.close()

@@ -1,0 +1,164 @@
+"""`dicetable host GAME --port P [--bind ADDR] [--seats N] --bot NAME [--transcript FILE]`.
+
+Opens a table (net/host.py), prints `invite: <code>` for the joiners, plays its seat with the bot,
+and at the end prints `transcript: <path>` and `result: <...>`. Other happenings (joins, refusals,
+drops, claims) are printed as `<kind>: <text>` lines. Errors a person can meet: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from dicetable.core import registry
+from dicetable.net.host import HostSession
+from dicetable.net.identity import ProfileError, load_or_create
+from dicetable.net.session import NetEvent, SessionError, Timing, bot_chooser
+from dicetable.net.transport import DEFAULT_BIND
+from dicetable.tui.cli import CommandError, parse_options
+
+QUIET = {"record", "your_turn", "invite", "result", "transcript", "error"}  # error: raised, printed once
+
+
+def add_timing_flags(parser) -> None:
+    parser.add_argument("--grace", type=float, default=Timing.grace, metavar="S",
+                        help=f"seconds a dropped seat may stay away before it is in default (default {Timing.grace:g})")
+    parser.add_argument("--turn-deadline", type=float, default=Timing.turn_deadline, metavar="S",
+                        help="seconds a seat has for a move (default 0: no limit)")
+    parser.add_argument("--reveal-deadline", type=float, default=Timing.reveal_deadline, metavar="S",
+                        help=f"seconds a seat has to reveal for a roll (default {Timing.reveal_deadline:g})")
+    parser.add_argument("--answer-deadline", type=float, default=Timing.answer_deadline, metavar="S",
+                        help=f"seconds a seat has for an answer with a default, e.g. Dice Breaker's Latent Dice claim: "
+                             f"late, it declines (default {Timing.answer_deadline:g}; 0: no limit)")
+    parser.add_argument("--heartbeat", type=float, default=Timing.heartbeat, metavar="S", help=argparse_hide())
+    parser.add_argument("--think", type=float, default=0.0, metavar="S", help="seconds the bot waits before each move (default 0)")
+
+
+def argparse_hide() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def timing_from(args, connect_timeout: float = Timing.connect_timeout) -> Timing:
+    for name in ("grace", "turn_deadline", "reveal_deadline", "answer_deadline", "heartbeat"):
+        if getattr(args, name) < 0:
+            raise CommandError(f"--{name.replace('_', '-')} cannot be negative")
+    if args.heartbeat <= 0:
+        raise CommandError("--heartbeat must be above 0")
+    return Timing(
+        heartbeat=args.heartbeat, drop_after=max(4 * args.heartbeat, 1.0), grace=args.grace,
+        turn_deadline=args.turn_deadline, reveal_deadline=args.reveal_deadline, connect_timeout=connect_timeout,
+        answer_deadline=args.answer_deadline,
+    )
+
+
+def profile_for(name: str | None):
+    try:
+        return load_or_create(name)
+    except ProfileError as error:
+        raise CommandError(str(error)) from None
+
+
+def check_transcript_flag(path: str | None) -> None:
+    from pathlib import Path
+
+    if path is not None and Path(path).exists():
+        raise CommandError(f"{path} already exists: a transcript is never overwritten (choose another --transcript)")
+
+
+def print_event(event: NetEvent) -> None:
+    if event.kind == "invite":
+        print(f"invite: {event.text}", flush=True)
+    elif event.kind == "transcript":
+        print(f"transcript: {event.text}", flush=True)
+    elif event.kind == "joined":
+        print(f"joined: seat {event.seat} {event.text}", flush=True)
+    elif event.kind == "started":
+        print("started", flush=True)
+    elif event.kind not in QUIET:
+        who = f"seat {event.seat}: " if event.seat is not None and event.kind in ("dropped", "returned", "claimable", "chat") else ""
+        print(f"{event.kind}: {who}{event.text}".rstrip(": "), flush=True)
+
+
+def play(session, printer=print_event) -> int:
+    """Run a session to its end, printing its events; SIGTERM/SIGINT leave the table cleanly."""
+    session.on_event = printer
+
+    def leave(signum, frame):
+        session.stopped = True
+
+    previous = signal.signal(signal.SIGTERM, leave)
+    try:
+        result = session.run()
+    except SessionError as error:
+        raise CommandError(str(error)) from None
+    except KeyboardInterrupt:
+        session.close()
+        print("left the table", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if result is None:
+        print("left the table before the end", file=sys.stderr)
+        return 1
+    if not session.announced_transcript:
+        print(f"transcript: {session.transcript_path}", flush=True)
+    print(f"result: {session.describe_result()}", flush=True)
+    return 0
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("host", help="open a networked table, print its invite and play a seat with a bot")
+    parser.add_argument("game", nargs="?", help=f"the game ({', '.join(registry.names())})")
+    parser.add_argument("--port", type=int, default=None,
+                        help="TCP port to listen on (0: any free port; with --resume: the table's port by default)")
+    parser.add_argument("--bind", default=DEFAULT_BIND,
+                        help=f"address to listen on (default {DEFAULT_BIND}: this machine only, the safe default; "
+                             "a LAN or public address opens the table to that network)")
+    parser.add_argument("--advertise", default=None, metavar="ADDR",
+                        help="address joiners dial, put in the invite (default: the --bind address)")
+    parser.add_argument("--seats", type=int, default=None, help="number of seats (default: the game's minimum)")
+    parser.add_argument("--bot", required=True, help="the bot that plays the host's seat (random, greedy, search)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the bot's own choices")
+    parser.add_argument("--option", action="append", metavar="NAME=VALUE", help="a game option")
+    parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript (default: the data directory)")
+    parser.add_argument("--resume", default=None, metavar="TRANSCRIPT", help="reopen a table after a crash from its transcript")
+    parser.add_argument("--name", default=None, help="player name (saved in the profile)")
+    add_timing_flags(parser)
+    from dicetable.tui.commands.lan import add_host_flags
+
+    add_host_flags(parser)  # --lan, --interface (LAN discovery)
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if args.port is None and args.resume is None:
+        raise CommandError("give --port P (0: any free port)")
+    args.port = args.port or 0
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port {args.port} is not between 0 and 65535")
+    from dicetable.tui.commands.lan import advertise_table, prepare_host
+
+    prepare_host(args)  # with --lan bound to every address: the invite's address
+    if args.resume is None and not args.game:
+        raise CommandError("name the game to host (or --resume TRANSCRIPT)")
+    check_transcript_flag(args.transcript)
+    profile = profile_for(args.name)
+    try:
+        if args.resume:
+            session = HostSession(profile, resume=args.resume, bind=args.bind, port=args.port,
+                                  advertise=args.advertise, timing=timing_from(args), think=args.think)
+        else:
+            info = registry.get(args.game)
+            session = HostSession(profile, args.game, args.seats, parse_options(args.option), bind=args.bind,
+                                  port=args.port, advertise=args.advertise, timing=timing_from(args),
+                                  transcript=args.transcript, think=args.think)
+        info = registry.get(session.game_name)
+        session.chooser = bot_chooser(info, args.bot, args.seed)
+        session.on_event = print_event
+        session.open()
+    except SessionError as error:
+        raise CommandError(str(error)) from None
+    with advertise_table(session, args):  # with --lan: announced while seats are free
+        return play(session)

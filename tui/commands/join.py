@@ -1,0 +1,61 @@
+"""`dicetable join INVITE --bot NAME [--transcript FILE]`: take a seat at a networked table.
+
+Connects to the host named in the invite (authenticating it by the invite's key), plays the seat
+with the bot and prints `transcript: <path>` and `result: <...>` at the end. `--resume TRANSCRIPT`
+rejoins after a crash (the invite is then read from the seat file beside the transcript). A wrong
+invite, an unreachable host or a full table: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+from dicetable.net.peer import PeerSession
+from dicetable.net.session import SessionError, bot_chooser
+from dicetable.tui.cli import CommandError
+from dicetable.tui.commands.host import add_timing_flags, check_transcript_flag, play, print_event, profile_for, timing_from
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("join", help="join a networked table from its invite and play a seat with a bot")
+    parser.add_argument("invite", nargs="?", help="the host's invite (dt1-...)")
+    parser.add_argument("--bot", required=True, help="the bot that plays this seat (random, greedy, search)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the bot's own choices")
+    parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript (default: the data directory)")
+    parser.add_argument("--resume", default=None, metavar="TRANSCRIPT", help="rejoin after a crash from this seat's transcript")
+    parser.add_argument("--name", default=None, help="player name (saved in the profile)")
+    parser.add_argument("--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for the host (default 5)")
+    add_timing_flags(parser)
+    from dicetable.tui.commands.lan import add_join_flags
+
+    add_join_flags(parser)  # --lan, --table, --game, --fingerprint, --interface
+    parser.set_defaults(func=run)
+
+
+def join_session(args, **kwargs) -> PeerSession:
+    from dicetable.tui.commands.lan import confirm_host, lan_invite
+
+    args.invite = lan_invite(args)  # with --lan: found by discovery
+    if args.invite is None and args.resume is None:
+        raise CommandError("give the host's invite (or --resume TRANSCRIPT)")
+    if args.timeout <= 0:
+        raise CommandError("--timeout must be above 0")
+    check_transcript_flag(args.transcript)
+    profile = profile_for(args.name)
+    try:
+        session = PeerSession(profile, args.invite, resume=args.resume, transcript=args.transcript,
+                              timing=timing_from(args, connect_timeout=args.timeout), think=args.think, **kwargs)
+        session.on_event = print_event
+        session.connect()
+        confirm_host(session, args)  # with --lan: the announced key opened this table
+    except SessionError as error:
+        raise CommandError(str(error)) from None
+    return session
+
+
+def run(args) -> int:
+    session = join_session(args)
+    try:
+        session.chooser = bot_chooser(session.replica.game, args.bot, args.seed)
+    except SessionError as error:
+        session.close()
+        raise CommandError(str(error)) from None
+    return play(session)

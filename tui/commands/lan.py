@@ -1,0 +1,215 @@
+"""`dicetable lan [--interface IF] [--timeout S] [--json] [--trust FINGERPRINT]`: open tables on the LAN.
+
+Lists the tables announced by mDNS (net/discovery.py) within the timeout, each with its trust
+(verified / unverified / forged), game, seats, host, host fingerprint, address and table id.
+`--trust FINGERPRINT` pins the host announcing with that fingerprint, so its tables show verified
+and anyone else using its name shows forged.
+
+Also the LAN flags of `host` (`--lan`: announce the table while it has free seats) and `join`
+(`--lan [--table NAME] [--game GAME] [--fingerprint FP]`: find the table by discovery instead of
+a typed invite), kept here so that discovery lives in one place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+
+from dicetable.net import discovery
+from dicetable.net.discovery import DiscoveryError
+from dicetable.tui.cli import CommandError
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("lan", help="list the open tables announced on the LAN")
+    add_interface_flag(parser)
+    parser.add_argument("--timeout", type=float, default=3.0, metavar="S", help="seconds to listen (default 3)")
+    parser.add_argument("--json", action="store_true", help="print the tables as JSON")
+    parser.add_argument("--trust", default=None, metavar="FINGERPRINT",
+                        help="pin the host announcing with this fingerprint (compare it with the host first)")
+    parser.set_defaults(func=run)
+
+
+def add_interface_flag(parser) -> None:
+    parser.add_argument("--interface", action="append", metavar="IF",
+                        help="use only this network interface for discovery (repeatable; default: all)")
+
+
+def _own_profile():
+    from dicetable.net import identity
+
+    try:
+        return identity.load()
+    except identity.ProfileError:
+        return None
+
+
+def _interface_addresses(args) -> list[str] | None:
+    try:
+        return discovery.interface_addresses(args.interface) if args.interface else None
+    except DiscoveryError as error:
+        raise CommandError(str(error)) from None
+
+
+def _known() -> discovery.KnownHosts:
+    try:
+        return discovery.KnownHosts()
+    except DiscoveryError as error:
+        raise CommandError(str(error)) from None
+
+
+def row(ann: discovery.Announcement, trust: str, why: str, local=None) -> dict:
+    return {
+        "trust": trust,
+        "why": why,
+        "game": ann.game,
+        "seats_taken": ann.seats_taken,
+        "seats_total": ann.seats_total,
+        "host": ann.host_name,
+        "fingerprint": ann.fingerprint,
+        "addresses": list(ann.addresses),
+        "address": discovery.best_address(ann.addresses, local) if ann.addresses else None,
+        "port": ann.port,
+        "table": ann.table_id.hex(),
+        "service": ann.service.split(".")[0],
+        "invite": ann.invite(discovery.best_address(ann.addresses, local)).encode() if ann.addresses else None,
+    }
+
+
+def _local_networks(args):
+    if not args.interface:
+        return None
+    table = discovery.interfaces()
+    return [a for name in args.interface for a in table.get(name, [])]
+
+
+def run(args) -> int:
+    if args.timeout <= 0:
+        raise CommandError("--timeout must be above 0")
+    addresses = _interface_addresses(args)
+    known, own = _known(), _own_profile()
+    try:
+        tables = discovery.browse(args.timeout, addresses)
+    except DiscoveryError as error:
+        raise CommandError(str(error)) from None
+    rows = [row(a, *discovery.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
+    if args.trust:
+        wanted = args.trust.replace("-", "").upper()
+        match = [a for a in tables if a.fingerprint.replace("-", "") == wanted and a.signature_ok]
+        if not match:
+            raise CommandError(f"no host with fingerprint {args.trust} announced a table within {args.timeout:g} s")
+        known.pin(match[0].host_key, match[0].curve_key, match[0].host_name)
+        print(f"pinned: {match[0].host_name} {match[0].fingerprint}", file=sys.stderr)
+        rows = [row(a, *discovery.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print(f"no tables announced on the LAN within {args.timeout:g} s")
+        return 0
+    print(f"{'TRUST':<11} {'GAME':<12} {'SEATS':<6} {'HOST':<16} {'FINGERPRINT':<20} {'ADDRESS':<21} TABLE")
+    for r in rows:
+        where = f"{r['address']}:{r['port']}"
+        print(f"{r['trust']:<11} {r['game']:<12} {r['seats_taken']}/{r['seats_total']:<4} {r['host'][:16]:<16} "
+              f"{r['fingerprint']:<20} {where:<21} {r['table'][:8]}")
+    return 0
+
+
+# -- host --lan ----------------------------------------------------------------------------------
+def add_host_flags(parser) -> None:
+    parser.add_argument("--lan", action="store_true",
+                        help="announce the table on the LAN (mDNS) while it has free seats")
+    add_interface_flag(parser)
+
+
+def prepare_host(args) -> None:
+    """Check the LAN flags of `host` and, bound to every address, pick the invite's address."""
+    if not getattr(args, "lan", False):
+        if getattr(args, "interface", None):
+            raise CommandError("--interface needs --lan")
+        return
+    try:
+        args.lan_addresses = discovery.advertised_addresses(args.bind, args.interface)
+    except DiscoveryError as error:
+        raise CommandError(str(error)) from None
+    if args.advertise is None and args.bind in discovery.WILDCARDS:
+        args.advertise = args.lan_addresses[0]
+
+
+@contextlib.contextmanager
+def advertise_table(session, args):
+    """Announce `session`'s table while the block runs (a no-op without --lan)."""
+    if not getattr(args, "lan", False):
+        yield None
+        return
+    announcer = discovery.SessionAnnouncer(
+        session, args.lan_addresses, _interface_addresses(args),
+    )
+    print(f"lan: announcing {session.profile.name} {session.game_name} {session.replica.table.hex()[:8]} "
+          f"on {', '.join(args.lan_addresses)}", flush=True)
+    try:
+        yield announcer
+    finally:
+        announcer.close()
+
+
+# -- join --lan ----------------------------------------------------------------------------------
+def add_join_flags(parser) -> None:
+    parser.add_argument("--lan", action="store_true", help="find the table by LAN discovery instead of an invite")
+    parser.add_argument("--table", default=None, metavar="NAME", help="with --lan: the host's name, table name or table id")
+    parser.add_argument("--game", default=None, help="with --lan: the first open table of this game")
+    parser.add_argument("--fingerprint", default=None, metavar="FP", help="with --lan: only a host with this fingerprint")
+    add_interface_flag(parser)
+
+
+def lan_invite(args) -> str | None:
+    """With --lan: browse for the table, print what was found, and return its invite code."""
+    if not getattr(args, "lan", False):
+        if any(getattr(args, n, None) for n in ("table", "game", "fingerprint", "interface")):
+            raise CommandError("--table, --game, --fingerprint and --interface need --lan")
+        return args.invite
+    if args.invite is not None:
+        raise CommandError("give an invite or --lan, not both")
+    if args.timeout <= 0:
+        raise CommandError("--timeout must be above 0")
+    start = time.monotonic()
+    known, own = _known(), _own_profile()
+    try:
+        ann, trust, why = discovery.find(
+            args.timeout, known, own, _interface_addresses(args),
+            table=args.table, game=args.game, host_fingerprint=args.fingerprint,
+        )
+        address = discovery.best_address(ann.addresses, _local_networks(args))
+    except DiscoveryError as error:
+        raise CommandError(str(error)) from None
+    args.lan_found = (ann, trust)
+    print(f"found: {ann.service.split('.')[0]} at {address}:{ann.port} after {time.monotonic() - start:.2f} s "
+          f"({trust}: {why})", flush=True)
+    return ann.invite(address).encode()
+
+
+def opening_mismatch(session, ann: discovery.Announcement) -> str | None:
+    """Why the connected table's opening is not signed by the announced keys, or None when it is
+    (`join --lan` and the app's LAN list both check this before trusting a host)."""
+    seats = session.replica.seats
+    host = seats[0] if seats else None
+    if host is None or host.key != ann.host_key or (host.curve is not None and host.curve != ann.curve_key):
+        return f"the table reached is not opened by the key {ann.fingerprint} its announcement showed; left it"
+    return None
+
+
+def confirm_host(session, args) -> None:
+    """With --lan: the table reached must be opened by the announced key; pin that host."""
+    found = getattr(args, "lan_found", None)
+    if found is None:
+        return
+    ann, trust = found
+    why = opening_mismatch(session, ann)
+    if why is not None:
+        session.close()
+        raise CommandError(why)
+    if trust != discovery.VERIFIED:
+        _known().pin(ann.host_key, ann.curve_key, ann.host_name)
+        print(f"pinned: {ann.host_name} {ann.fingerprint}", flush=True)

@@ -1,0 +1,88 @@
+"""`dicetable roll EXPR --host --seats N --port P [--bind ADDR]` / `dicetable roll --join INVITE`.
+
+A fair roll among several people (the dice room, core/diceroom.py): the host opens a room for N
+seats where anyone rolls at any moment (option turns false), prints `invite: <code>`, waits for the
+joiners and rolls EXPR; every seat contributes to the dice (FAIRNESS.md §1) and prints the same
+`result:` line and its transcript path, which `dicetable verify` re-checks.
+
+`dicetable roll [EXPR] --join INVITE`: with EXPR the joiner rolls it too, at once, beside the host's
+roll (the host's log decides their order). The host closes the room as soon as every roll made so
+far is decided; a joiner's roll is sent before its reveal for the host's roll, so it is always in.
+`result:` is `<total> [<dice>]` for one roll, and `<name>: <total> [<dice>]; ...` in log order for
+several. A room in turns (an older host) takes no EXPR from a joiner.
+"""
+
+from __future__ import annotations
+
+from dicetable.core.dice_expr import BadExpression, parse
+from dicetable.core.diceroom import OneRoll
+from dicetable.core.game import GameError
+from dicetable.net.host import HostSession
+from dicetable.net.session import SessionError, bot_chooser
+from dicetable.net.transport import DEFAULT_BIND
+from dicetable.core import registry
+from dicetable.tui.cli import CommandError
+from dicetable.tui.commands.host import add_timing_flags, check_transcript_flag, play, print_event, profile_for, timing_from
+from dicetable.tui.commands.join import join_session
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("roll", help="roll dice fairly with other people: host a roll or join one")
+    parser.add_argument("expr", nargs="?", help="dice expression: d20, 3d6, 2d10+4, 4d6kh3, 4dF (with --join: roll it too)")
+    role = parser.add_mutually_exclusive_group(required=True)
+    role.add_argument("--host", action="store_true", help="open the roll and print its invite")
+    role.add_argument("--join", metavar="INVITE", help="take part in a host's roll")
+    parser.add_argument("--seats", type=int, default=2, help="people in the roll, the host included (default 2)")
+    parser.add_argument("--port", type=int, default=0, help="TCP port to listen on (default 0: any free port)")
+    parser.add_argument("--bind", default=DEFAULT_BIND,
+                        help=f"address to listen on (default {DEFAULT_BIND}: this machine only, the safe default)")
+    parser.add_argument("--advertise", default=None, metavar="ADDR", help="address joiners dial (default: --bind)")
+    parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript")
+    parser.add_argument("--name", default=None, help="player name (saved in the profile)")
+    parser.add_argument("--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for the host (default 5)")
+    add_timing_flags(parser)
+    parser.set_defaults(func=run, bot="roller", seed=None, resume=None)
+
+
+def run(args) -> int:
+    if args.join is not None:
+        expr = None
+        if args.expr is not None:
+            try:
+                expr = str(parse(args.expr))
+            except BadExpression as error:
+                raise CommandError(str(error)) from None
+        args.invite = args.join
+        session = join_session(args)
+        if session.replica.game.name != "diceroom":
+            session.close()
+            raise CommandError(f"that invite is for a {session.replica.game.title} table, not a roll")
+        if not session.replica.options.get("turns", True):
+            session.chooser = OneRoll(expr, closes=False)
+        elif expr is not None:
+            session.close()
+            raise CommandError("that room rolls in turns: the host chooses the dice, give no expression with --join")
+        else:
+            session.chooser = bot_chooser(session.replica.game, "roller")
+        return play(session)
+    if args.expr is None:
+        raise CommandError("give the dice to roll, e.g. dicetable roll 3d6 --host")
+    try:
+        expr = parse(args.expr)
+    except BadExpression as error:
+        raise CommandError(str(error)) from None
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port {args.port} is not between 0 and 65535")
+    check_transcript_flag(args.transcript)
+    profile = profile_for(args.name)
+    info = registry.get("diceroom")
+    try:
+        info.check_seats(args.seats)
+        session = HostSession(profile, "diceroom", args.seats, {"expr": str(expr), "rolls": 0, "turns": False},
+                              bind=args.bind, port=args.port, advertise=args.advertise, timing=timing_from(args),
+                              transcript=args.transcript, chooser=OneRoll(str(expr), closes=True))
+        session.on_event = print_event
+        session.open()
+    except (SessionError, GameError) as error:
+        raise CommandError(str(error)) from None
+    return play(session)

@@ -1,0 +1,23 @@
+"""`dicetable rules GAME`: the rules text we play, the same the app's rules screen shows."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from dicetable.core import registry
+
+
+def rules_text(game: str) -> str:
+    info = registry.get(game)
+    return resources.files("dicetable.tui.rules").joinpath(info.rules_file).read_text(encoding="utf-8")
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("rules", help="print the rules of a game")
+    parser.add_argument("game")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    print(rules_text(args.game), end="")
+    return 0

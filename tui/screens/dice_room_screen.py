@@ -1,0 +1,254 @@
+"""The dice room: seats roll dice expressions (3d6, 4d6kh3, d20+2) — alone with local dice, or with
+friends over the network where every roll is a fair shared roll (core/diceroom.py).
+
+A network room opened by the app lets anyone roll at any moment (option turns false): the roll line
+is open whenever this seat may act, also while another roll is being decided (the new roll queues
+behind it, in the host's log order); only the host closes the room. A room in turns (the local
+room, older hosts) keeps the turn, pass and close of before. The Rolls tab is the room's history:
+who rolled what, the dice, and each seat's reveal for that roll as checked by this seat's replica.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, RichLog, TabbedContent, TabPane, Tabs
+
+from dicetable.core.dice_expr import BadExpression, parse
+from dicetable.core.game import Move, may_act
+from dicetable.tui.tables.controller import FAULT, VERIFIED, WAITING, TableController, TableView, with_names
+from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+from dicetable.tui.widgets.chat import ChatPanel
+from dicetable.tui.widgets.die import face_rows
+from dicetable.tui.widgets.fairness import FairnessPanel
+from dicetable.tui.widgets.move_log import MoveLog
+from dicetable.tui.widgets.seats import SeatsPanel
+from dicetable.tui.screens.table_screen import PanelActions
+from dicetable.tui.widgets.text_line import TextLine
+
+MAX_DRAWN = 8  # six-sided dice drawn with pips, up to this many
+
+
+def roll_picture(view: TableView) -> Text:
+    """The last roll: who, what, the total, and six-sided dice drawn with pips."""
+    state = view.state
+    text = Text()
+    last = state.rolls[-1] if state.rolls else None
+    if last is None:
+        text.append("No roll yet.\n\nType a dice expression and press Enter:\n", "bold")
+        text.append("  d20 · 3d6 · 2d10+4 · 4d6kh3 (keep highest 3) · 4dF (Fudge)")
+        return text
+    expr = parse(last.expr)
+    text.append(f"{view.names[last.seat]} rolled {last.expr}: ", "bold")
+    text.append(f" {last.total} ", "bold reverse")
+    text.append(f"   dice {last.describe().split(' ', 1)[1]}\n")
+    if expr.sides == 6 and len(last.faces) <= MAX_DRAWN:
+        rows = [face_rows(f" {face}") for face in last.faces]
+        for r in range(3):
+            text.append("\n" + "  ".join(f"[{row[r]}]" for row in rows))
+    return text
+
+
+def may_roll(view: TableView | None) -> bool:
+    """This terminal's seat may roll now: its turn in a room in turns, any moment in a free room."""
+    if view is None or view.final is not None or view.state is None:
+        return False
+    return any(may_act(view.state, seat) for seat in view.local_seats)
+
+
+_MARK = {VERIFIED: ("✓", "green"), WAITING: ("…", "yellow"), FAULT: ("✗", "bold red")}
+
+
+def history_lines(view: TableView) -> list[Text]:
+    """One line per roll, oldest first: who rolled what, total and dice, and each seat's reveal check;
+    then the roll being decided and the rolls queued behind it."""
+    state, names, lines = view.state, view.names, []
+    for number, roll in enumerate(state.rolls, start=1):
+        line = Text(f"{number:>3}. ")
+        line.append(f"{names[roll.seat]} rolled {roll.expr}: ", "bold")
+        total, dice = roll.describe().split(" ", 1)
+        line.append(f"{total} ", "bold")
+        line.append(dice)
+        event = view.events[number - 1] if number - 1 < len(view.events) else None
+        if event is not None and event.reveals:
+            line.append("   reveals ")
+            for reveal in event.reveals:
+                mark, style = _MARK.get(reveal.status, ("?", ""))
+                line.append(f"{names[reveal.seat]} {mark} ", style)
+        elif event is not None:
+            line.append("   (local dice)", "dim")
+        lines.append(line)
+    if state.pending:
+        lines.append(Text(f"     {names[state.rolling]} rolls {state.pending}: being decided…", "yellow"))
+    for seat, expr in state.queue:
+        lines.append(Text(f"     {names[seat]} rolls {expr}: queued", "dim"))
+    return lines
+
+
+class RollHistory(RichLog):
+    """The room's rolls (history_lines), redrawn when they change."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(wrap=True, min_width=1, markup=False, highlight=False, auto_scroll=True, **kwargs)
+        self.shown: list[str] = []
+
+    def show(self, lines: list[Text]) -> None:
+        plain = [line.plain for line in lines]
+        if plain == self.shown:
+            return
+        if plain[: len(self.shown)] != self.shown or (self.shown and self.shown[-1].endswith(("…", "queued"))):
+            self.clear()
+            self.shown = []
+        for line in lines[len(self.shown):]:
+            self.write(line)
+        self.shown = plain
+
+
+class DiceRoomScreen(PanelActions, Screen):
+    AUTO_FOCUS = None
+
+    BINDINGS = [
+        Binding("f2", "pass_turn", "pass"),
+        Binding("f3", "close_room", "close room"),
+        Binding("f", "panel('fairness')", "fairness", show=False),
+        Binding("m", "panel('moves')", "rolls", show=False),
+        Binding("l", "panel('log')", "log", show=False),
+        Binding("t", "panel('chat')", "chat", show=False),
+        Binding("v", "verify", "verify", show=False),
+        Binding("escape", "leave", "leave"),
+    ]
+
+    def __init__(self, controller: TableController) -> None:
+        super().__init__()
+        self.controller = controller
+        self.view: TableView | None = None
+        self._keys = (True, True)  # pass and close offered (the footer's state)
+
+    def compose(self) -> ComposeResult:
+        yield TextLine("", id="status")
+        with Horizontal(id="room-top"):
+            yield TextLine("", id="roll-picture")
+            yield SeatsPanel(id="seats")
+        with Horizontal(id="roll-row"):
+            yield Input(placeholder="3d6, d20+2, 4d6kh3 … Enter rolls", id="roll-input", max_length=40)
+            yield Button("Pass (F2)", id="pass")
+            yield Button("Close (F3)", id="close")
+        with TabbedContent(id="panels", initial="moves"):
+            with TabPane("Rolls", id="moves"):
+                yield RollHistory(id="roll-history")
+            with TabPane("Log", id="log"):
+                yield MoveLog(id="move-log")
+            with TabPane("Fairness", id="fairness"):
+                yield FairnessPanel(id="fairness-panel")
+            if self.controller.network:
+                with TabPane("Chat", id="chat"):
+                    yield ChatPanel(id="chat-panel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # Only the roll line (and the chat line) take keys: a focused button would eat Enter.
+        for widget in (self.query_one(Tabs), self.query_one(MoveLog), self.query_one(FairnessPanel), self.query_one(RollHistory),
+                       *self.query(Button)):
+            widget.can_focus = False
+        self.controller.attach(self)
+
+    def on_unmount(self) -> None:
+        self.controller.close()
+
+    # -- messages from the table ---------------------------------------------------------------
+    def on_table_changed(self, message: TableChanged) -> None:
+        self.view = view = message.view
+        mine = may_roll(view)
+        free = view.state.free
+        if view.result is not None:
+            status = f"The room is closed: {with_names(view.result.reason, view.names)}"
+        elif view.note:
+            status = view.note
+        elif free and view.state.closing:
+            status = "The host is closing the room: the last rolls are being decided"
+        elif free and mine:
+            status = "Anyone may roll at any moment: type a roll and press Enter"
+        elif mine:
+            status = "Your turn: type a roll and press Enter, or pass (F2)"
+        elif view.actor is not None and view.actor >= 0:
+            status = f"{view.names[view.actor]} is rolling…"
+        else:
+            status = "Rolling…"
+        self.query_one("#status", TextLine).update(status)
+        self.query_one("#roll-picture", TextLine).update(roll_picture(view))
+        self.query_one(SeatsPanel).show(view)
+        self.query_one(MoveLog).show(view.log)
+        self.query_one(RollHistory).show(history_lines(view))
+        keys = (self._may("pass_turn"), self._may("close_room"))
+        self.query_one("#pass", Button).display, self.query_one("#close", Button).display = keys
+        if keys != self._keys:  # the footer follows (recomposing it on every roll would be costly)
+            self._keys = keys
+            self.refresh_bindings()
+        self.query_one(FairnessPanel).show(view)
+        box = self.query_one("#roll-input", Input)
+        box.disabled = not mine
+        chatting = isinstance(self.focused, Input) and self.focused.id == "chat-input"
+        if mine and not chatting:
+            box.focus()
+
+    def on_move_refused(self, message: MoveRefused) -> None:
+        self.notify(message.reason, title="Not accepted", severity="warning")
+
+    def on_chat_arrived(self, message: ChatArrived) -> None:
+        if self.controller.network:
+            self.query_one(ChatPanel).add(message.name, message.text)
+
+    def on_banner(self, message: Banner) -> None:
+        self.notify(message.text, severity="error" if message.level == "error" else "warning", timeout=8)
+
+    def on_table_closed(self, message: TableClosed) -> None:
+        self.query_one("#status", TextLine).update(f"The table closed: {message.reason}")
+
+    # -- acting --------------------------------------------------------------------------------
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "roll-input":
+            return
+        event.stop()
+        text = event.value.strip() or (self.view.state.option["expr"] if self.view else "d20")
+        try:
+            expr = parse(text)
+        except BadExpression as error:
+            self.notify(str(error), title="Not a roll", severity="warning")
+            return
+        event.input.clear()
+        self.controller.submit(Move("roll", (str(expr),)))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_pass_turn() if event.button.id == "pass" else self.action_close_room()
+
+    def _may(self, action: str) -> bool:
+        """Whether this room has the action at all: a free room has no turn to pass, and only its
+        host (seat 0) closes it."""
+        view = self.view
+        if view is None or view.state is None:
+            return True
+        if action == "pass_turn":
+            return not view.state.free
+        if action == "close_room":
+            return not view.state.free or 0 in view.local_seats
+        return True
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        return self._may(action)
+
+    def action_pass_turn(self) -> None:
+        if may_roll(self.view) and self._may("pass_turn"):
+            self.controller.submit(Move("pass"))
+
+    def action_close_room(self) -> None:
+        if may_roll(self.view) and self._may("close_room"):
+            self.controller.submit(Move("close"))
+
+    def action_leave(self) -> None:
+        if isinstance(self.focused, Input) and self.focused.id == "chat-input":
+            self.set_focus(None)
+            return
+        self.app.pop_screen()

@@ -1,0 +1,97 @@
+"""Game history: every game this player has played, newest first (tui/tables/history.py reads them).
+
+Enter (or a click) opens a game: its move log in words, and for a network game the verdict of the
+same check as `dicetable verify`, run in a thread so a long game does not hold the screen.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+
+from dicetable.tui.screens.game_list_screen import GameListScreen
+from dicetable.tui.tables.history import Played, past_games
+from dicetable.tui.widgets.move_log import MoveLog
+
+EMPTY = "No games yet: the games you finish against bots or at this terminal, and your network games, are kept here."
+
+
+class HistoryScreen(GameListScreen):
+    CSS_PATH = "history_screen.tcss"
+    PREFIX = "history"
+    HEADING = "Game history"
+    HELP = "Newest first; Enter or a click shows a game's moves (and checks a network game)."
+    EMPTY = EMPTY
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.games: list[Played] = []
+
+    def load(self) -> tuple[list[str], list[str]]:
+        from dicetable.net.identity import home
+
+        self.games, unreadable = past_games(home())
+        return [game.words() for game in self.games], unreadable
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.app.push_screen(GameRecordScreen(self.games[int(event.option.id)]))
+
+
+class GameRecordScreen(Screen):
+    """One past game: what it was, its move log, and (network) the transcript's verdict."""
+
+    CSS_PATH = "history_screen.tcss"
+    BINDINGS = [Binding("escape", "back", "back")]
+
+    def __init__(self, game: Played) -> None:
+        super().__init__()
+        self.game = game
+        self.verdict = ""  # the network verdict line, once checked
+        self._left = False  # the person went back before the check ended
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="record-box"):
+            yield Static(escape(self.game.words()), id="record-title")
+            yield Static(id="record-verdict")
+            yield MoveLog(id="record-log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        game = self.game
+        if not game.network:
+            self._show("a local game: its dice came from this computer's random numbers (no transcript)", game.log)
+            return
+        self.query_one("#record-verdict", Static).update(f"Checking {escape(str(game.path))}…")
+        self.run_worker(self._check, thread=True, group="verify", exit_on_error=False)
+
+    def _check(self) -> None:
+        """In a thread: replay the transcript as `dicetable verify` does; its log in words."""
+        from dicetable.net.verify import verify
+        from dicetable.tui.tables.net_table import fair_events, replica_log
+
+        verdict = verify(self.game.path)
+        log = ()
+        if verdict.replica is not None and verdict.replica.game is not None:
+            names = list(verdict.replica.names)
+            log = tuple(replica_log(verdict.replica, names, fair_events(verdict.replica, names)))
+        self.app.call_from_thread(self._show, f"{verdict.line()}\n{self.game.path}", log)
+
+    def on_unmount(self) -> None:
+        self._left = True
+
+    def _show(self, verdict: str, log) -> None:
+        if self._left:
+            return
+        self.verdict = verdict
+        self.query_one("#record-verdict", Static).update(escape(verdict))
+        moves = self.query_one(MoveLog)
+        moves.auto_scroll = False  # a game is read from its first move; arrows and PgDn scroll
+        moves.show(tuple(log))
+        moves.focus()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,178 @@
+"""LAN tables: the open tables announced near you (net/discovery.py), updated live; Enter joins.
+
+Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts on a LAN
+address is announced (`announce_hosted`); one on 127.0.0.1 is not.
+
+Each row shows the announcement's trust in words (verified / unverified / forged), so nothing is
+told by colour alone. A forged announcement is listed, with why, but never joined. Joining does
+what `dicetable join --lan` does: the CurveZMQ handshake accepts only the host holding the
+announced curve key, then the table's opening must be signed by the announced Ed25519 key (else the
+seat is left, saying why); only then is an unverified host pinned (trust on first use, as ssh does).
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from dicetable.net import discovery
+from dicetable.net.discovery import FORGED, VERIFIED, Announcement, DiscoveryError
+
+def announce_hosted(session, bind: str):
+    """Announce a table the app hosts when it listens on a LAN address (never on loopback)."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(bind)
+    except ValueError:
+        return None
+    if ip.version != 4 or ip.is_loopback:
+        return None
+    try:
+        return discovery.SessionAnnouncer(session, discovery.advertised_addresses(bind))
+    except DiscoveryError:
+        return None  # discovery is a convenience: the invite still works
+
+
+def opening_check(ann: Announcement, trust: str, directory):
+    """The check run once seated (in the table's thread): the opening is signed by the announced
+    key, as `join --lan` checks (tui/commands/lan.py); then an unverified host is pinned."""
+
+    def check(session) -> None:
+        from dicetable.net.session import SessionError
+        from dicetable.tui.commands.lan import opening_mismatch
+
+        why = opening_mismatch(session, ann)
+        if why is not None:
+            session.close()
+            raise SessionError(why)
+        if trust != VERIFIED:
+            try:
+                discovery.KnownHosts(directory).pin(ann.host_key, ann.curve_key, ann.host_name)
+            except (DiscoveryError, OSError) as error:
+                session.close()
+                raise SessionError(str(error)) from None
+
+    return check
+
+
+COLUMNS = ("Trust", "Game", "Seats", "Host", "Fingerprint", "Address")
+
+
+class LanScreen(Screen):
+    CSS_PATH = "lan_screen.tcss"
+    BINDINGS = [Binding("escape", "back", "back"), Binding("enter", "join", "join", priority=True)]
+
+    def __init__(self, interface_addresses: list[str] | None = None, browse: bool = True) -> None:
+        super().__init__()
+        self.interface_addresses = interface_addresses
+        self.browse = browse  # False: the rows come from `show` alone (tests)
+        self.browser = None
+        self.rows: list[tuple[Announcement, str, str]] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="lan-box"):
+            yield Static("Tables on your LAN", id="lan-title")
+            yield DataTable(id="lan-tables", cursor_type="row", zebra_stripes=False)
+            yield Static("Looking for tables…", id="lan-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns(*COLUMNS)
+        table.focus()
+        if self.browse:
+            try:
+                self.browser = discovery.Browser(self.interface_addresses, on_change=self._from_browser)
+            except DiscoveryError as error:
+                self._note(str(error))
+
+    def on_unmount(self) -> None:
+        if self.browser is not None:
+            self.browser.close()
+
+    def _from_browser(self, tables: list[Announcement]) -> None:  # in the browser's thread
+        try:
+            self.app.call_from_thread(self.show, tables)
+        except RuntimeError:
+            pass  # the app is closing
+
+    def show(self, tables: list[Announcement]) -> None:
+        """Redraw the list from the announcements now on the LAN (open tables with an address)."""
+        if not self.is_mounted:
+            return
+        try:
+            known = discovery.KnownHosts(self.app.profile_dir)
+        except DiscoveryError as error:
+            self._note(str(error))
+            return
+        own = self._own()
+        grid = self.query_one(DataTable)
+        keep = self.rows[grid.cursor_row][0].service if self.rows and 0 <= grid.cursor_row < len(self.rows) else None
+        self.rows = [(a, *discovery.assess(a, known, own)) for a in tables if a.open and a.addresses]
+        grid.clear()
+        for ann, trust, _ in self.rows:
+            grid.add_row(
+                trust, ann.game, f"{ann.seats_taken}/{ann.seats_total}", ann.host_name, ann.fingerprint,
+                f"{discovery.best_address(ann.addresses)}:{ann.port}", key=ann.service,
+            )
+        services = [a.service for a, _, _ in self.rows]
+        if keep in services:
+            grid.move_cursor(row=services.index(keep))
+        if not self.rows:
+            self._note("No open tables announced yet (a host announces with `dicetable host --lan`).")
+        else:
+            self._explain()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._explain()
+
+    def _explain(self) -> None:
+        row = self._current()
+        if row is not None:
+            ann, trust, why = row
+            self._note(f"{ann.host_name} ({trust}): {why}")
+
+    def _current(self) -> tuple[Announcement, str, str] | None:
+        index = self.query_one(DataTable).cursor_row
+        return self.rows[index] if self.rows and 0 <= index < len(self.rows) else None
+
+    def _own(self):
+        from dicetable.net import identity
+
+        try:
+            return identity.load(self.app.profile_dir)
+        except identity.ProfileError:
+            return None
+
+    def _note(self, text: str) -> None:
+        self.query_one("#lan-note", Static).update(text)
+
+    def action_join(self) -> None:
+        from dicetable.net.peer import PeerSession
+        from dicetable.net.session import SessionError
+        from dicetable.tui.tables.net_table import NetTable
+
+        row = self._current()
+        if row is None:
+            return
+        ann, trust, why = row
+        if trust == FORGED:
+            self._note(f"Not joining: this announcement is forged ({why}).")
+            return
+        profile = self.app.profile()
+        if profile is None:
+            return
+        try:
+            session = PeerSession(profile, invite=ann.invite().encode())
+        except SessionError as error:
+            self._note(str(error))
+            return
+        check = opening_check(ann, trust, self.app.profile_dir)
+        self.app.open_waiting_room(NetTable(session, "join", on_connected=check), replace=self)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

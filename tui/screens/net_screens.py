@@ -1,0 +1,210 @@
+"""Host a table and join a table: the forms that open a network table (net/host.py, net/peer.py).
+
+Both end in the waiting room (tui/screens/waiting_room_screen.py), which turns into the game's screen when
+every seat has joined. The dice room starts here too: alone with local dice, or hosted.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, RadioSet, Static
+
+from dicetable.tui.widgets.choice import Choice
+
+
+class DiceRoomSetupScreen(Screen):
+    """Roll alone with local dice, or host a room where friends roll with fair shared dice."""
+
+    BINDINGS = [
+        Binding("a", "alone", "alone"),
+        Binding("h", "host", "host a room"),
+        Binding("escape", "back", "back"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="net-box"):
+            yield Static("Dice room", id="net-title")
+            yield Static(
+                "Roll dice expressions: d20, 3d6, 2d10+4, 4d6kh3, 4dF.\n"
+                "Alone, the dice come from this computer. With friends, anyone rolls at any moment, "
+                "and every roll is made by all seats together and checked by each (the same fair "
+                "rolls as the games).\n"
+                "To join a friend's room: Home → Join a table, and paste their invite."
+            )
+            with Horizontal(classes="net-buttons"):
+                yield Button("Roll alone (a)", id="alone", variant="primary")
+                yield Button("Host a room (h)", id="host")
+                yield Button("Back (Esc)", id="back")
+        yield Footer()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        {"alone": self.action_alone, "host": self.action_host, "back": self.action_back}[event.button.id]()
+
+    def action_alone(self) -> None:
+        self.app.pop_screen()
+        self.app.start_dice_room()
+
+    def action_host(self) -> None:
+        self.app.pop_screen()
+        self.app.push_screen(HostScreen("diceroom"))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+class HostScreen(Screen):
+    """Open a table (TRICE, or a dice room for 2 to 8) on an address and port; the waiting room
+    then shows the invite."""
+
+    BINDINGS = [Binding("escape", "back", "back"), Binding("ctrl+o", "open_table", "open")]
+
+    def __init__(self, game: str = "trice") -> None:
+        super().__init__()
+        self.game = game
+
+    def compose(self) -> ComposeResult:
+        from dicetable.core import registry
+        from dicetable.tui.app import table_screens
+
+        with Vertical(id="net-box"):
+            yield Static("Host a dice room" if self.game == "diceroom" else "Host a table", id="net-title")
+            if self.game == "diceroom":
+                yield Static("Seats (2 to 8, you included):", classes="net-label")
+                yield Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
+            else:
+                with RadioSet(id="host-game"):
+                    for name in table_screens():
+                        yield Choice(registry.get(name).title, value=name == self.game, name=name)
+                yield Static("Seats, you included (Dice Breaker 2-6, battle mode; Tricolor Line 2-8; others 2):",
+                             classes="net-label")
+                yield Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
+            yield Static("Address, port, seconds per move (127.0.0.1: this machine only, your LAN "
+                         "address lets others in; port 0: any free one; 0 s: no clock):", classes="net-label")
+            with Horizontal(id="host-where"):
+                yield Input("127.0.0.1", id="host-address")
+                yield Input("0", id="host-port", restrict=r"[0-9]*", max_length=5)
+                yield Input("0", id="host-clock", restrict=r"[0-9]*", max_length=4)
+            with Horizontal(classes="net-buttons"):
+                yield Button("Open the table (Enter)", id="open", variant="primary")
+                yield Button("Back (Esc)", id="back")
+            yield Static(id="net-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#open").focus()
+
+    def on_input_submitted(self) -> None:
+        self.action_open_table()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_open_table() if event.button.id == "open" else self.action_back()
+
+    def action_open_table(self) -> None:
+        from dicetable.core import registry
+        from dicetable.net.host import HostSession
+        from dicetable.net.session import SessionError, Timing
+        from dicetable.tui.tables.net_table import NetTable
+
+        address = self.query_one("#host-address", Input).value.strip()
+        port_text = self.query_one("#host-port", Input).value.strip() or "0"
+        if not address or not 0 <= int(port_text) <= 65535:
+            self.query_one("#net-note", Static).update("Give an address and a port from 0 to 65535.")
+            return
+        seats = None
+        if self.game != "diceroom":
+            picked = self.query_one("#host-game", RadioSet).pressed_button
+            self.game = picked.name if picked is not None and picked.name else self.game
+            info = registry.get(self.game)
+            if info.max_seats > 2:  # a table for more than two (Dice Breaker): as many seats as asked
+                seats = int(self.query_one("#host-seats", Input).value or "0")
+                if not info.min_seats <= seats <= info.max_seats:
+                    self.query_one("#net-note", Static).update(
+                        f"{info.title} is played by {info.min_seats} to {info.max_seats}.")
+                    return
+        if self.game == "diceroom":
+            seats = int(self.query_one("#host-seats", Input).value or "0")
+            if not 2 <= seats <= 8:
+                self.query_one("#net-note", Static).update("A dice room with friends has 2 to 8 seats.")
+                return
+        profile = self.app.profile()
+        if profile is None:
+            return
+        try:
+            clock = int(self.query_one("#host-clock", Input).value or "0")
+            free = {"turns": False} if self.game == "diceroom" else None  # a dice room: anyone rolls at any moment
+            session = HostSession(profile, game=self.game, seats=seats, options=free, bind=address, port=int(port_text),
+                                  timing=Timing(turn_deadline=float(clock)))
+        except SessionError as error:
+            self.query_one("#net-note", Static).update(str(error))
+            return
+        from dicetable.tui.screens.lan_screen import announce_hosted
+
+        announce_hosted(session, address)  # on a LAN address: listed in others' LAN tables
+        self.app.open_waiting_room(NetTable(session, "host"), replace=self)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+class JoinScreen(Screen):
+    """Paste an invite (`dt1-...`) and take a seat."""
+
+    BINDINGS = [Binding("escape", "back", "back"), Binding("ctrl+l", "lan", "LAN tables")]
+
+    def action_lan(self) -> None:
+        from dicetable.tui.screens.lan_screen import LanScreen  # tables announced nearby (net/discovery.py)
+
+        self.app.switch_screen(LanScreen())
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="net-box"):
+            yield Static("Join a table", id="net-title")
+            yield Static("Paste the invite the host gave you (it starts with dt1-):", classes="net-label")
+            yield Input(placeholder="dt1-...", id="join-invite")
+            with Horizontal(classes="net-buttons"):
+                yield Button("Join (Enter)", id="join", variant="primary")
+                yield Button("Back (Esc)", id="back")
+            yield Static(id="net-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#join-invite").focus()
+
+    def on_input_submitted(self) -> None:
+        self.join()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.join() if event.button.id == "join" else self.action_back()
+
+    def join(self) -> None:
+        from dicetable.net.peer import PeerSession
+        from dicetable.net.session import SessionError
+        from dicetable.tui.tables.net_table import NetTable
+
+        invite = "".join(self.query_one("#join-invite", Input).value.split())
+        if not invite:
+            self.query_one("#net-note", Static).update("Paste an invite first.")
+            return
+        profile = self.app.profile()
+        if profile is None:
+            return
+        try:
+            session = PeerSession(profile, invite=invite)
+        except SessionError as error:
+            self.query_one("#net-note", Static).update(str(error))
+            return
+        self.app.open_waiting_room(NetTable(session, "join"), replace=self)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+def net_screen(action: str) -> Screen:
+    if action == "host":
+        return HostScreen()
+    if action == "join":
+        return JoinScreen()
+    return DiceRoomSetupScreen()

@@ -1,0 +1,211 @@
+"""Resume a game: the network games this profile left unfinished (a crash, a closed terminal),
+reopened as `dicetable host --resume` / `join --resume` do, then played on in the usual screens;
+and the local games left unfinished, rebuilt from their saves (tui/tables/local_save.py).
+
+A game is listed when its transcript in the data directory (net/session.py `transcript_dir()`) has
+its `.seat` file beside it and no result yet. Reopening runs in a thread (a resumed host waits up to
+5 s for its port, a joiner up to 5 s for the host); an error is one line here and changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.binding import Binding
+from textual.widgets import OptionList
+
+from dicetable.tui.screens.game_list_screen import GameListScreen
+from dicetable.tui.tables.history import game_title, moves_words, when_words
+
+EMPTY = "No unfinished games: there is nothing to resume."
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    path: Path
+    game: str  # the game's title
+    names: tuple[str, ...]
+    moves: int
+    when: float  # last written (seconds since the epoch)
+    seat: int
+
+    def words(self) -> str:
+        who = "you host" if self.seat == 0 else f"you joined as seat {self.seat}"
+        return f"{self.game}: {' vs '.join(self.names)}, {moves_words(self.moves)}, {when_words(self.when)}, {who}"
+
+
+def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
+    """The game in `path` when it is unfinished, None when it is over; raises ValueError (why) when
+    it cannot be resumed by this profile."""
+    from dicetable.net import wire
+    from dicetable.net.session import SessionError, load_seat
+    from dicetable.net.transcript import DamagedTranscript, NotATranscript, read
+
+    try:
+        seat = load_seat(path)["seat"]
+        transcript = read(path)
+    except (SessionError, NotATranscript, DamagedTranscript) as error:
+        raise ValueError(str(error)) from None
+    if transcript.result is not None:
+        return None
+    seats = transcript.header["seats"]
+    if type(seat) is not int or not 0 <= seat < len(seats):
+        raise ValueError(f"its seat file names seat {seat!r}, not one of the table's")
+    if key is not None and seats[seat]["key"] != key:
+        raise ValueError(f"seat {seat} there is another profile's")
+    moves = 0
+    for frame in transcript.frames:
+        try:
+            moves += wire.decode(frame).kind in ("move", "unseal")
+        except wire.WireError as error:
+            raise ValueError(f"a frame is unreadable: {error}") from None
+    names = tuple(s["name"] for s in seats)
+    return Unfinished(path, game_title(transcript.header["game"]), names, moves, path.stat().st_mtime, seat)
+
+
+def saved_address(path: Path, default: str) -> tuple[str, str | None]:
+    """Where a host's table was bound and the address its invite names (its seat file keeps them),
+    so joiners' invites still reach it; `default` for a seat file written without them."""
+    from dicetable.net.session import load_seat
+
+    seat = load_seat(path)
+    bind, advertise = seat.get("bind"), seat.get("advertise")
+    bind = bind if type(bind) is str and bind else default
+    return bind, (advertise if type(advertise) is str and advertise else None)
+
+
+def unfinished_games(directory: Path, key: bytes | None = None) -> tuple[list[Unfinished], list[str]]:
+    """The unfinished games in `directory`, newest first, and the files that could not be read
+    (as `name: why`). `key`: this profile's public key (a seat of another profile is not ours)."""
+    games, unreadable = [], []
+    paths = sorted(directory.glob("*.dtt")) if directory.is_dir() else []
+    for path in paths:
+        if not Path(str(path) + ".seat").exists():
+            continue  # no secrets beside it (e.g. a copy to verify): nothing to resume with
+        try:
+            game = read_unfinished(path, key)
+        except (ValueError, OSError) as error:
+            unreadable.append(f"{path.name}: {str(error).replace(str(directory) + os.sep, '')}")  # names, not paths
+            continue
+        if game is not None:
+            games.append(game)
+    games.sort(key=lambda g: (g.when, g.path.name), reverse=True)
+    return games, unreadable
+
+
+class ResumeScreen(GameListScreen):
+    CSS_PATH = "resume_screen.tcss"
+    BINDINGS = [*GameListScreen.BINDINGS, Binding("x", "forget", "forget a local game")]
+    PREFIX = "resume"
+    HEADING = "Resume a game"
+    HELP = "Unfinished games, newest first (Enter or a click reopens one; x forgets a local one):"
+    EMPTY = EMPTY
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.games: list = []  # Unfinished (network) and SavedGame (local)
+        self.busy = False
+
+    def load(self) -> tuple[list[str], list[str]]:
+        from dicetable.net import identity
+        from dicetable.net.identity import home
+        from dicetable.net.session import transcript_dir
+        from dicetable.tui.tables.local_save import saved_games
+
+        try:
+            profile = identity.load(self.app.profile_dir)
+        except identity.ProfileError:
+            profile = None
+        network, unreadable = unfinished_games(transcript_dir(), profile.public_key if profile else None)
+        local, bad_saves = saved_games(home())
+        self.games = sorted(network + local, key=lambda g: g.when, reverse=True)
+        return [game.words() for game in self.games], unreadable + bad_saves
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        game = self.games[int(event.option.id)]
+        if isinstance(game, Unfinished):
+            self.reopen(game)
+        else:
+            self.reopen_local(game)
+
+    def action_forget(self) -> None:
+        """Delete the highlighted local game's save (a network game's transcript is its record: kept)."""
+        menu = self.query_one("#resume-list", OptionList)
+        if not self.loaded or menu.highlighted is None or not self.games:
+            return
+        game = self.games[menu.highlighted]
+        if isinstance(game, Unfinished):
+            self.note("A network game is not forgotten here: its transcript is the table's record.")
+            return
+        game.path.unlink(missing_ok=True)
+        del self.games[menu.highlighted]
+        menu.clear_options()
+        self.list_games([g.words() for g in self.games], self.unreadable)
+        self.note(f"Forgot {game.words()}." if self.games else f"Forgot {game.words()}. {EMPTY}")
+
+    def reopen_local(self, game) -> None:
+        """A local game rebuilt from its save, on its table screen; one line here if it cannot be."""
+        from dicetable.tui.tables.history import history_path
+        from dicetable.tui.tables.local_save import resume
+
+        try:
+            table = resume(game.path, bot_delay=self.app.bot_delay, history=history_path())
+        except ValueError as error:
+            self.note(f"Could not resume: {game.path.name} is {error}")
+            return
+        self.app.pop_screen()
+        self.app.open_table(table)
+
+    def reopen(self, game: Unfinished) -> None:
+        if self.busy:
+            return
+        profile = self.app.profile()
+        if profile is None:
+            return
+        self.busy = True
+        waiting = "waiting for its port" if game.seat == 0 else "waiting for the host"
+        self.note(f"Reopening {game.game} ({waiting}, up to 5 s)…")
+        self.run_worker(lambda: self._reopen(profile, game), thread=True, group="resume", exit_on_error=False)
+
+    def _reopen(self, profile, game: Unfinished) -> None:
+        """In a thread: open the table (host) or reach the host (joiner), as the CLI's --resume."""
+        from dicetable.net.host import HostSession
+        from dicetable.net.peer import PeerSession
+        from dicetable.net.session import SessionError
+        from dicetable.net.transport import DEFAULT_BIND
+        from dicetable.tui.tables.net_table import NetTable
+
+        session = None
+        try:
+            if game.seat == 0:  # where the table was bound and what its invite names, on the invite's port
+                bind, advertise = saved_address(game.path, DEFAULT_BIND)
+                session = HostSession(profile, resume=game.path, bind=bind, advertise=advertise, port=0)
+                table = NetTable(session, "host")
+                session.open()
+            else:
+                session = PeerSession(profile, resume=game.path)
+                table = NetTable(session, "join")
+                session.connect()
+            # Where the game stands, before the table's thread takes over: its screen shows it at once.
+            session.emit("transcript", text=str(session.transcript_path))
+        except Exception as error:  # SessionError is meant for a person; anything else still reaches them as words
+            if session is not None:
+                session.close()
+            reason = str(error) if isinstance(error, SessionError) else f"the table did not reopen: {error}"
+            self.app.call_from_thread(self._failed, reason)
+            return
+        self.app.call_from_thread(self._opened, table)
+
+    def _failed(self, reason: str) -> None:
+        self.busy = False
+        if not self.is_mounted:  # the person left this screen meanwhile
+            return
+        self.note(f"Could not resume: {reason}")
+
+    def _opened(self, table) -> None:
+        if self.app.screen is not self:  # the person left this screen meanwhile: leave the table too
+            table.session.close()
+            return
+        self.app.open_waiting_room(table, replace=self)

@@ -1,0 +1,250 @@
+"""The network table controller: a `TableController` over a net session (net/host.py, net/peer.py).
+
+The session runs its synchronous loop in a thread worker of the app (it outlives the waiting room
+and the game screen); it reports through `on_event`, called in that thread, where this controller
+takes a `TableView` snapshot of the session's Replica (only that thread changes it) and posts it to
+the current screen as a Message. The screen's moves and chat go back through the session's
+thread-safe command queue, so network I/O never blocks the interface.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from dicetable.core.game import CHANCE
+from dicetable.net.session import answer_default
+from dicetable.tui.tables.controller import (
+    VERIFIED,
+    WAITING,
+    FairEvent,
+    LogEntry,
+    Reveal,
+    SeatInfo,
+    TableController,
+    TableView,
+    outcome_words,
+    with_names,
+)
+from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+
+
+def replica_log(replica, names: list[str], events: tuple[FairEvent, ...]) -> list[LogEntry]:
+    """The move log in words from a replica's records: moves, decided events, joins, claims."""
+    outcomes = {event.number: event.outcome for event in events}
+    log = []
+    for record in replica.log:
+        if record.kind in ("move", "unseal") and record.move is not None:
+            log.append(LogEntry(record.seat, with_names(record.note, names)))
+        elif record.event is not None and record.event.outcome is not None:
+            words = outcomes.get(record.event.number) or "every reveal checked"
+            log.append(LogEntry(CHANCE, f"{with_names(record.event.label, names)}: {words}"))
+        elif record.kind == "join":
+            log.append(LogEntry(CHANCE, f"{names[record.seat]} sits down ({record.envelope.body['name']}, "
+                                        f"key {replica.seats[record.seat].fingerprint})"))
+        elif record.kind in ("claim", "resign"):
+            log.append(LogEntry(record.seat, with_names(record.note, names)))
+    return log
+
+
+def fair_events(replica, names: list[str]) -> tuple[FairEvent, ...]:
+    """The replica's random events as the fairness panel lists them: each seat's reveal checked."""
+    events = []
+    for event in replica.events:
+        reveals = tuple(
+            Reveal(seat, VERIFIED, f"revealed {value[:4].hex()}…") if value is not None else Reveal(seat, WAITING, "reveal due")
+            for seat, value in enumerate(event.reveals)
+        )
+        words = ""
+        if event.outcome is not None:
+            words = outcome_words(replica.game, event.chance, event.outcome, None, names)
+            if event.seed is not None:
+                words += f" (seed {event.seed[:4].hex()}…)"
+        status = VERIFIED if event.outcome is not None else WAITING
+        events.append(FairEvent(event.number, with_names(event.label, names), words, status, reveals))
+    return tuple(events)
+
+
+class NetTable(TableController):
+    network = True
+
+    def __init__(self, session, role: str, on_connected=None) -> None:
+        self.session = session
+        self.role = role  # "host" or "join"
+        # on_connected(session): a joiner's check once seated (the LAN list's opening check);
+        # it raises SessionError to leave the table
+        self.on_connected = on_connected
+        self.target = None
+        self.invite = ""
+        self.closed_reason = ""
+        self.away: set[int] = set()
+        self._view: TableView | None = None
+        self._waiting_key = None  # what the table waits for, and since when (for seat clocks)
+        self._waiting_since = 0.0
+        self._lock = threading.Lock()
+        self._started = False
+        session.on_event = self._on_event
+
+    # -- the interface -------------------------------------------------------------------------
+    @property
+    def game(self):
+        replica = self.session.replica
+        return replica.game if replica is not None else None
+
+    def attach(self, target) -> None:
+        with self._lock:
+            self.target = target
+            view = self._view
+        if view is not None:
+            target.post_message(TableChanged(view))
+        if not self._started:
+            self._started = True
+            target.app.run_worker(self._run, thread=True, group="net", name=f"table ({self.role})",
+                                  exit_on_error=False)
+
+    def view(self) -> TableView | None:
+        return self._view
+
+    def submit(self, move) -> None:
+        self.session.move(move)
+
+    def send_chat(self, text: str) -> None:
+        self.session.chat(text)
+
+    def verify(self) -> str:
+        from dicetable.net.verify import NotATranscript, verify
+
+        path = self.session.transcript_path
+        if path is None or not path.exists():
+            return "no transcript yet: it starts when every seat has joined"
+        try:
+            return verify(path).line()
+        except NotATranscript as error:
+            return f"not a transcript: {error}"
+
+    def close(self) -> None:
+        self.session.stop()
+
+    # -- the session's thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        from dicetable.net.session import SessionError
+
+        try:
+            if self.on_connected is not None:
+                self.session.connect()
+                self.on_connected(self.session)
+            self.session.run()
+        except SessionError as error:
+            self.closed_reason = str(error)
+            self._post(TableClosed(str(error)))
+        except Exception as error:  # a bug must still reach the player as words, not a dead table
+            self.closed_reason = f"the table stopped: {error}"
+            self._post(TableClosed(self.closed_reason))
+            raise
+
+    def _post(self, message) -> None:
+        with self._lock:
+            target = self.target
+        if target is not None:
+            target.post_message(message)
+
+    def _on_event(self, event) -> None:
+        kind = event.kind
+        names = list(self._names())
+        if kind == "invite":
+            self.invite = event.text
+        elif kind == "dropped" and event.seat is not None:
+            self.away.add(event.seat)
+            self._post(Banner(f"{self._name(event.seat)} dropped: {event.text or 'waiting for them to return'}", "warning"))
+        elif kind == "returned" and event.seat is not None:
+            self.away.discard(event.seat)
+            self._post(Banner(f"{self._name(event.seat)} is back", "info"))
+        elif kind == "claimable" and event.seat is not None and answer_default(self.session.replica) is not None:
+            self._post(Banner(f"{self._name(event.seat)} did not answer in time: {event.text.rsplit(': ', 1)[-1]}", "info"))
+        elif kind == "claimable" and event.seat is not None:
+            self._post(Banner(f"{self._name(event.seat)} is in default: {with_names(event.text, names)}; "
+                              "the game is claimed for the seats still here", "warning"))
+        elif kind == "refused":
+            text = with_names(event.text, names)
+            if event.seat == self.session.seat:
+                self._post(MoveRefused(text))
+            else:
+                self._post(Banner(f"refused: {text}", "error"))
+        elif kind == "chat" and event.seat is not None:
+            self._post(ChatArrived(event.seat, self._name(event.seat), event.text))
+        elif kind == "error":
+            self._post(Banner(event.text, "error"))
+        if kind in ("invite", "joined", "started", "record", "your_turn", "result", "transcript",
+                    "dropped", "returned"):
+            view = self._snapshot()
+            with self._lock:
+                self._view = view
+            self._post(TableChanged(view))
+
+    # -- snapshots (session thread only) ---------------------------------------------------------
+    def _names(self) -> tuple[str, ...]:
+        """The seats' names, told apart by seat number when two people chose the same name."""
+        replica = self.session.replica
+        names = replica.names if replica is not None else ()
+        return tuple(f"{n} (seat {s})" if names.count(n) > 1 else n for s, n in enumerate(names))
+
+    def _name(self, seat: int) -> str:
+        names = self._names()
+        return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+    def _snapshot(self) -> TableView:
+        session, replica = self.session, self.session.replica
+        names = list(self._names())
+        me = session.seat
+        waiting = replica.waiting_for
+        key = (waiting.action, replica.moves, len(replica.events))
+        if key != self._waiting_key:
+            self._waiting_key, self._waiting_since = key, time.monotonic()
+        limit = session.timing.turn_deadline if waiting.action == "move" else 0  # reveals are automatic
+        if waiting.action in ("move", "seal", "unseal") and answer_default(replica) is not None:  # late: the default
+            limit = min(x for x in (limit, session.timing.answer_deadline, float("inf")) if x)
+            limit = 0 if limit == float("inf") else limit
+        due = set(waiting.seats) if limit and replica.phase == "playing" else set()
+        seats = []
+        for seat in range(replica.seat_count):
+            info = replica.seats[seat] if seat < len(replica.seats) else None
+            if info is None:
+                seats.append(SeatInfo(f"seat {seat}", "free", "free: waiting for a player", connected=False))
+            else:
+                deadline = self._waiting_since + limit if seat in due else None
+                if seat == me:
+                    seats.append(SeatInfo(names[seat], "human", "this terminal", info.fingerprint, deadline=deadline))
+                else:
+                    seats.append(SeatInfo(names[seat], "remote", "host" if seat == 0 else "peer", info.fingerprint,
+                                          connected=seat not in self.away, deadline=deadline))
+        events = fair_events(replica, names) if replica.game is not None else ()
+        log = replica_log(replica, names, events)
+        note = ""
+        if replica.phase in ("new", "joining"):
+            note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {replica.seat_count} seated"
+        elif waiting.action == "reveal":
+            note = "Rolling: waiting for " + ", ".join(names[s] for s in waiting.seats) + " to reveal"
+        elif waiting.action == "start":
+            note = "Everyone is here: starting…"
+        state, acting = replica.state, None
+        if waiting.action in ("seal", "unseal") and replica.phase == "playing":
+            # A sealed step asks every seat at once: mine sees the step as it asks me, until I answer.
+            mine = waiting.action == "seal" and me in waiting.seats
+            acting = frozenset(waiting.seats) if waiting.action == "seal" else frozenset()  # opening is automatic
+            state = state.asking(me) if mine else state
+            if not mine:
+                doing = "answer" if waiting.action == "seal" else "open their answers"
+                note = f"Answers are sealed until all are in: waiting for {', '.join(names[s] for s in waiting.seats)} to {doing}"
+        return TableView(
+            game=replica.game,
+            state=state,
+            seats=tuple(seats),
+            local_seats=frozenset({me}) if me is not None else frozenset(),
+            log=tuple(log),
+            events=events,
+            network=True,
+            transcript=str(session.transcript_path or ""),
+            note=note,
+            final=replica.forced,
+            acting=acting,
+        )
