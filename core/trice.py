@@ -59,18 +59,23 @@ NEIGHBOURS = tuple(
 SAME_COLOUR, SAME_VALUE, ORDERED, DOUBLE = "same colour", "same value", "ordered", "double"
 
 
+def line_conditions(a: str, b: str, c: str) -> tuple[str, ...]:
+    """Every condition a full line of dice `a`, `b`, `c` (in line order) meets: colour, value, ordered."""
+    va, vb, vc = int(a[1]), int(b[1]), int(c[1])
+    met = (
+        (SAME_COLOUR, a[0] == b[0] == c[0]),
+        (SAME_VALUE, va == vb == vc),
+        (ORDERED, (vb - va == 1 and vc - vb == 1) or (va - vb == 1 and vb - vc == 1)),
+    )
+    return tuple(condition for condition, holds in met if holds)
+
+
 def line_condition(a: str, b: str, c: str) -> str | None:
     """The condition a full line of dice `a`, `b`, `c` (in line order) meets, or None."""
-    colour = a[0] == b[0] == c[0]
-    va, vb, vc = int(a[1]), int(b[1]), int(c[1])
-    value = va == vb == vc
-    ordered = (vb - va == 1 and vc - vb == 1) or (va - vb == 1 and vb - vc == 1)
-    met = colour + value + ordered
-    if met >= 2:
+    met = line_conditions(a, b, c)
+    if len(met) >= 2:
         return DOUBLE
-    if met == 0:
-        return None
-    return SAME_COLOUR if colour else SAME_VALUE if value else ORDERED
+    return met[0] if met else None
 
 
 def board_lines(board: tuple[str, ...], lines=LINES) -> list[tuple[tuple[int, int, int], str | None]]:

@@ -5,7 +5,8 @@ a deck's id binds it to the table, a label ("id", "resource"), a number (a reshu
 discard pile is the next number, so its points and keys are unrelated to the old deck's) and the
 list of its cards (so a deck id names exactly one deck: nobody can declare other cards under it).
 The group operations are libsodium's (PyNaCl `nacl.bindings`); this module adds the byte layouts,
-the errors that name the seat at fault, and secret scalars drawn from the OS by rejection sampling.
+the checks that refuse a bad point or key naming the seat (net/refusals.py), and secret scalars
+drawn from the OS by rejection sampling.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import os
 from dataclasses import dataclass, field
 
 from nacl import bindings as sodium
+
+from dicetable.net.refusals import BadPoint, BadScalar
 
 CARD_TAG = b"dicetable/card/v1"
 DECK_TAG = b"dicetable/deck/v1"
@@ -27,31 +30,6 @@ ORDER = 2**252 + 27742317777372353535851937790883648493
 # Field prime and curve constant, used only to say *why* a point was refused.
 _P = 2**255 - 19
 _D = (-121665 * pow(121666, -1, _P)) % _P
-
-
-class DealError(Exception):
-    """Something wrong in a deal; `seat` is the seat at fault (None when the log cannot tell yet)."""
-
-    def __init__(self, seat: int | None, reason: str) -> None:
-        self.seat = seat
-        self.reason = reason
-        super().__init__(f"seat {seat} {reason}" if seat is not None else reason)
-
-
-class DealRefused(DealError):
-    """A deal message refused on arrival: its author is at fault and the deal's state is unchanged."""
-
-
-class BadPoint(DealRefused):
-    """A point from a peer that is off the curve, non-canonical or not in the prime-order subgroup."""
-
-
-class BadScalar(DealRefused):
-    """A key from a peer that is not a canonical non-zero scalar."""
-
-
-class DealFault(DealError):
-    """Cheating found by the checks (live, or by the end-of-deal replay), naming the seat at fault."""
 
 
 def _why_invalid(data: bytes) -> str:

@@ -13,8 +13,10 @@ Pure and I/O-free, independent of any game. The objects:
 - `DealBook` holds every deck of a table (a "deck" body declares one; the deck id binds table,
   label, number and card list) and is what a Replica takes as its `deal_handler`; `check()` replays
   every opened deal, so `verify` can check every deal of a transcript without secrets or a game.
-  `GameDeals` is the same for a game with hidden cards: the game's hidden Chance steps form the
-  decks and say who draws what, and the deal resolves those steps (details in its docstring).
+  A game with hidden cards uses net/hidden.py's `TableDeals`, a DealBook whose decks the game's
+  hidden Chance steps form.
+
+`DealRefused` and `DealFault` are net/refusals.py's, like every error that names a seat.
 
 Steps (each body is a msgpack-able dict {"deck": deck id, "step": name, ...}; "deck" declares):
 
@@ -23,7 +25,7 @@ Steps (each body is a msgpack-able dict {"deck": deck id, "step": name, ...}; "d
     lock     each seat in seat order: removes e and multiplies position j by its key k_j; also
              publishes K_j = B·k_j, so every key it later sends or opens is checked at once
              (K_j hides k_j under the same assumption, DDH, that hides the cards).
-    draw     seat i sends seat `to` its keys for `positions`, each sealed: ephemeral X25519 (from
+    draw     seat i sends seat `to` its keys for `positions`, each in a box: ephemeral X25519 (from
              i's box seed) with to's draw key, HKDF-SHA256 bound to table/deck/position/seats,
              ChaCha20-Poly1305. The drawer checks each key against K (a wrong key names the sender).
     accuse   a drawer that got a wrong or unreadable key from seat i proves it to everyone at once:
@@ -63,11 +65,9 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from dicetable.core.chance import permutation
 from dicetable.net.cards import (
     ORDER,
-    DealError,
-    DealFault,
-    DealRefused,
     Deck,
     base_mul,
+    deck_id,
     check_point,
     check_scalar,
     invert,
@@ -76,13 +76,16 @@ from dicetable.net.cards import (
     random_scalar,
     scalar_mul,
 )
+from dicetable.net.refusals import DealError, DealFault, DealRefused
 
 HOLD_TAG = b"dicetable/hold/v1"
 DRAW_TAG = b"dicetable/draw/v1"
 BOX_TAG = b"dicetable/box/v1"
 NONCE_BYTES = 32
-BOX_BYTES = 32 + 32 + 16  # ephemeral X25519 key, sealed key, Poly1305 tag
+BOX_BYTES = 32 + 32 + 16  # ephemeral X25519 key, encrypted key, Poly1305 tag
 STEPS = ("shuffle", "lock", "draw", "accuse", "hold", "show", "open", "opening")
+MAX_DECLARED = 16  # decks one DealBook takes by declaration (the deal demo declares one)
+MAX_CARDS = 1024  # cards in a declared deck
 _ZERO_NONCE = bytes(12)  # each box has its own ephemeral key, hence its own AEAD key
 _PROBE = X25519PrivateKey.from_private_bytes(bytes(range(32)))
 
@@ -109,8 +112,9 @@ def _box_key(shared: bytes, context: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=context).derive(shared)
 
 
-def _seal(box_seed: bytes, drawer_public: bytes, table_id: bytes, deck: bytes, position: int,
-          sender: int, to: int, key: bytes) -> bytes:
+def _make_box(box_seed: bytes, drawer_public: bytes, table_id: bytes, deck: bytes, position: int,
+              sender: int, to: int, key: bytes) -> bytes:
+    """`key` encrypted for seat `to`'s draw key: the ephemeral public key, then the AEAD ciphertext."""
     secret = X25519PrivateKey.from_private_bytes(_box_secret(box_seed, deck, position, to))
     ephemeral = secret.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
     context = _box_context(table_id, deck, position, sender, to)
@@ -118,7 +122,7 @@ def _seal(box_seed: bytes, drawer_public: bytes, table_id: bytes, deck: bytes, p
     return ephemeral + ChaCha20Poly1305(aead_key).encrypt(_ZERO_NONCE, key, context)
 
 
-def _unseal(shared: bytes, box: bytes, context: bytes) -> bytes | None:
+def _open_box(shared: bytes, box: bytes, context: bytes) -> bytes | None:
     try:
         return ChaCha20Poly1305(_box_key(shared, context)).decrypt(_ZERO_NONCE, box[32:], context)
     except InvalidTag:
@@ -197,7 +201,7 @@ class Deal:
         self.locks: list[list[bytes]] = []
         self.lock_commits: list[list[bytes]] = []
         self.drawer: dict[int, int] = {}  # position -> seat it is privately dealt to
-        self.boxes: dict[int, dict[int, bytes]] = {}  # position -> sender -> sealed key
+        self.boxes: dict[int, dict[int, bytes]] = {}  # position -> sender -> its key in a box
         self.commits: dict[int, bytes] = {}  # position -> holder's commitment
         self.shown: dict[int, str] = {}  # position -> card its holder showed
         self.opened: dict[int, dict[int, bytes]] = {}  # position -> seat -> published key
@@ -312,8 +316,8 @@ class Deal:
         if to == seat:
             raise DealRefused(seat, "sent its own keys to itself")
         positions = _positions(body["positions"], seat, len(self.deck))
-        boxes = [_blob(b, seat, "a sealed key", BOX_BYTES)
-                 for b in _list(body["boxes"], seat, "sealed keys", len(positions))]
+        boxes = [_blob(b, seat, "a key box", BOX_BYTES)
+                 for b in _list(body["boxes"], seat, "key boxes", len(positions))]
         for j in positions:
             if j in self.opened or j in self.revealed:
                 raise DealRefused(seat, f"sent a private key for position {j}, which is being opened publicly")
@@ -464,10 +468,10 @@ class Deal:
             for sender, box in sorted(self.boxes[j].items()):
                 secret = X25519PrivateKey.from_private_bytes(_box_secret(opens[sender].box_seed, self.deck.id, j, to))
                 if _x25519_public(_box_secret(opens[sender].box_seed, self.deck.id, j, to)) != box[:32]:
-                    faults.append(DealFault(sender, f"sent seat {to} a sealed key for position {j} that its box seed does not make"))
+                    faults.append(DealFault(sender, f"sent seat {to} a key box for position {j} that its box seed does not make"))
                     continue
                 shared = secret.exchange(X25519PublicKey.from_public_bytes(self.draw_keys[to]))
-                if _unseal(shared, box, _box_context(self.table_id, self.deck.id, j, sender, to)) != opens[sender].keys[j]:
+                if _open_box(shared, box, _box_context(self.table_id, self.deck.id, j, sender, to)) != opens[sender].keys[j]:
                     faults.append(DealFault(sender, f"sent seat {to} a wrong key for position {j}"))
         for s in range(seats):
             for j, (card, nonce) in sorted(opens[s].held.items()):
@@ -491,12 +495,12 @@ class Deal:
 
 
 def _box_key_is_right(draw_secret: bytes, box: bytes, deal: "Deal", j: int, sender: int, to: int) -> bool:
-    """Whether a sealed key opens with the drawer's secret to the key `sender` committed to for `j`."""
+    """Whether a key box opens with the drawer's secret to the key `sender` committed to for `j`."""
     try:
         shared = X25519PrivateKey.from_private_bytes(draw_secret).exchange(X25519PublicKey.from_public_bytes(box[:32]))
     except ValueError:  # a small-order ephemeral key: no box can be opened from it
         return False
-    key = _unseal(shared, box, _box_context(deal.table_id, deal.deck.id, j, sender, to))
+    key = _open_box(shared, box, _box_context(deal.table_id, deal.deck.id, j, sender, to))
     return (key is not None and len(key) == 32 and 0 < int.from_bytes(key, "little") < ORDER
             and base_mul(key) == deal.lock_commits[sender][j])
 
@@ -582,9 +586,9 @@ class Party:
         return self._body("lock", points=points, commits=[base_mul(k) for k in self.keys])
 
     def send_keys(self, deal: Deal, to: int, positions) -> dict:
-        """Seal this seat's keys for `positions` to seat `to` (the private draw)."""
+        """Box this seat's keys for `positions` to seat `to` (the private draw)."""
         positions = list(positions)
-        boxes = [_seal(self.box_seed, deal.draw_keys[to], deal.table_id, self.deck.id, j, self.seat, to, self.keys[j])
+        boxes = [_make_box(self.box_seed, deal.draw_keys[to], deal.table_id, self.deck.id, j, self.seat, to, self.keys[j])
                  for j in positions]
         return self._body("draw", to=to, positions=positions, boxes=boxes)
 
@@ -605,7 +609,7 @@ class Party:
                     raise DealFault(sender, f"sent seat {self.seat} a wrong key for position {j}")
                 context = _box_context(deal.table_id, self.deck.id, j, sender, self.seat)
                 shared = secret.exchange(X25519PublicKey.from_public_bytes(box[:32]))
-                keys.append(_unseal(shared, box, context))
+                keys.append(_open_box(shared, box, context))
             card = self.deck.decode(mul(deal.locks[-1][j], invert(product(keys))))
             if card is None:
                 raise DealFault(None, f"position {j} dealt to seat {self.seat} opens to no card of the deck: a "
@@ -651,9 +655,10 @@ class DealBook:
     """Every deck dealt at one table, keyed by deck id: the "deal" records of a log, checked.
 
     A deck enters the book with a "deck" body {"deck", "step": "deck", "label", "number", "cards"}
-    from any seat; the id must be the one `Deck` derives, so the cards are bound to the table. Every
-    other body goes to its deck's `Deal`. As a Replica's `deal_handler` (net/replica.py) the book turns
-    refusals into the replica's DealRefused; `check()` after the log replays every opened deal, so
+    from the host (seat 0, at most MAX_DECLARED decks); the id must be the one `Deck` derives, so
+    the cards are bound to the table. Every
+    other body goes to its deck's `Deal`. As a Replica's `deal_handler` (net/replica.py) its
+    DealRefused reaches the replica as it is; `check()` after the log replays every opened deal, so
     `verify` needs no secrets and no game to check every deal of a transcript.
     """
 
@@ -677,24 +682,29 @@ class DealBook:
         return deal
 
     def _declare(self, seat: int, body: dict) -> Deal:
+        # Every check before the deck's points are made (the one costly step), so a flood is cheap to refuse.
+        if seat != 0:
+            raise DealRefused(seat, "declared a deck: only the host (seat 0) opens a deal")
+        if len(self.deals) >= MAX_DECLARED:
+            raise DealRefused(seat, f"declared a deck after {MAX_DECLARED} decks: no more decks at this table")
         if set(body) != {"deck", "step", "label", "number", "cards"}:
             raise DealRefused(seat, f"sent a deck declaration with fields {sorted(map(str, body))}")
         label, number, cards = body["label"], body["number"], body["cards"]
         if not isinstance(label, str) or type(number) is not int or not 0 <= number < 2**32:
             raise DealRefused(seat, "declared a deck with a malformed label or number")
         cards = _list(cards, seat, "cards")
-        if not 1 <= len(cards) <= 1024 or not all(type(card) is str for card in cards):
-            raise DealRefused(seat, "declared a deck that is not a list of 1 to 1024 card names")
+        if not 1 <= len(cards) <= MAX_CARDS or not all(type(card) is str and len(card.encode()) <= 255 for card in cards):
+            raise DealRefused(seat, f"declared a deck that is not a list of 1 to {MAX_CARDS} card names of at most 255 bytes")
         if self.seats < 2:
             raise DealRefused(seat, "declared a deck at a table of one seat: a deal needs two")
+        if deck_id(self.table_id, label, number, cards) != body["deck"]:
+            raise DealRefused(seat, "declared a deck whose id does not match its table, label, number and cards")
+        if body["deck"] in self.deals:
+            raise DealRefused(seat, f"declared deck {label!r} number {number} twice")
         try:
             deck = Deck(self.table_id, label, tuple(cards), number)
         except ValueError as error:
             raise DealRefused(seat, f"declared a malformed deck: {error}") from None
-        if deck.id != body["deck"]:
-            raise DealRefused(seat, "declared a deck whose id does not match its table, label, number and cards")
-        if deck.id in self.deals:
-            raise DealRefused(seat, f"declared deck {label!r} number {number} twice")
         deal = Deal(deck, self.seats)
         self.deals[deck.id] = deal
         return deal
@@ -711,229 +721,14 @@ class DealBook:
         return {deck: deal.audit() for deck, deal in self.deals.items() if deal.complete}
 
     # -- the Replica's deal_handler interface --------------------------------------------------
-    def accept(self, replica, envelope):
-        """Replica hook: check one "deal" record; returns no Outcome (the deal resolves no game step)."""
-        from dicetable.net import replica as replicas  # late: net.replica is the caller
-
+    def accept(self, replica, envelope) -> None:
+        """Replica hook: check one "deal" record (DealRefused names its author); it resolves no game step."""
         if self.table_id is None:
             self.table_id, self.seats = replica.table, replica.seat_count
-        try:
-            self.apply(envelope.seat, envelope.body)
-        except DealRefused as refusal:
-            raise replicas.DealRefused(envelope.seat, refusal.reason if refusal.seat == envelope.seat else str(refusal)) from None
-        return None
+        self.apply(envelope.seat, envelope.body)
 
 
 def declaration(deck: Deck) -> dict:
     """The "deck" body that enters `deck` in every peer's DealBook."""
     return {"deck": deck.id, "step": "deck", "label": deck.label, "number": deck.number, "cards": list(deck.cards)}
 
-
-GAME_DECK = "game:"  # label prefix of the decks a game's own hidden steps form
-
-
-class GameDeals(DealBook):
-    """A Replica's deal handler for a game with hidden cards (core/game.py, "Hidden cards").
-
-    The game's hidden Chance steps say what to deal; no "deck" declaration is needed, since every
-    peer derives the deck from the step: `Deck(table, "game:" + chance.deck, [str(c) for c in
-    chance.cards])`. Declared decks (labels not starting "game:") work as in a DealBook, so this
-    handler can check any table's deals (verify can use it for every transcript).
-
-      hidden shuffle (private == NOBODY)  every seat's shuffle and lock pass; then Outcome().
-      private draw (private == seat s)    the other seats send s their keys for `positions`, then s
-                                          commits (hold); s's own handler resolves with the cards it
-                                          opened, every other peer (and verify) with Outcome().
-      reveal (reveal == seat s)           s shows every card it committed to and had not shown before
-                                          the step began, every seat opens its keys for them; when all
-                                          are open, the cards (deck by deck in the order the decks
-                                          were formed, by position) resolve the step for every peer.
-
-    Paying a hidden card is a public reveal before the move that pays it: the payer sends
-    `show_bodies(replica, cards)`, every seat opens its keys (`next_bodies`), and the replica's move
-    check calls `pay(seat, cards)`, which refuses a card its payer did not show from its own hand
-    (or paid before). Shown cards are thereby no longer hidden, so a later reveal step leaves them out.
-
-    `seat` and `secrets` (from `to_data`) make this peer's handler; without them it only checks (the
-    host's gate, verify). `next_bodies(replica)` says what this seat sends now, including the
-    end-of-game opening of every deck once the game is over; `check()` then replays every deal.
-    Limits: a reveal step of a seat that holds no hidden card has nothing to send (a game should not
-    ask for one). The Replica calls `pay` through net/hidden.py's TableDeals on every paying move.
-    """
-
-    def __init__(self, seat: int | None = None, secrets: list[dict] | None = None) -> None:
-        super().__init__()
-        self.seat = seat
-        self.parties: dict[bytes, Party] = {}
-        self.formed: list[bytes] = []  # deck ids in the order the game formed the decks
-        self._secrets = {data["deck"]: data for data in secrets or []}  # until each deck forms again
-        self.paid: set[tuple[bytes, int]] = set()  # (deck, position) of cards paid by moves
-        self._before_reveal: dict[int, frozenset] = {}  # holder -> positions it had shown before
-
-    def held(self, seat: int) -> list[tuple[bytes, int]]:
-        """(deck id, position) of every card `seat` committed to, deck by deck as formed, by position."""
-        return [(d, j) for d in self.formed for j in sorted(self.deals[d].commits) if self.deals[d].drawer[j] == seat]
-
-    def to_data(self) -> list[dict]:
-        """This seat's secrets for every deck (msgpack-able), for `GameDeals(seat, secrets=...)`."""
-        return [party.to_data() for party in self.parties.values()]
-
-    # -- the deck a step deals from ------------------------------------------------------------
-    def _hidden(self, replica):
-        from dicetable.core.game import CHANCE
-
-        state = replica.state
-        if state is None or state.actor != CHANCE:
-            return None
-        chance = state.chance()
-        return chance if chance.hidden else None
-
-    def _deal_for(self, replica, chance) -> Deal | None:
-        """The Deal a hidden step works on, formed when a hidden shuffle begins."""
-        from dicetable.core.game import NOBODY
-
-        label = GAME_DECK + chance.deck
-        same = [d for d in self.formed if self.deals[d].deck.label == label]
-        if chance.private == NOBODY:
-            if same and self.deals[same[-1]].phase in ("shuffle", "lock"):
-                return self.deals[same[-1]]  # the shuffle under way
-            deck = Deck(replica.table, label, tuple(str(card) for card in chance.cards), number=len(same))
-            self.deals[deck.id] = Deal(deck, replica.seat_count)
-            self.formed.append(deck.id)
-            if self.seat is not None:
-                data = self._secrets.pop(deck.id, None)
-                self.parties[deck.id] = (Party.from_data(deck, data) if data
-                                         else Party.new(deck, replica.seat_count, self.seat))
-            return self.deals[deck.id]
-        return self.deals[same[-1]] if same and chance.private is not None else None
-
-    # -- the Replica's deal_handler interface --------------------------------------------------
-    def accept(self, replica, envelope):
-        from dicetable.core.game import NOBODY, Outcome
-        from dicetable.net import replica as replicas
-
-        if self.table_id is None:
-            self.table_id, self.seats = replica.table, replica.seat_count
-        chance = self._hidden(replica)
-        seat, body = envelope.seat, envelope.body
-        due = self._deal_for(replica, chance) if chance is not None else None  # a shuffle forms its deck
-        holder = chance.reveal if chance is not None else None
-        if holder is not None and holder not in self._before_reveal:
-            self._before_reveal[holder] = frozenset((d, j) for d, j in self.held(holder) if j in self.deals[d].shown)
-        try:
-            if isinstance(body, dict) and body.get("step") == "deck" and str(body.get("label")).startswith(GAME_DECK):
-                raise DealRefused(seat, "declared a game deck: a game's decks come from its own steps")
-            if chance is not None and chance.private is not None and chance.private != NOBODY:
-                self._check_draw(replica, chance, seat, body)
-            deal = self.apply(seat, body)
-        except DealRefused as refusal:
-            raise replicas.DealRefused(seat, refusal.reason if refusal.seat == seat else str(refusal)) from None
-        if chance is None:
-            return None
-        if chance.private == NOBODY:
-            done = deal is due and body["step"] == "lock" and deal.phase not in ("shuffle", "lock")
-            return Outcome() if done else None
-        if chance.private is not None:
-            if body["step"] == "hold" and all(j in deal.commits for j in chance.positions):
-                if self.seat == chance.private:
-                    hand = self.parties[deal.deck.id].hand(deal)
-                    return Outcome(tuple(int(hand[j]) for j in chance.positions))
-                return Outcome()
-            return None
-        if holder is not None:
-            return self._revealed(holder)
-        return None
-
-    def _revealed(self, holder: int):
-        """The Outcome of a reveal step once every card it shows is open to all, else None."""
-        from dicetable.core.game import Outcome
-
-        before = self._before_reveal[holder]
-        cards = [self.deals[d].revealed.get(j) for d, j in self.held(holder) if (d, j) not in before]
-        if not cards or None in cards or any(j not in self.deals[d].revealed for d, j in before):
-            return None
-        del self._before_reveal[holder]
-        return Outcome(tuple(int(card) for card in cards))
-
-    def show_bodies(self, replica, cards) -> list[dict]:
-        """This seat's "show" bodies for hidden cards (identities) a move of its is about to pay."""
-        bodies, chosen = [], set()
-        for card in cards:
-            spot = next(((d, j) for d in self.formed for j, (name, _) in sorted(self.parties[d].held.items())
-                         if name == str(card) and j not in self.deals[d].shown and (d, j) not in chosen), None)
-            if spot is None:
-                raise ValueError(f"seat {self.seat} holds no hidden card {card}")
-            chosen.add(spot)
-            bodies.append(self.parties[spot[0]].show(self.deals[spot[0]], spot[1]))
-        return bodies
-
-    def pay(self, seat: int, cards) -> None:
-        """The move check: `seat` pays `cards`, each shown from its own hand and open to all, none twice.
-
-        Raises DealRefused naming the seat (nothing marked); else marks the cards paid.
-        """
-        spots: list[tuple[bytes, int]] = []
-        for card in cards:
-            spot = next(((d, j) for d, j in self.held(seat) if self.deals[d].revealed.get(j) == str(card)
-                         and (d, j) not in self.paid and (d, j) not in spots), None)
-            if spot is None:
-                raise DealRefused(seat, f"paid card {card} without showing it from its own hand first")
-            spots.append(spot)
-        self.paid.update(spots)
-
-    def _check_draw(self, replica, chance, seat: int, body) -> None:
-        """During a private draw, only its keys to its drawer and the drawer's commitment may come."""
-        deal = self._deal_for(replica, chance)
-        if not isinstance(body, dict) or deal is None or body.get("deck") != deal.deck.id:
-            raise DealRefused(seat, f"sent a deal message that is not part of {chance.label}")
-        step = body.get("step")
-        positions = body.get("positions")
-        if step == "draw" and body.get("to") == chance.private and isinstance(positions, list) \
-                and set(positions) <= set(chance.positions):
-            return
-        if step == "hold" and seat == chance.private and positions == list(chance.positions):
-            return
-        raise DealRefused(seat, f"sent a {step!r:.20} message that is not part of {chance.label}")
-
-    # -- what this seat sends ------------------------------------------------------------------
-    def next_bodies(self, replica) -> list[dict]:
-        """This seat's bodies now: its part of the hidden step due, or the end-of-game openings."""
-        from dicetable.core.game import NOBODY
-
-        me = self.seat
-        if me is None:
-            return []
-        if replica.phase == "over":
-            return [self.parties[d].opening(self.deals[d]) for d in self.formed
-                    if me not in self.deals[d].openings and self.deals[d].phase not in ("shuffle", "lock")]
-        chance = self._hidden(replica)
-        if chance is None or chance.reveal is not None:
-            return self._reveal_bodies(chance.reveal if chance is not None else None)
-        deal = self._deal_for(replica, chance)
-        if chance.private == NOBODY:
-            party = self.parties[deal.deck.id]
-            return [getattr(party, deal.phase)(deal)] if deal.turn == me else []
-        if chance.private is not None:
-            party = self.parties[deal.deck.id]
-            positions = list(chance.positions)
-            if me != chance.private:
-                sent = all(me in deal.boxes.get(j, {}) for j in positions)
-                return [] if sent else [party.send_keys(deal, chance.private, positions)]
-            if all(deal.delivered(j) for j in positions) and positions[0] not in deal.commits:
-                return [party.hold(deal, positions)]
-        return []
-
-    def _reveal_bodies(self, holder: int | None) -> list[dict]:
-        """During a reveal step the holder's shows; at any time my keys for every card shown."""
-        me = self.seat
-        if holder == me:
-            shows = [self.parties[d].show(self.deals[d], j) for d, j in self.held(me) if j not in self.deals[d].shown]
-            if shows:
-                return shows
-        bodies = []
-        for d in self.formed:
-            deal = self.deals[d]
-            due = [j for j in sorted(deal.shown) if me not in deal.opened.get(j, {})]
-            if due:
-                bodies.append(self.parties[d].open_keys(deal, due))
-        return bodies

@@ -24,8 +24,9 @@ An announcement is a convenience, never an authority. What a person sees as its 
 
 A joiner connects with the curve key from the announcement, so the CurveZMQ handshake completes
 only with the holder of that key's secret (a replayed announcement pointing elsewhere fails the
-handshake); it then checks that the table's opening is signed by the announced Ed25519 key. A
-forged announcement therefore cannot lead anyone to a table whose keys differ from what it shows.
+handshake); it then checks that the table's opening is signed by the announced Ed25519 key
+(`opening_mismatch`). A forged announcement therefore cannot lead anyone to a table whose keys
+differ from what it shows.
 
 The advertiser announces while seats are free, republishes the seat count, and withdraws when the
 table is full, started or closed; it works in its own thread so a session loop never waits on mDNS.
@@ -291,6 +292,16 @@ def choose(
     if forged:
         ann, _, why = forged[0]
         raise DiscoveryError(f"the only matching table announced ({ann.service.split('.')[0]}) is forged: {why}; not joining it")
+    return None
+
+
+def opening_mismatch(session, ann: Announcement) -> str | None:
+    """Why the connected table's opening is not signed by the announced keys, or None when it is
+    (`join --lan` and the app's LAN list both check this before trusting a host)."""
+    seats = session.replica.seats
+    host = seats[0] if seats else None
+    if host is None or host.key != ann.host_key or (host.curve is not None and host.curve != ann.curve_key):
+        return f"the table reached is not opened by the key {ann.fingerprint} its announcement showed; left it"
     return None
 
 

@@ -14,6 +14,18 @@ host's challenge for a connection is HMAC-SHA256 of its routing id under a secre
 host started, so it needs no memory per connection and differs between connections. A seat in the
 joining phase is reserved for one proven key (a key that reconnects keeps its reservation), and a
 joiner's join frame must be for its own reserved seat and carry the key it proved.
+
+A hello holds a free seat only for `timing.seat_hold` seconds: a key whose signed join does not
+follow in time loses the seat (its connection hears `full` saying so, and that key is not given
+another), so nobody can keep a table "full" with a hello alone. The host hears `waiting` (the seat,
+the key's fingerprint, the key as data) when a key takes a hold and `released` when a hold ends
+without a join; `refuse(key)` takes a held seat back from a key and refuses it any other. A full
+table's refusal names the players seated (and the seats held).
+
+A frame of another seat refused as a fault (FAULTS: a broken seal, a deal message or payment the
+card deal refuses; the seat signed it) is told at once to every other joiner as `fault {seat,
+reason, frame}`, each distinct (seat, reason) once: each joiner checks the seat's signature on the
+frame and shows the fault; the reason is the host's word, the frame the seat's.
 """
 
 from __future__ import annotations
@@ -29,15 +41,19 @@ from typing import Any
 from dicetable.core import registry
 from dicetable.net import wire
 from dicetable.net.hidden import TableDeals
-from dicetable.net.identity import verify_signature
-from dicetable.net.replica import BadClaim, BadJoin, Refusal, Replica
-from dicetable.net.session import SessionError, TableSession, load_seat
+from dicetable.net.identity import fingerprint, verify_signature
+from dicetable.net.refusals import BadClaim, BadJoin, BadSeal, DealRefused, Refusal
+from dicetable.net.replica import Replica
+from dicetable.net.seat_file import SeatFileError, load_seat
+from dicetable.net.session import SessionError, TableSession
 from dicetable.net.transcript import TranscriptWriter
 from dicetable.net.transport import DEFAULT_BIND, HostSocket, TransportError, unpack, BadPacket
 
 ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet when catching a peer up
 HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof"})
 MAX_NEXT = 2**32  # a log index in a hello
+FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
+MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
 
 
 def _hello_fault(body: dict) -> str:
@@ -73,6 +89,8 @@ class HostSession(TableSession):
         self.bind, self.port_wanted, self.advertise = bind, port, advertise
         self.routes: dict[bytes, int] = {}  # connection -> seat
         self.reserved: dict[int, tuple[bytes, bytes, float]] = {}  # seat -> (proven key, connection, since) before its join
+        self.refused_keys: dict[bytes, str] = {}  # key -> why it gets no seat (the host refused it, its hold ran out)
+        self._told: set[tuple[int, str]] = set()  # faults told to the joiners
         self._challenge_secret = secrets.token_bytes(32)  # per run: a restarted host asks every joiner again
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
@@ -122,7 +140,10 @@ class HostSession(TableSession):
         return data
 
     def _resume(self, path: Path) -> None:
-        seat = load_seat(path)
+        try:
+            seat = load_seat(path)
+        except SeatFileError as error:  # missing or damaged: the session cannot resume
+            raise SessionError(str(error)) from None
         if not self.port_wanted and type(seat.get("port")) is int:
             self.port_wanted = seat["port"]
         if seat["seat"] != 0:
@@ -162,7 +183,8 @@ class HostSession(TableSession):
             record = self.replica.accept(frame)
         except Refusal as refusal:
             reason = str(refusal)
-            self.emit("refused", seat=refusal.seat, text=reason)
+            told = self._tell_fault(refusal, reason, frame, origin)
+            self.emit("fault" if told else "refused", seat=refusal.seat, text=reason)
             self.record_refusal(frame, reason)
             if origin is None:
                 self._own_frame_refused(reason)
@@ -179,6 +201,19 @@ class HostSession(TableSession):
         packet = {"start": record.index, "frames": [frame]}
         for peer in self.routes:
             self.socket.send(peer, "entries", packet)
+
+    def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
+        """Tell every other joiner of another seat's fault, the first time; True if told."""
+        seat = refusal.seat
+        if not isinstance(refusal, FAULTS) or seat is None or seat == self.seat:
+            return False
+        if (seat, reason) in self._told or len(self._told) >= MAX_FAULT_NOTICES:
+            return False
+        self._told.add((seat, reason))
+        for peer, routed in self.routes.items():
+            if peer != origin and routed != seat:
+                self.socket.send(peer, "fault", {"seat": seat, "reason": reason, "frame": frame})
+        return True
 
     def _check_join(self, frame: bytes, origin: bytes) -> None:
         """A joiner's join takes the seat reserved for it, with the key its hello proved."""
@@ -284,13 +319,12 @@ class HostSession(TableSession):
             self.socket.send(peer, "full", {"reason": "this profile is the host's own: join with another profile"})
             return
         if seat is None:
+            if key in self.refused_keys:
+                self.socket.send(peer, "full", {"reason": self.refused_keys[key]})
+                return
             seat = self._free_seat(peer, key, now)
             if seat is None:
-                if replica.phase != "joining":
-                    reason = "the game has already started and every seat is taken"
-                else:
-                    reason = f"the table is full ({replica.seat_count} seats)"
-                self.socket.send(peer, "full", {"reason": reason})
+                self.socket.send(peer, "full", {"reason": self._full_reason(now)})
                 return
         for other in [p for p, s in self.routes.items() if s == seat and p != peer]:
             del self.routes[other]  # the seat came back on a new connection
@@ -303,21 +337,71 @@ class HostSession(TableSession):
         self.send_entries(peer, start)
 
     def _free_seat(self, peer: bytes, key: bytes, now: float) -> int | None:
-        """The seat reserved for `key` (moved to this connection), or a free one reserved for it now."""
+        """The seat held for `key` (moved to this connection), or a free one held for it now."""
         replica = self.replica
         if replica.phase != "joining":
             return None
+        self.watch_holds(now)
         for seat, (owner, _, since) in list(self.reserved.items()):
             if owner == key:
-                self.reserved[seat] = (key, peer, since)  # one reservation per key, however often it reconnects
+                self.reserved[seat] = (key, peer, since)  # one hold per key, however often it reconnects
                 return seat
-            if now - since > 2 * self.timing.drop_after and self.last_seen.get(seat, since) < now - self.timing.drop_after:
-                del self.reserved[seat]  # a joiner that vanished before joining frees its seat
         for seat, info in enumerate(replica.seats):
             if info is None and seat not in self.reserved:
                 self.reserved[seat] = (key, peer, now)
+                hold = self.timing.seat_hold
+                self.emit("waiting", seat=seat, data=key,
+                          text=f"{fingerprint(key)} holds seat {seat} for its join (at most {hold:g} s)")
                 return seat
         return None
+
+    def _full_reason(self, now: float) -> str:
+        """Why a hello gets no seat: who sits at the table, and which seats are held for a join."""
+        replica = self.replica
+        players = ", ".join(info.name for info in replica.seats if info is not None)
+        if replica.phase != "joining":
+            return f"the game has already started and every seat is taken: {players}"
+        held = [f"seat {seat} held for a joiner for {max(self.timing.seat_hold - (now - since), 0):.0f} s more"
+                for seat, (_, _, since) in sorted(self.reserved.items())]
+        return f"the table is full: {'; '.join([players, *held])}"
+
+    # -- holds on free seats -------------------------------------------------------------------------
+    def refuse(self, key: bytes) -> None:
+        """Thread-safe: take back the seat `key` holds (a squatter's, say) and refuse that key any seat."""
+        self.commands.put(("refuse", bytes(key)))
+
+    def handle_command(self, name: str, arg: Any) -> None:
+        if name != "refuse":
+            super().handle_command(name, arg)
+            return
+        seat = self.replica.seat_of(arg)
+        if seat is not None:
+            self.emit("error", text=f"{self.replica.who(seat)} has joined: its seat is in the log")
+            return
+        told = "the host refused you a seat at this table"
+        self.refused_keys[arg] = told
+        for seat, (key, _, _) in list(self.reserved.items()):
+            if key == arg:
+                self._release(seat, told, f"the host refused {fingerprint(arg)}")
+
+    def watch_holds(self, now: float) -> None:
+        """Free every seat whose hold ran out before its join."""
+        hold = self.timing.seat_hold
+        for seat, (key, _, since) in list(self.reserved.items()):
+            if now - since > hold:
+                self._release(seat, f"your hold on seat {seat} ran out: no join came within {hold:g} s",
+                              f"{fingerprint(key)} did not join within {hold:g} s")
+
+    def _release(self, seat: int, told: str, said: str) -> None:
+        """Free a held seat: its key gets no other (`told` says why, to it), and its connections go."""
+        key = self.reserved.pop(seat)[0]
+        self.refused_keys[key] = told
+        for peer in [p for p, s in self.routes.items() if s == seat]:
+            del self.routes[peer]
+            self.socket.send(peer, "full", {"reason": told})
+        for clock in (self.last_seen, self._away_since, self.acked):
+            clock.pop(seat, None)
+        self.emit("released", seat=seat, text=f"{said}: seat {seat} is free again", data=key)
 
     # -- presence --------------------------------------------------------------------------------
     def _present(self, seat: int, now: float) -> None:
@@ -349,6 +433,7 @@ class HostSession(TableSession):
         with self.relaying():
             self.drain_commands()
             now = time.monotonic()
+            self.watch_holds(now)
             self.watch_presence(now)
             if self.replica.phase == "ready" and not self._sent:
                 self.author("start", {})

@@ -6,6 +6,9 @@ it cannot trust. Catch-up is by log index: every ping carries the length of this
 the host answers with what is missing. `--resume TRANSCRIPT` replays the seat's own transcript,
 reads its chain secrets from the seat file beside it, and reclaims its seat.
 
+Another seat's fault the host refused (a `fault` packet, net/host.py) is shown as a `fault` event
+once that seat's signature on the refused frame checks out with this seat's own replica.
+
 A seat is reclaimed (or asked for) only by proving this profile's key: the joiner's first packet is
 a ping, the host answers a connection it does not know with `who {nonce}`, and the hello signs that
 nonce with the table id and the host's key (`wire.hello_bytes`, net/session.py).
@@ -18,12 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from dicetable.net import wire
+from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals
 from dicetable.net.invite import BadInvite, Invite
-from dicetable.net.replica import Refusal, Replica
-from dicetable.net.session import SessionError, Timing, TableSession, load_seat
+from dicetable.net.refusals import Refusal
+from dicetable.net.replica import Replica
+from dicetable.net.seat_file import SeatFileError, load_seat
+from dicetable.net.session import SessionError, TableSession
 from dicetable.net.transcript import TranscriptWriter
 from dicetable.net.transport import BadPacket, PeerSocket, TransportError, unpack
+
+
+MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
 
 
 class PeerSession(TableSession):
@@ -45,7 +54,10 @@ class PeerSession(TableSession):
             self.replica = Replica(self.invite.table_id, deal_handler=TableDeals())
 
     def _resume(self, path: Path, invite) -> None:
-        seat = load_seat(path)
+        try:
+            seat = load_seat(path)
+        except SeatFileError as error:  # missing or damaged: the session cannot resume
+            raise SessionError(str(error)) from None
         try:
             writer, transcript = TranscriptWriter.reopen(path)
         except Exception as error:
@@ -136,6 +148,8 @@ class PeerSession(TableSession):
                 if not self._seated():
                     self.close()
                     raise SessionError(f"the host refused our join: {reason}")
+        elif op == "fault":
+            self._fault_told(body)
         elif op == "pong" and type(body.get("length")) is int:
             self.host_length = max(self.host_length, body["length"])
             if body["length"] == len(self.replica.log):
@@ -148,6 +162,26 @@ class PeerSession(TableSession):
             elif seat not in self._away_since and seat != self.seat:
                 self._away_since[seat] = now - self.timing.drop_after
                 self.emit("dropped", seat=seat)
+
+    def _fault_told(self, body: dict) -> None:
+        """Another seat's frame the host refused as a fault: shown once the seat's signature on it checks."""
+        seat, reason, frame = body.get("seat"), body.get("reason"), body.get("frame")
+        if type(seat) is not int or type(reason) is not str or type(frame) is not bytes or seat == self.seat:
+            return
+        if len(self._faults_said) >= MAX_FAULTS_TOLD:
+            return  # a host flooding notices costs this seat no more signature checks
+        seats = self.replica.seats
+        info = seats[seat] if 0 <= seat < len(seats) else None
+        try:
+            envelope = wire.decode(frame)
+        except wire.WireError:
+            return
+        if info is None or envelope.seat != seat or envelope.table != self.replica.table or not envelope.signed_by(info.key):
+            return  # not words of that seat's own signing: the host's say-so alone names nobody
+        reason = reason[:300]
+        if (seat, reason) not in self._faults_said:
+            self.record_refusal(frame, reason)
+        self.fault(seat, reason)
 
     def _welcome(self, body: dict) -> None:
         if body.get("table") != self.invite.table_id:
@@ -171,6 +205,9 @@ class PeerSession(TableSession):
                 index = start + offset
                 have = len(self.replica.log)
                 if index < have:
+                    if self.replica.log[index].frame != frame:  # the orderer rewrites what it gave us
+                        self._leave_forked(frame, f"forked log: seat 0: the host sent another entry {index + 1} "
+                                                  "than the one it sent before: it shows seats different logs")
                     continue  # already in our log
                 if index > have or type(frame) is not bytes:
                     self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
@@ -178,11 +215,7 @@ class PeerSession(TableSession):
                 try:
                     record = self.replica.accept(frame)
                 except Refusal as refusal:
-                    reason = f"the host relayed a message this seat refuses: {refusal}"
-                    self.record_refusal(frame, reason)
-                    self.emit("refused", seat=refusal.seat, text=reason)
-                    self.close()
-                    raise SessionError(reason + "; leaving a table whose log cannot be trusted") from None
+                    self._leave_forked(frame, f"the host relayed a message this seat refuses: {refusal}", refusal.seat)
                 self._own_frame_landed(record)
                 records.append(record)
             if records and len(self.replica.log) >= self.host_length:
@@ -193,6 +226,13 @@ class PeerSession(TableSession):
             with self.batch():  # one fsync for the whole packet
                 for record in records:
                     self.applied(record)
+
+    def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0) -> None:
+        """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave."""
+        self.record_refusal(frame, reason)
+        self.emit("refused", seat=seat, text=reason)
+        self.close()
+        raise SessionError(reason + "; leaving a table whose log cannot be trusted")
 
     def _resend(self, now: float) -> None:
         """Frames of mine the host has not ordered after a drop: send them again."""

@@ -11,7 +11,7 @@ API (stable; the session in net/session.py builds on it)
         table:        the 16-byte table id to expect; None takes it from the first ("open") frame.
         games:        name -> GameInfo (tests may pass their own games).
         deal_handler: object with `accept(replica, envelope) -> Outcome | None` that checks "deal"
-                      bodies (net/deal.py) and raises a Refusal (e.g. replica.DealRefused) for a bad
+                      bodies (net/deal.py) and raises a Refusal (net/refusals.py's DealRefused) for a bad
                       one, committing its own state only when it returns. Returning an Outcome
                       resolves the hidden-card chance step the state waits for (Chance.hidden:
                       such steps open no reveal event; waiting_for says "deal"). Without a handler
@@ -24,7 +24,7 @@ API (stable; the session in net/session.py builds on it)
                       claimed-against seat is the one the table is waiting for.
 
     replica.accept(frame: bytes) -> Record
-        Decode (net/wire.py), check, apply, append. Raises only Refusal (subclasses below), and then
+        Decode (net/wire.py), check, apply, append. Raises only Refusal (net/refusals.py), and then
         changes nothing. Checks, in this order: wire format (MalformedFrame), table id (WrongTable),
         author seated / seat free (NotSeated, SeatTaken), signature (BadSignature; a "reveal" may
         carry an empty signature, FAIRNESS.md §1), author sequence number (OutOfOrder), then the
@@ -128,81 +128,28 @@ from typing import Any, Callable
 from dicetable.core import registry
 from dicetable.core.game import ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, sealed_seats
 from dicetable.net import chain as hashchain
-from dicetable.net import fair, seal, wire
-from dicetable.net.cards import DealError
+from dicetable.net import fair, log_chain, seal, wire
 from dicetable.net.hidden import paid_cards
 from dicetable.net.identity import fingerprint
-
-
-# -- refusals: each names the seat at fault (None when the frame names no one) ---------------------
-class Refusal(Exception):
-    fault = "refused"
-
-    def __init__(self, seat: int | None, reason: str) -> None:
-        self.seat = seat
-        self.reason = reason
-        who = f"seat {seat}" if seat is not None else "an unknown author"
-        super().__init__(f"{self.fault}: {who}: {reason}")
-
-
-class MalformedFrame(Refusal):
-    fault = "malformed frame"
-
-
-class WrongTable(Refusal):
-    fault = "wrong table"
-
-
-class NotSeated(Refusal):
-    fault = "not seated"
-
-
-class SeatTaken(Refusal):
-    fault = "seat taken"
-
-
-class BadSignature(Refusal):
-    fault = "bad signature"
-
-
-class OutOfOrder(Refusal):
-    fault = "out of order"
-
-
-class NotDue(Refusal):
-    fault = "not due"
-
-
-class IllegalMoveRefused(Refusal):
-    fault = "illegal move"
-
-
-class BadReveal(Refusal):
-    fault = "bad reveal"
-
-
-class BadAnchor(Refusal):
-    fault = "bad anchor"
-
-
-class BadOpen(Refusal):
-    fault = "bad open"
-
-
-class BadJoin(Refusal):
-    fault = "bad join"
-
-
-class DealRefused(Refusal):
-    fault = "deal refused"
-
-
-class BadClaim(Refusal):
-    fault = "bad claim"
-
-
-class BadSeal(Refusal):
-    fault = "bad seal"
+from dicetable.net.refusals import (
+    BadAnchor,
+    BadClaim,
+    BadJoin,
+    BadOpen,
+    BadReveal,
+    BadSeal,
+    BadSignature,
+    DealRefused,
+    Equivocation,
+    ForkedLog,
+    IllegalMoveRefused,
+    MalformedFrame,
+    NotDue,
+    NotSeated,
+    OutOfOrder,
+    SeatTaken,
+    WrongTable,
+)
 
 
 # -- what the replica shows -------------------------------------------------------------------------
@@ -323,6 +270,17 @@ class Record:
         return self.envelope.seat
 
 
+@dataclass(frozen=True)
+class Effect:
+    """What a checked frame does, not yet applied: `accept` sets `changes` (replica attributes) all
+    at once, then logs the note, the move the frame applied and the event it decided."""
+
+    changes: dict
+    note: str
+    move: Move | None = None
+    event: Event | None = None
+
+
 class _LogView(Sequence):
     """A read-only view of the replica's log list."""
 
@@ -367,6 +325,9 @@ class Replica:
         self.steps = 0  # state changes so far (moves and resolved chance steps): one key per thing awaited
         self.out: frozenset[int] = frozenset()  # seats out of the game after a default (FAIRNESS.md §4)
         self._seqs: tuple[int, ...] = (0,) * wire.MAX_SEATS
+        self._seen: tuple[int, ...] = (0,) * wire.MAX_SEATS  # per seat: the log entries its last frame built on
+        self._heads: list[bytes] = [log_chain.genesis(table)] if table is not None else []  # head(n), n = 0..len(log)
+        self._frames: dict[tuple[int, int], int] = {}  # (seat, seq) -> log index: a second frame there is equivocation
         self._chains: tuple[ChainTrack | None, ...] = ()
         self._log: list[Record] = []
         self._host_key = b""
@@ -431,6 +392,15 @@ class Replica:
         track = self._chains[seat] if seat < len(self._chains) else None
         return 0 if track is None else track.end - track.last_event
 
+    @property
+    def head(self) -> wire.Link:
+        """Where this replica stands in the log: the parent of a frame authored now."""
+        return wire.Link(len(self._log), self._heads[-1])
+
+    def head_at(self, entries: int) -> bytes:
+        """The log's head hash after its first `entries` entries."""
+        return self._heads[entries]
+
     def seat_of(self, key: bytes) -> int | None:
         for info in self.seats:
             if info is not None and info.key == key:
@@ -452,12 +422,13 @@ class Replica:
         seat = env.seat
         if self.table is not None and env.table != self.table:
             raise WrongTable(seat, "the message belongs to another table (replayed or misrouted)")
+        self._check_place(env)
         if env.kind == "open":
-            changes, note, move, event = self._open(env)
+            effect = self._open(env)
         elif self.phase == _NEW:
             raise NotDue(seat, f"a {env.kind} before the table is opened")
         elif env.kind == "join":
-            changes, note, move, event = self._join(env)
+            effect = self._join(env)
         else:
             info = self.seats[seat] if seat < len(self.seats) else None
             if info is None:
@@ -466,15 +437,48 @@ class Replica:
                 if not env.signed_by(info.key):
                     raise BadSignature(seat, f"the {env.kind} is not signed by {self.who(seat)}'s key")
             self._check_seq(env)
-            changes, note, move, event = self._dispatch(env)
-        seqs = list(self._seqs)
+            self._check_link(env)
+            effect = self._dispatch(env)
+        seqs, seen = list(self._seqs), list(self._seen)
         seqs[seat] += 1
-        changes["_seqs"] = tuple(seqs)
-        for name, value in changes.items():
+        seen[seat] = env.prev.entries
+        heads = self._heads or [log_chain.genesis(env.table)]
+        for name, value in {**effect.changes, "_seqs": tuple(seqs), "_seen": tuple(seen)}.items():
             setattr(self, name, value)
-        record = Record(len(self._log), env, note, move, event)
+        self._heads = heads
+        self._heads.append(log_chain.extend(heads[-1], frame))
+        self._frames[(seat, env.seq)] = len(self._log)
+        record = Record(len(self._log), env, effect.note, effect.move, effect.event)
         self._log.append(record)
         return record
+
+    def _check_place(self, env: wire.Envelope) -> None:
+        """A second, different frame at a (seat, seq) already in the log is signed proof of a fork."""
+        index = self._frames.get((env.seat, env.seq))
+        if index is None or self._log[index].frame == env.frame:
+            return
+        if not (env.signature and self._log[index].envelope.signature):
+            return  # an unsigned reveal proves nothing about its seat: an ordinary out-of-order refusal follows
+        if self.seats[env.seat] is None or not env.signed_by(self.seats[env.seat].key):
+            return  # not the seat's signature: a bad signature, not the seat's equivocation
+        raise Equivocation(env.seat, f"two different frames signed by {self.who(env.seat)} with sequence number "
+                                     f"{env.seq} (log entry {index} and this one): the seat forked the log")
+
+    def _check_link(self, env: wire.Envelope) -> None:
+        """The frame's parent must be in this log, and no earlier than its author's last parent."""
+        link, seat = env.prev, env.seat
+        heads = self._heads or [log_chain.genesis(env.table)]
+        relayed = " (a reveal is unsigned: whoever relayed it may have changed it)" if not env.signature else ""
+        if link.entries >= len(heads):
+            raise ForkedLog(seat, f"the {env.kind} of {self.who(seat)} builds on {link.entries} log entries, "
+                                  f"but this log has {len(heads) - 1}: entries were withheld from this peer{relayed}")
+        if heads[link.entries] != link.head:
+            raise ForkedLog(seat, f"the {env.kind} of {self.who(seat)} builds on a log that differs from this one "
+                                  f"within its first {link.entries} entries: this copy was changed after the seat signed, "
+                                  f"or the host showed seats different logs{relayed}")
+        if link.entries < self._seen[seat]:
+            raise ForkedLog(seat, f"the {env.kind} of {self.who(seat)} builds on {link.entries} log entries after "
+                                  f"its earlier frame built on {self._seen[seat]}: a seat's view never goes back")
 
     # -- kinds ---------------------------------------------------------------------------------
     def _check_seq(self, env: wire.Envelope) -> None:
@@ -483,7 +487,7 @@ class Replica:
             what = "repeated or replayed" if env.seq < expected else "ahead: a message is missing"
             raise OutOfOrder(env.seat, f"sequence number {env.seq}, expected {expected} ({what})")
 
-    def _open(self, env: wire.Envelope):
+    def _open(self, env: wire.Envelope) -> Effect:
         seat, body = env.seat, env.body
         if self.phase != _NEW:
             raise NotDue(seat, "the table is already open")
@@ -492,6 +496,7 @@ class Replica:
         if not env.signed_by(body["key"]):
             raise BadSignature(seat, "the open is not signed by the host key it names")
         self._check_seq(env)
+        self._check_link(env)
         try:
             game = self.games(body["game"])
             game.check_seats(body["seats"])
@@ -509,9 +514,9 @@ class Replica:
             "phase": _JOINING,
             "_host_key": body["key"],
         }
-        return changes, f"seat 0 opens a {game.title} table for {n}", None, None
+        return Effect(changes, f"seat 0 opens a {game.title} table for {n}")
 
-    def _join(self, env: wire.Envelope):
+    def _join(self, env: wire.Envelope) -> Effect:
         seat, body = env.seat, env.body
         if self.phase != _JOINING:
             raise NotDue(seat, "the table is not taking players")
@@ -522,10 +527,14 @@ class Replica:
         if not env.signed_by(body["key"]):
             raise BadSignature(seat, "the join is not signed by the key it names")
         self._check_seq(env)
+        self._check_link(env)
         if seat == 0 and body["key"] != self._host_key:
             raise BadJoin(seat, "seat 0 must join with the host key that opened the table")
         if self.seat_of(body["key"]) is not None:
             raise BadJoin(seat, f"the key already sits at seat {self.seat_of(body['key'])}")
+        copied = self._anchor_owner(body["anchor"])
+        if copied is not None:
+            raise BadJoin(seat, f"its chain anchor is {self.who(copied)}'s: a copied chain (chains are bound to their seat)")
         info = SeatInfo(seat, body["name"], body["key"], body.get("curve"), fingerprint(body["key"]))
         seats = list(self.seats)
         seats[seat] = info
@@ -533,30 +542,37 @@ class Replica:
         chains[seat] = ChainTrack((Commitment(body["anchor"], body["length"], 1),), 0, body["anchor"])
         phase = _READY if all(seats) else _JOINING
         changes = {"seats": tuple(seats), "_chains": tuple(chains), "phase": phase}
-        return changes, f"{body['name']} joins at seat {seat} ({info.fingerprint})", None, None
+        return Effect(changes, f"{body['name']} joins at seat {seat} ({info.fingerprint})")
 
-    def _dispatch(self, env: wire.Envelope):
+    def _anchor_owner(self, anchor: bytes) -> int | None:
+        """The seat that already committed to a chain with this anchor, if any."""
+        for seat, track in enumerate(self._chains):
+            if track is not None and any(c.anchor == anchor for c in track.commitments):
+                return seat
+        return None
+
+    def _dispatch(self, env: wire.Envelope) -> Effect:
         kind = env.kind
         if kind == "start":
-            return self._start(env) + (None, None)
+            return self._start(env)
         if kind == "move":
-            return self._move(env) + (None,)
+            return self._move(env)
         if kind == "reveal":
             return self._reveal(env)
         if kind == "seal":
-            return self._seal(env) + (None, None)
+            return self._seal(env)
         if kind == "unseal":
-            return self._unseal(env) + (None,)
+            return self._unseal(env)
         if kind == "anchor":
-            return self._anchor(env) + (None, None)
+            return self._anchor(env)
         if kind == "chat":
-            return {}, f"{self.who(env.seat)} says: {env.body['text']}", None, None
+            return Effect({}, f"{self.who(env.seat)} says: {env.body['text']}")
         if kind == "resign":
-            return self._resign(env) + (None, None)
+            return self._resign(env)
         if kind == "claim":
-            return self._claim(env) + (None, None)
+            return self._claim(env)
         if kind == "deal":
-            return self._deal(env) + (None, None)
+            return self._deal(env)
         raise MalformedFrame(env.seat, f"unhandled kind {kind}")  # wire.SCHEMAS and this agree
 
     def _after(self, state: Any, events: tuple[Event, ...], out: frozenset[int] | None = None) -> dict:
@@ -595,7 +611,7 @@ class Replica:
         result = score_now() if score_now is not None else None
         return result or self._ending(set(out), f"{', '.join(f'seat {s}' for s in sorted(out))} in default")
 
-    def _decide(self, event: Event, out: frozenset[int] | None = None) -> dict:
+    def _decide(self, event: Event, out: frozenset[int] | None = None) -> tuple[dict, Event]:
         """Every reveal of `event` is in: derive its outcome and resolve the state (FAIRNESS.md §1).
 
         A seat out of the game contributes 32 zero bytes in its place in the seed.
@@ -607,7 +623,7 @@ class Replica:
         events = self.events + (event,)
         return {"events": events, **self._after(state, events, out)}, event
 
-    def _start(self, env: wire.Envelope):
+    def _start(self, env: wire.Envelope) -> Effect:
         if env.seat != 0:
             raise NotDue(env.seat, "only the host (seat 0) starts the game")
         if self.phase != _READY:
@@ -619,9 +635,9 @@ class Replica:
         except GameError as error:
             raise BadOpen(env.seat, str(error)) from None
         changes = {"phase": _PLAYING, **self._after(state, self.events)}
-        return changes, "seat 0 starts the game"
+        return Effect(changes, "seat 0 starts the game")
 
-    def _move(self, env: wire.Envelope):
+    def _move(self, env: wire.Envelope) -> Effect:
         seat = env.seat
         if self.phase != _PLAYING:
             raise NotDue(seat, "no move is due: " + ("the game is over" if self.phase == _OVER else "the game has not started"))
@@ -654,19 +670,16 @@ class Replica:
             pay = getattr(self.deal_handler, "pay", None)
             if pay is None:
                 raise DealRefused(seat, f"{move} pays hidden cards at a table without a card deal")
-            try:
-                pay(seat, cards)  # marks the cards paid only when every one was shown from seat's hand
-            except DealError as refusal:  # the payer did not show the card from its own hand
-                raise DealRefused(seat, refusal.reason) from None
+            pay(seat, cards)  # DealRefused unless every card was shown from seat's hand; then marks them paid
         note = self.game.describe(self.state, move)
         if self.state.actor != seat:  # one of several seats that may move: the log names the mover
             note = f"{self.who(seat)} {note}"
         if self.pending is not None:  # queued behind the open event (the state said so): it stays open
-            return {"moves": self.moves + 1, "state": state}, note, move
+            return Effect({"moves": self.moves + 1, "state": state}, note, move)
         changes = {"moves": self.moves + 1, **self._after(state, self.events)}
-        return changes, note, move
+        return Effect(changes, note, move)
 
-    def _reveal(self, env: wire.Envelope):
+    def _reveal(self, env: wire.Envelope) -> Effect:
         seat, k, value = env.seat, env.body["k"], env.body["value"]
         pending = self.pending
         if pending is None:
@@ -680,7 +693,7 @@ class Replica:
         if commitment is None:
             raise BadReveal(seat, f"no committed chain of seat {seat} covers event {k} (chain ran out)")
         previous = commitment.anchor if k == commitment.first else track.last_value
-        if track.last_event != k - 1 or not hashchain.opens(previous, value):
+        if track.last_event != k - 1 or not hashchain.opens(self.table, seat, previous, value):
             raise BadReveal(seat, f"the value for event {k} does not open seat {seat}'s committed chain")
         chains = list(self._chains)
         chains[seat] = replace(track, last_event=k, last_value=value)
@@ -690,10 +703,10 @@ class Replica:
         changes: dict = {"_chains": tuple(chains), "pending": event}
         note = f"{self.who(seat)} reveals for event {k} ({pending.label})"
         if event.missing:
-            return changes, note, None, None
+            return Effect(changes, note)
         decided, event = self._decide(event)
         changes.update(decided)
-        return changes, f"{note}; event {k} decided", None, event
+        return Effect(changes, f"{note}; event {k} decided", event=event)
 
     def _sealed_step(self, env: wire.Envelope) -> Sealing:
         """The open sealed step a seal or unseal names, asking its author (else a Refusal)."""
@@ -706,16 +719,16 @@ class Replica:
             raise NotDue(seat, f"seat {seat} is not asked at step {sealing.step}")
         return sealing
 
-    def _seal(self, env: wire.Envelope):
+    def _seal(self, env: wire.Envelope) -> Effect:
         seat = env.seat
         sealing = self._sealed_step(env)
         if sealing.commits[seat] is not None:
             raise NotDue(seat, f"seat {seat} has already answered step {sealing.step}")
         commits = list(sealing.commits)
         commits[seat] = env.body["commit"]
-        return {"sealing": replace(sealing, commits=tuple(commits))}, f"{self.who(seat)} seals its answer"
+        return Effect({"sealing": replace(sealing, commits=tuple(commits))}, f"{self.who(seat)} seals its answer")
 
-    def _unseal(self, env: wire.Envelope):
+    def _unseal(self, env: wire.Envelope) -> Effect:
         seat, body = env.seat, env.body
         sealing = self._sealed_step(env)
         if sealing.unsealed:
@@ -732,7 +745,7 @@ class Replica:
         except GameError as error:
             raise IllegalMoveRefused(seat, str(error)) from None
         changes = self._answered(sealing, seat, move)
-        return changes, f"{self.who(seat)} opens its sealed answer: {move}", move
+        return Effect(changes, f"{self.who(seat)} opens its sealed answer: {move}", move)
 
     def _answered(self, sealing: Sealing, seat: int, move: Move) -> dict:
         """`seat`'s answer is in; once every asked seat's is, all apply in the state's order."""
@@ -749,7 +762,7 @@ class Replica:
             state = apply_as(state, s, sealing.answers[s] or state.default_move())
         return {"moves": moves, **self._after(state, self.events)}
 
-    def _anchor(self, env: wire.Envelope):
+    def _anchor(self, env: wire.Envelope) -> Effect:
         seat, body = env.seat, env.body
         if self.phase == _OVER:
             raise NotDue(seat, "the game is over")
@@ -759,24 +772,27 @@ class Replica:
         started = self.pending.number if self.pending is not None else len(self.events)
         if body["first"] <= started:
             raise BadAnchor(seat, f"event {body['first']} has already begun: anchors are committed in advance")
+        copied = self._anchor_owner(body["anchor"])
+        if copied is not None:
+            raise BadAnchor(seat, f"the anchor is one {self.who(copied)} already committed to: a copied chain")
         chains = list(self._chains)
         commitment = Commitment(body["anchor"], body["length"], body["first"])
         chains[seat] = replace(track, commitments=track.commitments + (commitment,))
         note = f"{self.who(seat)} commits a fresh chain for events {commitment.first}..{commitment.last}"
-        return {"_chains": tuple(chains)}, note
+        return Effect({"_chains": tuple(chains)}, note)
 
     def _ending(self, losers: set[int], reason: str) -> Result:
         winners = tuple(s for s in range(self.seat_count) if s not in losers)
         scores = tuple((1.0 / len(winners) if s in winners else 0.0) for s in range(self.seat_count))
         return Result(winners, scores, reason)
 
-    def _resign(self, env: wire.Envelope):
+    def _resign(self, env: wire.Envelope) -> Effect:
         if self.phase != _PLAYING:
             raise NotDue(env.seat, "there is no game in progress to resign")
         result = self._ending(set(self.out) | {env.seat}, f"seat {env.seat} resigned")
-        return {"forced": result, "phase": _OVER, "pending": None}, f"{self.who(env.seat)} resigns"
+        return Effect({"forced": result, "phase": _OVER, "pending": None}, f"{self.who(env.seat)} resigns")
 
-    def _claim(self, env: wire.Envelope):
+    def _claim(self, env: wire.Envelope) -> Effect:
         seat, against = env.seat, env.body["against"]
         if self.phase != _PLAYING:
             raise NotDue(seat, "there is no game in progress to claim")
@@ -796,7 +812,7 @@ class Replica:
                 changes = self._answered(self.sealing, against, default)
             else:
                 changes = {"moves": self.moves + 1, **self._after(self.state.apply(default), self.events)}
-            return changes, f"{self.who(seat)} claims {self.who(against)} did not answer in time ({why}): {default}"
+            return Effect(changes, f"{self.who(seat)} claims {self.who(against)} did not answer in time ({why}): {default}")
         reason = f"seat {against} in default"
         out = self.out | {against}
         if self.seat_count - len(out) >= 2 and self._goes_on_without(against):
@@ -813,13 +829,13 @@ class Replica:
                     changes.update(decided)
             else:
                 changes.update(self._after(self.state, self.events, out))
-            return changes, f"{self.who(seat)} claims a default: {reason} ({why}); the game goes on without it"
+            return Effect(changes, f"{self.who(seat)} claims a default: {reason} ({why}); the game goes on without it")
         if self.seat_count > 2 and hasattr(self.state, "score_now"):
             result = self._as_it_stands(self.state, out)
         else:
             result = self._ending(set(out), reason)
         note = f"{self.who(seat)} claims the game: {reason} ({why})"
-        return {"forced": result, "phase": _OVER, "pending": None, "out": out}, note
+        return Effect({"forced": result, "phase": _OVER, "pending": None, "out": out}, note)
 
     def _default_move(self, seat: int) -> Move | None:
         """The move `seat` is taken to make when it does not answer in time, if its step has one."""
@@ -838,7 +854,7 @@ class Replica:
             return self.state.without(seat) is not None
         return True
 
-    def _deal(self, env: wire.Envelope):
+    def _deal(self, env: wire.Envelope) -> Effect:
         if self.deal_handler is None:
             raise DealRefused(env.seat, "this table has no card deal")
         if self.phase not in (_READY, _PLAYING, _OVER):  # over: the end-of-game opening of keys
@@ -846,11 +862,11 @@ class Replica:
         outcome = self.deal_handler.accept(self, env)
         note = f"{self.who(env.seat)}: deal step {env.body.get('step', '')}".rstrip()
         if outcome is None:
-            return {}, note
+            return Effect({}, note)
         if self.state is None or self.state.actor != CHANCE or not self.state.chance().hidden:
             raise DealRefused(env.seat, "a deal outcome when no hidden-card step is due")
         try:
             state = self.state.resolve(outcome)
         except GameError as error:
             raise DealRefused(env.seat, f"the deal's outcome does not fit: {error}") from None
-        return self._after(state, self.events), note
+        return Effect(self._after(state, self.events), note)

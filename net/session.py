@@ -3,8 +3,8 @@
 Every seat keeps its own `Replica` (net/replica.py) over the ordered log and checks each frame on
 arrival; it never re-implements a check. Around it the session adds what needs a clock or a secret:
 its seat's hash chains (revealed when the table waits for chance), its moves (from a bot, or from
-the app through `move()`), deadlines and default claims (FAIRNESS.md §4), presence, and the
-transcript on disk.
+the app through `move()`), deadlines and default claims (FAIRNESS.md §4; the rule in
+net/deadlines.py), presence, and the transcript on disk with its seat file (net/seat_file.py).
 
 The session is one synchronous loop (`run()`), meant for a Textual thread worker or the main thread
 of a headless command. The app talks to it through thread-safe methods (`move`, `chat`, `claim`,
@@ -26,10 +26,14 @@ Read `session.replica` (state, seats, events, waiting_for) only from the session
 treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, deadlines) is the
 host's and reaches joiners in its welcome.
 
-Event kinds: invite, transcript, joined, started, record, your_turn, refused, dropped, returned,
-claimable, chat, result, error. A `record` event carries the log index, the Record (data) and its
-note (text); `refused` names the seat at fault and the reason; `dropped`/`returned` name the seat
-(seat 0 on a joiner: the host); `claimable` names a seat in default and why.
+Event kinds: invite, transcript, joined, started, record, your_turn, refused, fault, dropped,
+returned, claimable, chat, result, error, and on the host waiting, released. A `record` event carries
+the log index, the Record (data) and its note (text); `refused` names the seat at fault and the
+reason; `fault` names a seat caught cheating, once, the moment this seat knows (a frame of its own
+signing the host refused as a broken commitment or deal rule, or what the card deal finds in the log:
+a shown card that opens to another, a wrong key, a deck whose end-of-game replay fails);
+`dropped`/`returned` name the seat (seat 0 on a joiner: the host); `claimable` names a seat in
+default and why; `waiting`/`released` name a seat held for a joiner's key (data) and its end.
 
 Packets between host and joiners (net/transport.py carries them as `[op, body]`):
 
@@ -40,11 +44,12 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
                      submit {frame: bin}                              a signed frame for the log
     host -> joiner   who {nonce: bin32}                               unknown connection: prove a key
                      welcome {seat, length, table, timing}             your seat; the host's log length
-                     full {reason}                                     no seat for you
+                     full {reason}                                     no seat for you (or your hold ran out)
                      entries {start: int, frames: [bin]}               log frames from index start
                      refused {seat, reason}                            your frame was not ordered
                      pong {length}                                     heartbeat answer
                      presence {seat, here: bool}                       a seat dropped or returned
+                     fault {seat, reason, frame: bin}                  another seat's frame refused as a fault
 
 Seats are authenticated by their signed frames, and connections by their hello: the host routes a
 seat (its entries, refusals, presence, and the liveness that keeps it from default) only to a
@@ -85,47 +90,26 @@ opens its own by itself. Both wait on the answer deadline; a late seat's answer 
 
 from __future__ import annotations
 
-import os
 import queue
 from contextlib import contextmanager
 import random
 import secrets
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import msgpack
-
 from dicetable.core.game import GameError, Move, may_act
+from dicetable.net import deadlines
 from dicetable.net import seal as sealed
 from dicetable.net import wire
-from dicetable.net.cards import DealError
 from dicetable.net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
+from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals, paid_cards
 from dicetable.net.identity import Profile, home
+from dicetable.net.refusals import DealError
+from dicetable.net.seat_file import save_seat
 from dicetable.net.transcript import TranscriptWriter, header_for
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Clocks of a table, in seconds (the host's values reach the joiners in its welcome)."""
-
-    heartbeat: float = 1.0  # between pings
-    drop_after: float = 4.0  # silence after which a seat counts as dropped
-    grace: float = 120.0  # how long a dropped seat may stay away before it is in default
-    turn_deadline: float = 0.0  # for a move; 0: no per-turn deadline
-    reveal_deadline: float = 60.0  # for a reveal once the table waits for chance
-    connect_timeout: float = 5.0
-    answer_deadline: float = 20.0  # for a move with a default answer (state.default_move()); 0: none
-
-    def to_data(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_data(cls, data: Any) -> "Timing":
-        known = {k: float(v) for k, v in (data or {}).items() if k in cls.__dataclass_fields__ and isinstance(v, (int, float))}
-        return cls(**known)
 
 
 @dataclass(frozen=True)
@@ -153,47 +137,8 @@ def bot_chooser(game, name: str, seed: int | None = None) -> Chooser:
     return bot.choose
 
 
-def answer_default(replica) -> Move | None:
-    """The move the seat due to act is taken to make if it does not answer in time, or None."""
-    default = getattr(replica.state, "default_move", None)
-    return default() if default is not None and replica.pending is None else None
-
-
 def transcript_dir() -> Path:
     return home() / "transcripts"
-
-
-# -- the seat's secrets beside its transcript (FAIRNESS.md §6) ------------------------------------
-def secrets_path(transcript: Path) -> Path:
-    return Path(str(transcript) + ".seat")
-
-
-def save_seat(transcript: Path, data: dict) -> None:
-    """Write the seat file (chain secrets, seat, invite) 0600, atomically."""
-    path = secrets_path(transcript)
-    tmp = path.with_name(path.name + ".new")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(msgpack.packb(data, use_bin_type=True))
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
-
-
-def load_seat(transcript: Path) -> dict:
-    if not Path(transcript).is_file():
-        raise SessionError(f"{transcript} does not exist: give the transcript this seat wrote")
-    path = secrets_path(transcript)
-    try:
-        data = msgpack.unpackb(path.read_bytes(), raw=False)
-    except FileNotFoundError:
-        raise SessionError(f"no seat file {path} beside the transcript: cannot resume without it") from None
-    except Exception:
-        raise SessionError(f"the seat file {path} is damaged: cannot resume") from None
-    if not isinstance(data, dict) or "seat" not in data or "chains" not in data:
-        raise SessionError(f"the seat file {path} is damaged: cannot resume")
-    return data
 
 
 class TableSession:
@@ -241,6 +186,7 @@ class TableSession:
         self._unopenable: int | None = None  # a step whose seal of mine I could not open (said once)
         self.result_announced = False
         self._over_since: float | None = None
+        self._faults_said: set[tuple] = set()  # each fault is shown once
 
     # -- thread-safe commands from the app -----------------------------------------------------
     def move(self, move: Move) -> None:
@@ -276,9 +222,9 @@ class TableSession:
         return self.seat is not None and self.seat < len(seats) and seats[self.seat] is not None
 
     def author(self, kind: str, body: dict, sign: bool = True) -> bytes:
-        """Seal a frame of mine with the next sequence number and send it to the log."""
+        """A frame of mine with the next sequence number, on the log as my replica has it, sent to the log."""
         seq = self.next_seq()
-        frame = wire.seal(self.profile, self.replica.table, self.seat, seq, kind, body, sign=sign)
+        frame = wire.make_frame(self.profile, self.replica.table, self.seat, seq, kind, body, self.replica.head, sign=sign)
         self._sent[seq] = (time.monotonic(), frame)
         self.submit(frame)
         return frame
@@ -305,6 +251,8 @@ class TableSession:
         elif kind == "chat":
             self.emit("chat", seat=record.seat, text=body["text"], index=index)
         self.emit("record", seat=record.seat, index=index, text=record.note, data=record)
+        if kind == "deal":
+            self.watch_deal()
         latest = record.index == len(self.replica.log) - 1  # a batch's earlier records come first
         if latest and self.replica.result is not None and not self.result_announced:
             self.result_announced = True
@@ -322,6 +270,23 @@ class TableSession:
         overdue = time.monotonic() - self._over_since > max(self.timing.reveal_deadline, 1.0)
         if self.replica.settled or overdue:
             self.finished = True
+
+    def fault(self, seat: int | None, text: str) -> None:
+        """Tell the player, once, that `seat` was caught cheating (FAIRNESS.md §3: shown at once)."""
+        if (seat, text) not in self._faults_said:
+            self._faults_said.add((seat, text))
+            self.emit("fault", seat=seat, text=text)
+
+    def watch_deal(self) -> None:
+        """The faults the card deal finds in the log, as this seat's replica finds them: live ones (a
+        shown card opening to another, a proven wrong key) and a deck's end-of-game replay."""
+        handler = self.replica.deal_handler
+        if not isinstance(handler, TableDeals):
+            return
+        for d in handler.formed:
+            deal = handler.deals[d]
+            for fault in [*deal.faults, *(deal.findings() if deal.complete else ())]:
+                self.fault(fault.seat, f"card deal: {fault}")
 
     def _write_transcript(self, frame: bytes) -> None:
         """Frames wait in memory until every seat has joined: the header names them all."""
@@ -381,7 +346,7 @@ class TableSession:
         try:
             bodies = handler.next_bodies(self.replica)
         except DealError as fault:  # e.g. a wrong key sent to me: the deal cannot go on honestly
-            self.emit("error", text=f"card deal: {fault}")
+            self.fault(fault.seat, f"card deal: {fault}")
             return False
         if len(handler.parties) != parties or any(body.get("step") == "hold" for body in bodies):
             self.save_secrets()  # new deck keys, or the nonces of my commitments: on disk before they count
@@ -475,7 +440,7 @@ class TableSession:
             return
         if replica.chain_left(self.seat) < REFRESH_MARGIN:
             last = self.chains[-1]
-            chain = Chain(length=self.chain_length, first=last.last + 1)
+            chain = Chain(self.replica.table, self.seat, length=self.chain_length, first=last.last + 1)
             self.chains.append(chain)
             self.save_secrets()
             self.author("anchor", wire.anchor_body(chain.anchor, chain.length, chain.first))
@@ -572,9 +537,7 @@ class TableSession:
         if replica is None or replica.phase != "playing" or self.finished:
             return
         waiting = replica.waiting_for
-        # One key per thing awaited: a state step or an event (not the seats still missing); a deal
-        # step's clock restarts when the seats it waits for change (a shuffle pass goes seat by seat).
-        key = (waiting.action, replica.steps, len(replica.events)) + ((waiting.seats,) if waiting.action == "deal" else ())
+        key = deadlines.waiting_key(replica)
         if key != self._waiting_key:
             self._waiting_key = key
             self._waiting_since = now
@@ -591,24 +554,9 @@ class TableSession:
 
     def default_reason(self, seat: int, now: float) -> str:
         """Why `seat` is in default now by this session's clock, or "" when it is not."""
-        replica = self.replica
-        if seat not in replica.waiting_for.seats:
-            return ""
         away = self._away_since.get(seat)
-        if away is not None and now - away > self.timing.grace:
-            return f"seat {seat} dropped and did not return within {self.timing.grace:g} s"
-        action = replica.waiting_for.action
-        limit = self.timing.turn_deadline if action == "move" else self.timing.reveal_deadline
-        default = answer_default(replica)
-        if action in ("move", "seal", "unseal") and default is not None:  # a late answer is given for the seat
-            limit = min(x for x in (limit, self.timing.answer_deadline, float("inf")) if x)
-            if limit < float("inf") and now - self._waiting_since > limit:
-                return f"seat {seat} did not answer within {limit:g} s: {default}"
-            return ""
-        if limit and now - self._waiting_since > limit:
-            what = {"move": "move", "reveal": "reveal", "deal": "deliver its part of the card deal"}.get(action, action)
-            return f"seat {seat} did not {what} within {limit:g} s"
-        return ""
+        return deadlines.default_reason(self.replica, self.timing, seat, now - self._waiting_since,
+                                        None if away is None else now - away)
 
     def send_claim(self, against: int) -> None:
         self._last_claim = time.monotonic()
@@ -617,7 +565,7 @@ class TableSession:
 
     # -- secrets and transcript --------------------------------------------------------------------
     def new_chain(self) -> Chain:
-        chain = Chain(length=self.chain_length)
+        chain = Chain(self.replica.table, self.seat, length=self.chain_length)
         self.chains = [chain]
         return chain
 
@@ -636,7 +584,7 @@ class TableSession:
             save_seat(self.transcript_path, self.seat_data())
 
     def restore_chains(self, data: dict) -> None:
-        self.chains = [Chain(bytes(s), int(n), int(f)) for s, n, f in data["chains"]]
+        self.chains = [Chain(self.replica.table, self.seat, bytes(s), int(n), int(f)) for s, n, f in data["chains"]]
 
     def default_transcript(self, table: bytes) -> Path:
         directory = transcript_dir()

@@ -36,13 +36,25 @@ import msgpack
 
 from dicetable.core.game import Result
 
-MAGIC = b"dicetable transcript v1\n"
+MAGIC = b"dicetable transcript v2\n"
+OLD_MAGICS = (b"dicetable transcript v1\n",)  # before the hash-linked log (protocol 2)
 MAX_RECORD = 1 << 20
 _HEAD = struct.Struct(">II")
 
 
 class NotATranscript(Exception):
     """The file is not a dicetable transcript at all."""
+
+
+class OldTranscript(NotATranscript):
+    """A transcript written by an older dicetable, whose protocol this version no longer checks."""
+
+
+def _not_ours(head: bytes, what: str) -> NotATranscript:
+    if head in OLD_MAGICS:
+        return OldTranscript(f"{what} was written by an older dicetable (protocol 1, before the hash-linked "
+                             "log); this version checks protocol 2 only: verify it with the dicetable that played it")
+    return NotATranscript(f"{what} is not a dicetable transcript")
 
 
 class DamagedTranscript(Exception):
@@ -118,7 +130,7 @@ def _records(data: bytes) -> tuple[list[bytes], bool, int]:
 
 def parse(data: bytes) -> Transcript:
     if not data.startswith(MAGIC):
-        raise NotATranscript("the data is not a dicetable transcript")
+        raise _not_ours(data[: len(MAGIC)], "the data")
     payloads, torn, end = _records(data)
     if not payloads:
         raise DamagedTranscript(0, "the header is missing")
@@ -150,8 +162,9 @@ def parse(data: bytes) -> Transcript:
 def read(path: str | os.PathLike) -> Transcript:
     try:
         with open(path, "rb") as file:
-            if file.read(len(MAGIC)) != MAGIC:  # before reading it all: /dev/zero is not a transcript
-                raise NotATranscript(f"{path} is not a dicetable transcript")
+            head = file.read(len(MAGIC))
+            if head != MAGIC:  # before reading it all: /dev/zero is not a transcript
+                raise _not_ours(head, str(path))
             data = MAGIC + file.read()
     except IsADirectoryError:
         raise NotATranscript(f"{path} is a directory, not a transcript") from None

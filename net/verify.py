@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass
 
 from dicetable.core.game import GameError, Result
-from dicetable.net.cards import DealError
 from dicetable.net.hidden import TableDeals
-from dicetable.net.replica import Refusal, Replica
+from dicetable.net.refusals import DealError, Refusal
+from dicetable.net.replica import Replica
 from dicetable.net.transcript import DamagedTranscript, NotATranscript, Transcript, read
 
 __all__ = ["Verdict", "verify", "verify_transcript", "NotATranscript"]
@@ -134,3 +134,81 @@ def verify(path: str | os.PathLike) -> Verdict:
     except DamagedTranscript as error:
         return Verdict("?", 0, fault=str(error), fault_kind="damaged", record=error.index)
     return verify_transcript(transcript)
+
+
+# -- several seats' copies of one table (FAIRNESS.md §5) -----------------------------------------------
+@dataclass(frozen=True)
+class Agreement:
+    """How copies of one table's log compare: `fork` is None when each is a prefix of the longest."""
+
+    copies: int
+    entries: int  # entries of the longest copy
+    fork: str | None = None  # one line: where the copies part and who signed the fork, if anyone
+    forker: int | None = None  # the seat proven to have forked (it signed both branches)
+
+    def line(self) -> str:
+        if self.fork is None:
+            return f"copies agree: {self.copies} copies, the longest {self.entries} entries, each a prefix of it"
+        return f"copies fork: {self.fork}"
+
+
+def _signed_by_seat(frame: bytes, keys: dict[int, bytes]):
+    """The envelope of `frame` if it carries a valid signature of the seat it names, else None."""
+    from dicetable.net import wire
+
+    try:
+        env = wire.decode(frame)
+    except wire.WireError:
+        return None
+    key = keys.get(env.seat)
+    return env if env.signature and key is not None and env.signed_by(key) else None
+
+
+def compare(transcripts: list[Transcript]) -> Agreement:
+    """Check that copies of one table agree, or name where they fork and who signed both branches.
+
+    Two different frames signed by one seat with one sequence number, in any two copies, prove that
+    seat forked the log. Without such a pair the orderer (the host) showed seats different logs — or a
+    copy was cut short and its owner appended its own frames: a claim on one branch against the author
+    of a signed frame on the other is then disputed by that frame."""
+    tables = {t.header["table"] for t in transcripts}
+    if len(tables) != 1:
+        raise ValueError("the transcripts are of different tables: compare copies of one table")
+    keys = {seat: s["key"] for seat, s in enumerate(transcripts[0].header["seats"])}
+    longest = max(transcripts, key=lambda t: len(t.frames))
+    first_fork = None
+    for copy in transcripts:
+        for index, frame in enumerate(copy.frames):
+            if index >= len(longest.frames) or longest.frames[index] != frame:
+                if first_fork is None or index < first_fork[0]:
+                    first_fork = (index, copy)
+                break
+    if first_fork is None:
+        return Agreement(len(transcripts), len(longest.frames))
+    # signed proof: one seat, one sequence number, two different frames
+    placed: dict[tuple[int, int], bytes] = {}
+    for copy in transcripts:
+        for frame in copy.frames:
+            env = _signed_by_seat(frame, keys)
+            if env is None:
+                continue
+            other = placed.setdefault((env.seat, env.seq), frame)
+            if other != frame:
+                text = (f"seat {env.seat} ({transcripts[0].header['seats'][env.seat]['name']}) signed two different "
+                        f"frames with sequence number {env.seq}: it forked the log")
+                return Agreement(len(transcripts), len(longest.frames), text, env.seat)
+    index, copy = first_fork
+    ours, theirs = copy.frames[index], longest.frames[index] if index < len(longest.frames) else None
+    if theirs is None:  # cannot happen: a shorter copy that differs is a fork at a common index
+        return Agreement(len(transcripts), len(longest.frames))
+    a, b = _signed_by_seat(ours, keys), _signed_by_seat(theirs, keys)
+    text = f"at entry {index + 1} the copies hold different frames"
+    if a is not None and b is not None:
+        text += f" ({a.kind} by seat {a.seat} / {b.kind} by seat {b.seat})"
+        for claim, other in ((a, b), (b, a)):
+            if claim.kind == "claim" and claim.body["against"] == other.seat:
+                text += (f"; seat {claim.seat}'s claim against seat {other.seat} is disputed by seat {other.seat}'s "
+                         f"signed {other.kind} on the same log")
+                return Agreement(len(transcripts), len(longest.frames), text)
+    text += "; no seat signed both branches: the host ordered different logs, or a copy was cut and added to"
+    return Agreement(len(transcripts), len(longest.frames), text)

@@ -2,7 +2,13 @@
 
 Signed bytes (what the author's Ed25519 key signs) are the canonical msgpack of the map
 
-    {"body": {...}, "kind": str, "seat": int, "seq": int, "table": bin16, "v": 1}
+    {"body": {...}, "kind": str, "prev": [int, bin32], "seat": int, "seq": int, "table": bin16, "v": 2}
+
+`prev` is the frame's parent: `[n, head]` says the author had seen the first n entries of the log,
+whose head hash is `head` (net/log_chain.py). Every frame thereby commits to the log before it, so
+the log is a hash chain that nobody can rewrite behind a later frame of another seat, and a frame
+whose parent a peer does not have is proof that the log was forked (FAIRNESS.md §3). A reveal's
+`prev` is not signed and so proves nothing; it is checked all the same.
 
 with every map's keys in sorted order (canonical: the decoder re-encodes and refuses any other
 encoding of the same content, so one message has exactly one byte string). On the wire a frame is
@@ -22,13 +28,15 @@ import msgpack
 
 from dicetable.net.identity import SIGNATURE_BYTES, verify_signature
 
-VERSION = 1
+VERSION = 2  # 2: the hash-linked log (`prev`) and chains bound to table and seat
 TABLE_BYTES = 16
 MAX_FRAME = 256 * 1024
 MAX_SEATS = 16
 MAX_SEQ = 2**32 - 1
 MAX_CHAIN = 1 << 20  # longest hash chain a seat may commit to
 MAX_EVENT = 2**40
+MAX_LOG = 2**32  # log entries a table may have
+HASH_BYTES = 32
 
 # Frame size caps per kind: the general cap is for the card deal's point lists.
 KIND_CAP = {"deal": MAX_FRAME, "chat": 2048, "reveal": 512}
@@ -219,6 +227,17 @@ def _is_canonical(data: bytes, value: Any) -> bool:
 
 
 @dataclass(frozen=True)
+class Link:
+    """Where a frame's author stood in the log: it had seen `entries` entries, whose head is `head`."""
+
+    entries: int
+    head: bytes
+
+    def to_data(self) -> list:
+        return [self.entries, self.head]
+
+
+@dataclass(frozen=True)
 class Envelope:
     v: int
     table: bytes
@@ -226,6 +245,7 @@ class Envelope:
     seq: int
     kind: str
     body: dict
+    prev: Link
     signed: bytes  # the exact bytes the signature covers
     signature: bytes  # 64 bytes, or b"" for an unsigned reveal
     frame: bytes  # the exact frame as received
@@ -234,20 +254,28 @@ class Envelope:
         return verify_signature(public_key, self.signed, self.signature)
 
 
-def signed_bytes(table: bytes, seat: int, seq: int, kind: str, body: dict) -> bytes:
+def signed_bytes(table: bytes, seat: int, seq: int, kind: str, body: dict, prev: Link) -> bytes:
     """The canonical bytes an author signs; the body is checked against its kind's schema."""
     check_body(kind, body)
     if type(table) is not bytes or len(table) != TABLE_BYTES:
         raise Malformed("a table id is 16 bytes")
-    return pack({"v": VERSION, "table": table, "seat": seat, "seq": seq, "kind": kind, "body": body})
+    if not _link(prev.to_data()):
+        raise Malformed("a frame's parent is [entries, 32-byte head]")
+    return pack({"v": VERSION, "table": table, "seat": seat, "seq": seq, "kind": kind, "body": body,
+                 "prev": prev.to_data()})
 
 
-def seal(profile, table: bytes, seat: int, seq: int, kind: str, body: dict, sign: bool = True) -> bytes:
-    """A frame authored by `profile` (anything with `sign(bytes) -> bytes`).
+def _link(x: Any) -> bool:
+    return type(x) is list and len(x) == 2 and _int(0, MAX_LOG)(x[0]) and _bytes(HASH_BYTES)(x[1])
+
+
+def make_frame(profile, table: bytes, seat: int, seq: int, kind: str, body: dict, prev: Link,
+               sign: bool = True) -> bytes:
+    """A frame authored by `profile` (anything with `sign(bytes) -> bytes`), on the log `prev`.
 
     `sign=False` is allowed only for reveals, which the hash chain authenticates.
     """
-    data = signed_bytes(table, seat, seq, kind, body)
+    data = signed_bytes(table, seat, seq, kind, body, prev)
     if not sign and kind not in UNSIGNED_KINDS:
         raise ValueError(f"a {kind} message must be signed")
     signature = profile.sign(data) if sign else b""
@@ -287,10 +315,13 @@ def decode(frame: Any) -> Envelope:
     inner = _unpack(signed)
     if type(inner) is not dict:
         raise Malformed("the signed part of a frame is a map")
-    if set(inner) != {"v", "table", "seat", "seq", "kind", "body"}:
-        raise Malformed("the signed part has the fields v, table, seat, seq, kind, body")
-    if type(inner["v"]) is not int or inner["v"] != VERSION:
-        raise UnknownVersion(f"protocol version {inner['v']!r:.20} is not {VERSION}: update dicetable")
+    version = inner.get("v")
+    if type(version) is not int or version != VERSION:
+        newer = type(version) is int and version > VERSION
+        raise UnknownVersion(f"protocol version {version!r:.20} is not {VERSION}: "
+                             + ("update dicetable" if newer else "the other side runs an older dicetable"))
+    if set(inner) != {"v", "table", "seat", "seq", "kind", "body", "prev"}:
+        raise Malformed("the signed part has the fields v, table, seat, seq, kind, body, prev")
     kind = inner["kind"]
     if type(kind) is not str or kind not in SCHEMAS:
         raise UnknownKind(f"unknown message kind {kind!r:.40}")
@@ -304,11 +335,14 @@ def decode(frame: Any) -> Envelope:
     if type(seq) is not int or not 0 <= seq <= MAX_SEQ:
         raise Malformed(f"sequence number {seq!r:.20} is out of range")
     check_body(kind, inner["body"])
+    if not _link(inner["prev"]):
+        raise Malformed("a frame's parent is [entries, 32-byte head]")
     if not signature and kind not in UNSIGNED_KINDS:
         raise Malformed(f"a {kind} message must be signed")
     if not _is_canonical(signed, inner):
         raise Malformed("the signed part is not in canonical encoding")
-    return Envelope(VERSION, table, seat, seq, kind, inner["body"], signed, signature, frame)
+    prev = Link(*inner["prev"])
+    return Envelope(VERSION, table, seat, seq, kind, inner["body"], prev, signed, signature, frame)
 
 
 # -- bodies, built the one way every author builds them ----------------------------------------------

@@ -4,10 +4,10 @@
 For 2, 4 and 8 seats, in CPU seconds (time.process_time, one process plays every seat):
   - shuffle + lock: every seat's passes, plus every peer checking every pass (each peer runs its
     own Deal replica, as on a real table); the target is under 1 s in total for 8 seats;
-  - private draw, per card: the other seats sealing their keys, every peer accepting the sealed
-    keys, and the drawer opening the card;
+  - private draw, per card: the other seats boxing their keys for the drawer, every peer accepting
+    the key boxes, and the drawer opening the card;
   - end-of-deal verification: one peer accepting every opening and replaying the whole deal;
-  - on loopback (wall clock): the ID-card deal of `dicetable deal` (tui/commands/deal.py) between real
+  - on loopback (wall clock): the ID-card deal of `dicetable deal` (net/deal_session.py) between real
     sessions over ZeroMQ on 127.0.0.1, one thread per seat (one process, so the seats share the
     GIL): shuffle+lock, the private draw per card, and opening+verification, from the host's log.
 Beside it, in the same run: one seat's shuffle + lock pass over a 2048-bit safe-prime group in pure
@@ -109,7 +109,7 @@ def loopback(seats: int) -> dict:
     import threading
 
     from dicetable.net.identity import Profile
-    from dicetable.tui.commands.deal import DealHost, DealPeer
+    from dicetable.net.deal_session import DealHost, DealPeer
 
     stamps: dict[str, float] = {}
 

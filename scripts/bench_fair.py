@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cost of one fair roll in-process against a plain local roll, measured in the same run.
 
-A fair roll (FAIRNESS.md §1) is: every seat builds its reveal frame (wire.seal; unsigned by default,
+A fair roll (FAIRNESS.md §1) is: every seat builds its reveal frame (wire.make_frame; unsigned by default,
 the chain authenticates it), and a peer's Replica accepts each (decode, sequence and chain checks),
 derives the seed and the DRBG outcome and resolves the game state. Variants: with signed reveals
 (sign + verify per seat), and the whole table in one process (host and every seat's replica check
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dicetable.core.chance import LocalSource  # noqa: E402
 from dicetable.core.game import CHANCE, Chance, GameInfo, Outcome  # noqa: E402
 from dicetable.net.identity import Profile  # noqa: E402
-from dicetable.net.record import ProtocolSeat  # noqa: E402
+from dicetable.net.local_seats import ProtocolSeat  # noqa: E402
 from dicetable.net.replica import Replica  # noqa: E402
 
 ROLL = Chance("two dice", (6, 6))
@@ -97,12 +97,13 @@ def parts(rolls: int) -> list[tuple[str, float]]:
     profile = Profile.generate("p")
     data = bytes(120)
     signature = profile.sign(data)
-    chain = Chain(length=2)
-    reveals = [Chain(length=1).values[1] for _ in range(2)]
+    table = bytes(16)
+    chain = Chain(table, 0, length=2)
+    reveals = [Chain(table, s, length=1).values[1] for s in range(2)]
     pieces = {
         "Ed25519 sign (one frame)": lambda: profile.sign(data),
         "Ed25519 verify (one frame)": lambda: verify_signature(profile.public_key, data, signature),
-        "chain check (one reveal)": lambda: opens(chain.anchor, chain.values[1]),
+        "chain check (one reveal)": lambda: opens(table, 0, chain.anchor, chain.values[1]),
         "seed + derivation (2 seats, 2d6)": lambda: fair.draw(ROLL, fair.event_seed(bytes(16), 1, reveals)),
     }
     out = []

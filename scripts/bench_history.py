@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long the game lists (history, resume) take to read a data directory full of games.
 
-One real four-seat Tricolor Line game is played by the fair protocol (net/record.py) and its
+One real four-seat Tricolor Line game is played by the fair protocol (net/local_seats.py) and its
 transcript copied N times into a scratch data directory, with N local games in history.jsonl beside
 it. Printed, as medians of several runs: `past_games` (tui/tables/history.py: every transcript parsed and
 its frames decoded, every history line checked), against a baseline in the same run that only reads
@@ -24,9 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dicetable.core import registry  # noqa: E402
-from dicetable.net.record import play_table  # noqa: E402
-from dicetable.tui.tables.controller import LocalTable, Player  # noqa: E402
+from dicetable.net.local_seats import play_table  # noqa: E402
+from dicetable.tui.tables.controller import Player  # noqa: E402
 from dicetable.tui.tables.history import FILE, past_games  # noqa: E402
+from dicetable.tui.tables.local_save import kept_table  # noqa: E402
 
 
 def median_seconds(work, runs: int) -> float:
@@ -54,7 +55,7 @@ def main() -> None:
         for n in range(1, args.games):
             shutil.copy(first, transcripts / f"game-{n:04}.dtt")
         trice = registry.get("trice")
-        table = LocalTable(trice, [Player("Ann", "greedy"), Player("Bob", "greedy")], seed=1, history=home / FILE)
+        table = kept_table(trice, [Player("Ann", "greedy"), Player("Bob", "greedy")], history=home / FILE, seed=1)
         table.attach(None)
         for _ in range(args.games - 1):
             table.rematch()

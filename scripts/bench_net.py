@@ -180,7 +180,8 @@ def main() -> int:
     # The raw messages are as big as the packet that carries a reveal to the host.
     from dicetable.net.transport import pack
 
-    sample = wire.seal(None, bytes(16), 7, 12345, "reveal", wire.reveal_body(1234, bytes(32)), sign=False)
+    sample = wire.make_frame(None, bytes(16), 7, 12345, "reveal", wire.reveal_body(1234, bytes(32)),
+                             wire.Link(12345, bytes(32)), sign=False)
     size = len(pack("submit", {"frame": sample}))
     disk = "transcripts without fsync" if args.no_fsync else "transcripts fsync'ed per record"
     print(f"loopback, CurveZMQ, message size {size} bytes; every seat in its own process; {disk}")

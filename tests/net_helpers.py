@@ -1,26 +1,30 @@
-"""`dicetable` processes and shared pieces for the network tests (imported by them; not a test module)."""
+"""`dicetable` processes, network namespaces and waits in this thread, shared by the tests (imported by
+them; not a test module)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from dicetable.net.session import Timing
+from dicetable.net.deadlines import Timing
+from dicetable.net.transcript import read
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMAND = Path(sys.executable).with_name("dicetable")
+COMMAND = Path(sys.executable).with_name("dicetable")  # the console script: the command a user types
 NETNS = str(ROOT / "scripts" / "lan_netns.sh")
 # Session clocks quick enough for tests to see drops and returns within a second.
 FAST = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0)
 
 
 def wait_until(condition, timeout: float = 10.0, what: str = "condition") -> None:
+    """Block this thread until `condition()` holds (the app's Pilot has its own: tui_pilot.wait_until)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if condition():
@@ -36,11 +40,24 @@ def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen:
                             text=True, cwd=ROOT, env=env)
 
 
+def dicetable(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`dicetable` run to its end as a user runs it, with the test's profile (conftest's `home`)."""
+    return subprocess.run([str(COMMAND), *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+
+
 def read_invite(process: subprocess.Popen) -> str:
     for line in process.stdout:
         if line.startswith("invite: "):
             return line.split()[1]
     raise AssertionError(f"no invite printed: {process.stderr.read()}")
+
+
+def frames_in(path: Path) -> int:
+    """Frames in a transcript another process is writing (-1 while it is not there yet)."""
+    try:
+        return len(read(path).frames)
+    except Exception:  # not created yet, or its first bytes not written yet
+        return -1
 
 
 def last_line(out: str, prefix: str) -> str:
@@ -85,3 +102,10 @@ def private_lan(count: int, tested: str):
                 except subprocess.TimeoutExpired:
                     p.kill()
         subprocess.run([NETNS, "down", prefix], capture_output=True)
+
+
+def in_thread(session) -> threading.Thread:
+    """Run a host or peer session's loop in a daemon thread, as the app's worker does."""
+    thread = threading.Thread(target=session.run, daemon=True)
+    thread.start()
+    return thread

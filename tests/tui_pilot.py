@@ -1,28 +1,6 @@
-"""Pilot settings shared by the app tests (imported by them; not a test module).
-
-After every key and click Textual's Pilot waits until this process's CPU time stops advancing
-(up to 1 s). With bot threads or a second app and its network session in the process, it is rarely
-idle, so each key cost up to a second. The waits are capped at 0.05 s: events are still handled
-in order (Pilot then waits for the screen's message queues), and every test waits for the result it
-checks explicitly (its `wait_until`), so nothing proved is lost.
+"""The app's Pilot, shared by the app tests (imported by them; not a test module): waits that let
+the app run, and a person's steps. Its fixture, `quick_idle`, is in conftest.py.
 """
-
-import functools
-import os
-
-import pytest
-import textual._wait
-import textual.app
-import textual.pilot
-
-IDLE_CAP = float(os.environ.get("DICETABLE_TEST_IDLE_CAP", "0.05"))  # seconds; 1 is Textual's own
-
-
-@pytest.fixture(autouse=True)
-def quick_idle(monkeypatch):
-    quick = functools.partial(textual._wait.wait_for_idle, max_sleep=IDLE_CAP)
-    monkeypatch.setattr(textual.app, "wait_for_idle", quick)
-    monkeypatch.setattr(textual.pilot, "wait_for_idle", quick)
 
 
 async def until_shown(pilot, selector: str, timeout: float = 10.0) -> None:
@@ -42,12 +20,6 @@ async def until_shown(pilot, selector: str, timeout: float = 10.0) -> None:
                 pass
         await pilot.pause(0.02)
     raise AssertionError(f"{selector} was not shown in time")
-
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    """Every test its own profile directory (autouse in the modules that import it)."""
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
 
 
 async def wait_until(pilots, condition, timeout: float = 10.0, step: float = 0.02) -> None:

@@ -19,26 +19,9 @@ from textual.binding import Binding
 from dicetable.core import registry
 from dicetable.tui.tables.controller import LocalTable, Player, TableController
 from dicetable.tui.tables.history import history_path
-from dicetable.tui.tables.local_save import new_save_path
+from dicetable.tui.tables.local_save import kept_table, new_save_path
+from dicetable.tui.screens.by_game import screen_for, table_screens
 from dicetable.tui.screens.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
-
-
-def table_screens() -> dict:
-    """The board games the app can seat people at (against bots or hot-seat), with their screens."""
-    from dicetable.tui.screens.dicebreaker_screen import DiceBreakerScreen
-    from dicetable.tui.screens.triad_screen import TriadScreen
-    from dicetable.tui.screens.trice_screen import TriceScreen
-    from dicetable.tui.screens.tricolor_screen import TricolorScreen
-
-    return {"trice": TriceScreen, "triad": TriadScreen, "dicebreaker": DiceBreakerScreen,
-            "tricolor": TricolorScreen}
-
-
-def screen_for(game: str):
-    """The screen class that shows a table of `game` (board games and the dice room), or None."""
-    from dicetable.tui.screens.dice_room_screen import DiceRoomScreen
-
-    return {**table_screens(), "diceroom": DiceRoomScreen}.get(game)
 
 
 def player_name() -> str:
@@ -138,8 +121,8 @@ class DiceTableApp(App):
             players = [Player(f"Player {n}") for n in range(1, seats + 1)]
             first = "roll"
         seed = self.seed if self.seed is not None else time.time_ns() % 2**63
-        table = LocalTable(info, players, seed=seed, first=first, bot_delay=self.bot_delay, options=options,
-                           history=history_path(), save=new_save_path(game))
+        table = kept_table(info, players, save=new_save_path(game), history=history_path(), seed=seed, first=first,
+                           bot_delay=self.bot_delay, options=options)
         if replace is not None:
             self.pop_screen()
         self.open_table(table)

@@ -1,6 +1,6 @@
 """The `dicetable` command: no arguments opens the app; sub-commands give the same powers headless.
 
-Each sub-command lives in its own module `tui/cmd_<name>.py` with `add_parser(subparsers)` (which
+Each sub-command lives in its own module `tui/commands/<name>.py` with `add_parser(subparsers)` (which
 sets `func`) — adding one is one line in COMMANDS.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+
+from dicetable.tui.commands.args import CommandError
 
 COMMANDS = [
     "dicetable.tui.commands.selfplay",
@@ -22,10 +24,6 @@ COMMANDS = [
     "dicetable.tui.commands.lan",
     "dicetable.tui.commands.deal",
 ]
-
-
-class CommandError(Exception):
-    """A mistake a person made on the command line: printed as one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,19 +57,5 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def parse_options(pairs: list[str] | None) -> dict[str, str]:
-    """`--option name=value` pairs as a dict (values are checked by the game)."""
-    options = {}
-    for pair in pairs or []:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise CommandError(f"option {pair!r} is not name=value")
-        options[name.strip()] = value.strip()
-    return options
-
-
 if __name__ == "__main__":
-    # Run through the imported module so that sub-commands and this file share one CommandError.
-    from dicetable.tui import cli
-
-    sys.exit(cli.main())
+    sys.exit(main())

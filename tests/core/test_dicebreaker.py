@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import msgpack
 import pytest
@@ -24,7 +20,6 @@ from dicetable.core.match import play_out
 
 GAME = registry.get("dicebreaker")
 UNIT = db.SCORE_UNIT
-COMMAND = Path(sys.executable).with_name("dicetable")
 
 
 # -- hands (End of a round and scoring) -----------------------------------------------------------
@@ -87,48 +82,6 @@ def test_category_is_the_best_of_every_five(faces):
     chosen = hands.best_five(faces)
     assert len(chosen) == 5 and hands.rank(chosen) == best
     assert all(chosen.count(v) <= faces.count(v) for v in set(chosen))
-
-
-def dicetable(*args):
-    return subprocess.run([str(COMMAND), *args], capture_output=True, text=True, timeout=60)
-
-
-def analyze(capsys, *args):
-    from dicetable.tui.cli import main
-
-    code = main(["analyze", "dicebreaker", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_analyze_command_json_and_text():
-    run = dicetable("analyze", "dicebreaker", "3 3 5 5 5 6", "--json")  # as a user runs it
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == {"hand": "full house", "points": 5}
-    text = dicetable("analyze", "dicebreaker", "3 3 5 5 5 6").stdout
-    assert "best five: 5 5 5 3 3" in text and "full house: 5 points" in text
-
-
-@pytest.mark.parametrize(
-    "hand, expected",
-    [
-        ("1 2 4 6 5 3", {"hand": "straight", "points": 4}),
-        ("1 2 4 6 6 3", {"hand": "one pair", "points": 1}),
-        ("1 2 4", {"hand": "nothing", "points": 0}),
-        ("4 4 4 4 4", {"hand": "five of a kind", "points": None}),
-        ("2,2,5,5,1,1,6", {"hand": "two pairs", "points": 2}),
-    ],
-)
-def test_analyze_json_names_the_rules_categories(capsys, hand, expected):
-    code, out, _ = analyze(capsys, hand, "--json")
-    assert code == 0 and json.loads(out) == expected
-
-
-@pytest.mark.parametrize("hand", ["3 7", "", "a b", "3.5", "0 1"])
-def test_analyze_refuses_a_malformed_hand(capsys, hand):
-    code, out, err = analyze(capsys, hand)
-    assert code == 2 and out == ""
-    assert len(err.strip().splitlines()) == 1 and "Dice Breaker hand" in err
 
 
 # -- helpers ---------------------------------------------------------------------------------------

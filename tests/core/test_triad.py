@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 import msgpack
@@ -15,10 +14,8 @@ from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, BadOutcome, IllegalMove, Move, Outcome
 from dicetable.core.match import play_out
 from dicetable.core.triad import OVER, REMOVE, TURN, TriadState
-from dicetable.tui.cli import main
 
 GAME = registry.get("triad")
-EMPTY_ROW = "-- -- -- -- -- --"
 
 
 def board_text(**cells: str) -> str:
@@ -476,64 +473,3 @@ def test_bot_board_agrees_with_the_engine_on_scoring():
                 checked += 1
             state = state.resolve(step.outcome) if step.move is None else state.apply(step.move)
     assert checked > 50
-
-
-@pytest.mark.slow
-def test_search_beats_greedy_with_seats_alternating():
-    from dicetable.tui.commands.selfplay import selfplay
-
-    summary = selfplay("triad", ["search", "greedy"], games=6, seed=5)
-    assert summary["wins"]["search"] >= 5, summary
-
-
-# -- `dicetable analyze triad` --------------------------------------------------------------------
-
-ANALYSED = (
-    "-- -- -- -- -- -- / -- -- -- -- -- -- / -- -- W3 -- -- -- / "
-    "-- W2 -- -- -- -- / B1 -- -- -- -- -- / -- -- -- -- -- --"
-)
-
-
-def test_analyze_json_counts_moves_and_lists_triads(capsys):
-    assert main(["analyze", "triad", ANALYSED, "--to-move", "black", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    # B1 on a2: n to a4/a5 and e to c2/d2; ne is blocked by W2 on b3
-    assert data == {"moves": 4, "triads": [["a2", "b3", "c4"]]}
-    assert main(["analyze", "triad", ANALYSED, "--to-move", "WHITE", "--json"]) == 0
-    white = json.loads(capsys.readouterr().out)
-    board = triad.parse_board(ANALYSED)
-    assert white["moves"] == len(triad.normal_moves(board, "W")) > 4
-
-
-def test_analyze_lists_moves_and_triads_for_people(capsys):
-    assert main(["analyze", "triad", ANALYSED, "--to-move", "black"]) == 0
-    out = capsys.readouterr().out
-    assert "a2 (B1) -> 2 n" in out and "a2 (B1) -> 3 e" in out and "-> 2 ne" not in out
-    assert "a2-b3-c4  B1 W2 W3" in out
-
-
-def test_analyze_triads_in_board_order(capsys):
-    text = board_text(d1="W1", c2="B1", b3="W1", a4="B1")
-    assert main(["analyze", "triad", text, "--to-move", "white", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["triads"] == [["d1", "c2", "b3"], ["c2", "b3", "a4"]]
-
-
-@pytest.mark.parametrize(
-    "board, to_move, message",
-    [
-        (ANALYSED, None, "--to-move black or --to-move white"),
-        (ANALYSED, "red", "--to-move black or --to-move white"),
-        ("-- -- -- -- -- -- / " + EMPTY_ROW, "black", "6 rows"),
-        (ANALYSED.replace("W3", "W4"), "black", "bad cell 'W4'"),
-        (ANALYSED.replace("W3", "R1"), "white", "bad cell 'R1'"),
-        (ANALYSED.replace("B1 --", "B1 -- --"), "black", "6 cells"),
-        (" / ".join(["B1 B1 B1 B1 B1 B1", "B2 -- -- -- -- --"] + [EMPTY_ROW] * 4), "black",
-         "at most 6"),
-    ],
-)
-def test_analyze_refuses_bad_input_with_one_line(capsys, board, to_move, message):
-    argv = ["analyze", "triad", board] + (["--to-move", to_move] if to_move else [])
-    assert main(argv) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert message in captured.err and captured.err.count("\n") == 1

@@ -106,6 +106,20 @@ def test_line_conditions(dice, condition):
     assert trice.line_condition(*dice) == condition
 
 
+@pytest.mark.parametrize(
+    "dice, met",
+    [
+        (("W1", "W1", "W1"), (SAME_COLOUR, SAME_VALUE)),
+        (("P1", "P2", "P3"), (SAME_COLOUR, ORDERED)),
+        (("O3", "W2", "P1"), (ORDERED,)),
+        (("W1", "O2", "P4"), ()),
+    ],
+)
+def test_every_condition_a_line_meets_is_named(dice, met):
+    """What a Double Trice is made of, as the table's verdict names it (trice.md, Conditions of a full line)."""
+    assert trice.line_conditions(*dice) == met
+
+
 # -- a game driven move by move -------------------------------------------------------------------
 
 

@@ -10,7 +10,6 @@ from dicetable.core.game import CHANCE
 from dicetable.core import registry
 from dicetable.core.tricolor import tile_words
 from dicetable.core.tricolor_tiles import COLOUR_NAMES, END, EVENT_TITLES, ID_CARDS, TILES
-from dicetable.tui.tables.controller import outcome_words
 
 GAME = registry.get("tricolor")
 
@@ -67,12 +66,9 @@ def test_every_random_step_is_told_in_words_without_leaking_hidden_cards():
     assert {"top", "shuffle", "draw", "iddraw", "first", "event", "reveal"} <= seen
 
 
-def test_tile_words_and_names_in_the_move_log():
+def test_tile_words_in_the_move_log():
     assert tile_words(next(t.id for t in TILES if t.kind == END)) == "an End Tile"
     red_curve = next(t.id for t in TILES if t.colour == "R" and t.shape == "curve" and t.kind == "road")
     assert tile_words(red_curve) == "a red curve"
     dead = next(t.id for t in TILES if t.colour == "B" and t.shape == "tee" and t.kind == "dead")
     assert tile_words(dead) == "a blue dead-end tee"
-    state, chance, outcome, after = next(step for step in _play(3) if step[0].pending[0][0] == "first")
-    names = ["Ann", "Bob", "Cy", "Di"]
-    assert outcome_words(GAME, chance, outcome, state, names) == f"{names[after.first]} goes first"

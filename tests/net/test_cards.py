@@ -9,8 +9,6 @@ from nacl import bindings as sodium
 
 from dicetable.net.cards import (
     ORDER,
-    BadPoint,
-    BadScalar,
     Deck,
     base_mul,
     card_point,
@@ -22,6 +20,7 @@ from dicetable.net.cards import (
     random_scalar,
     scalar_mul,
 )
+from dicetable.net.refusals import BadPoint, BadScalar
 
 TABLE = bytes(range(16))
 # A point of order 8 (one of the eight small-order points of edwards25519).
@@ -89,7 +88,7 @@ def test_random_scalars_are_canonical_non_zero_and_differ():
 def test_bad_points_are_refused_naming_the_seat(data, reason):
     with pytest.raises(BadPoint, match=reason) as caught:
         check_point(data, 3, "a shuffle point")
-    assert caught.value.seat == 3 and str(caught.value).startswith("seat 3 sent a shuffle point")
+    assert caught.value.seat == 3 and str(caught.value).startswith("deal refused: seat 3: sent a shuffle point")
 
 
 def test_a_point_with_a_small_order_component_is_refused():

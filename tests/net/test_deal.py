@@ -6,10 +6,8 @@ Every body goes through msgpack before the public `Deal` sees it, as it will ins
 from __future__ import annotations
 
 import math
-import os
 import random
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,17 +21,19 @@ from nacl import bindings as sodium
 from dicetable.core import registry
 from dicetable.core.game import CHANCE, NOBODY, BadOutcome, Chance, GameInfo, IllegalMove, Move, Outcome, Result
 from dicetable.core.tricolor_tiles import UNKNOWN
-from dicetable.net.cards import BadPoint, DealError, DealFault, DealRefused, Deck, card_point, invert, mul, random_scalar
+from dicetable.net.cards import Deck, card_point, invert, mul, random_scalar
 from dicetable.net.cards import product as scalar_product
-from dicetable.net.deal import Deal, DealBook, GameDeals, Party, commitment, declaration
+from dicetable.net.deal import Deal, DealBook, Party, commitment, declaration
+from dicetable.net.deal_session import ID_CARDS as DEMO_CARDS
+from dicetable.net.deal_session import DealHost, DealPeer, SeatDealer
+from dicetable.net.hidden import Payment, TableDeals
 from dicetable.net.identity import Profile
-from dicetable.net.record import Table as RecordTable
-from dicetable.net.replica import DealRefused as ReplicaDealRefused
+from dicetable.net.local_seats import Table as LocalSeatsTable
+from dicetable.net.refusals import BadPoint, DealError, DealFault, DealRefused
 from dicetable.net.replica import Replica
 from dicetable.net.verify import verify
 from dicetable.tui.cli import main
-from dicetable.tui.commands.deal import ID_CARDS as DEMO_CARDS
-from dicetable.tui.commands.deal import DealHost, DealPeer, SeatDealer
+from net_helpers import spawn
 
 TABLE = bytes(range(16))
 ID_CARDS = [f"{colour}#{n}" for colour in ("red", "yellow", "blue") for n in (1, 2, 3)]
@@ -139,7 +139,7 @@ def test_each_seat_learns_exactly_its_own_cards(seats, per_seat):
             if j not in dealt[s]:
                 assert table.deck.decode(mul(locked[j], invert(party.keys[j]))) is None
         assert not {mul(p, invert(party.deck_key)) for p in table.deal.shuffles[-1]} & plaintext
-    # Keys sealed to one seat do not open for another: seat 1 posing as seat 0's drawer fails.
+    # Keys boxed for one seat do not open for another: seat 1 posing as seat 0's drawer fails.
     thief = table.parties[1]
     posing = Party(table.deck, seats, 0, thief.deck_key, thief.perm, table.parties[0].keys, thief.box_seed,
                    thief.draw_secret)
@@ -289,7 +289,7 @@ def test_a_copied_card_in_a_shuffle_pass_is_refused_live():
     body = table.parties[1].shuffle(table.deal)
     body["points"][4] = body["points"][2]
     before = state(table.deal)
-    with pytest.raises(DealRefused, match="seat 1 repeated a card in its shuffle pass"):
+    with pytest.raises(DealRefused, match="seat 1: repeated a card in its shuffle pass"):
         table.send(1, body)
     assert state(table.deal) == before
 
@@ -353,7 +353,7 @@ def test_a_wrong_private_key_is_named_live_by_the_drawer_and_at_the_end():
                  [random_scalar() if j == 6 else k for j, k in enumerate(honest.keys)], honest.box_seed,
                  honest.draw_secret)
     table.send(1, table.parties[1].send_keys(table.deal, 0, [6]))
-    table.send(2, liar.send_keys(table.deal, 0, [6]))  # sealed: the log cannot see inside
+    table.send(2, liar.send_keys(table.deal, 0, [6]))  # boxed: the log cannot see inside
     with pytest.raises(DealFault, match="seat 2 sent seat 0 a wrong key for position 6") as caught:
         table.parties[0].hand(table.deal)
     assert caught.value.seat == 2
@@ -383,7 +383,7 @@ def test_a_wrong_public_key_is_refused_live():
     before = state(table.deal)
     body = table.parties[1].open_keys(table.deal, [3])
     body["keys"][0] = random_scalar()
-    with pytest.raises(DealRefused, match="seat 1 sent a wrong key for position 3"):
+    with pytest.raises(DealRefused, match="seat 1: sent a wrong key for position 3"):
         table.send(1, body)
     assert state(table.deal) == before and 3 not in table.deal.revealed
 
@@ -508,7 +508,7 @@ def test_each_card_lands_at_each_seat_equally_often():
 
 def id_table(seats: int, transcript=None):
     """A dice-room table whose replicas (the host's and every seat's) check deal records with a DealBook."""
-    table = RecordTable(registry.get("diceroom"), {"rolls": 0}, [f"p{s}" for s in range(seats)], transcript=transcript)
+    table = LocalSeatsTable(registry.get("diceroom"), {"rolls": 0}, [f"p{s}" for s in range(seats)], transcript=transcript)
     for replica in (table.host, *table.peers):
         replica.deal_handler = DealBook()
     return table
@@ -540,13 +540,13 @@ def test_the_id_deal_runs_as_signed_records_and_verify_replays_it():
     assert sorted(results[0].cards) == sorted(DEMO_CARDS)
     # A bad deal record is refused by the replica with the seat named, and the log is unchanged.
     length = len(table.host.log)
-    with pytest.raises(ReplicaDealRefused, match="seat 2"):
+    with pytest.raises(DealRefused, match="seat 2"):
         table.post(table.seats[2].frame("deal", {"deck": dealers[0].deck.id, "step": "open",
                                                  "positions": [0], "keys": [bytes(32)]}))
     assert len(table.host.log) == length
     # Anyone replays the log without secrets and checks every deal in it (what `verify` does),
-    # with a DealBook or with the GameDeals that also knows games' own decks.
-    for handler in (DealBook(), GameDeals()):
+    # with a DealBook or with the TableDeals that also knows games' own decks.
+    for handler in (DealBook(), TableDeals()):
         replica = Replica(deal_handler=handler)
         for record in table.host.log:
             replica.accept(record.frame)
@@ -608,10 +608,10 @@ def test_verify_checks_every_deal_of_a_transcript(tmp_path, cheat):
 def test_a_game_deals_its_hidden_cards_through_the_replicas():
     """Tricolor Line's setup: ID cards and resource hands dealt by the game's own hidden steps."""
     game = registry.get("tricolor")
-    table = RecordTable(game, {}, ["ann", "bob", "cy"])
-    table.host.deal_handler = GameDeals()  # the host's gate only checks: it holds no seat's secrets
+    table = LocalSeatsTable(game, {}, ["ann", "bob", "cy"])
+    table.host.deal_handler = TableDeals()  # the host's gate only checks: it holds no seat's secrets
     for s, peer in enumerate(table.peers):
-        peer.deal_handler = GameDeals(seat=s)
+        peer.deal_handler = TableDeals(seat=s)
     bots = [game.bots["random"](game, random.Random(s)) for s in range(3)]
     rng = random.Random(5)
     resource_draws = lambda: sum(  # noqa: E731 - private draws of resource cards finished so far
@@ -630,9 +630,14 @@ def test_a_game_deals_its_hidden_cards_through_the_replicas():
             assert known == (other == s)
     assert set(table.host.state.ids) == {UNKNOWN}
     # A deal message outside the step due is refused; the end-of-game opening checks it all.
-    with pytest.raises(ReplicaDealRefused, match="a game's decks come from its own steps"):
+    with pytest.raises(DealRefused, match="a game's decks come from its own steps"):
         table.post(table.seats[0].frame("deal", declaration(Deck(table.table, "game:id", ["0"]))))
     table.seats[0].seq -= 1  # the refused frame is not in the log: its sequence number is free again
+    early = table.peers[1].deal_handler  # an opening while the game goes on would make the others owe theirs
+    with pytest.raises(DealRefused, match="seat 1: sent its end-of-game opening while the game goes on"):
+        table.post(table.seats[1].frame("deal", early.parties[early.formed[0]].opening(early.deals[early.formed[0]])))
+    table.seats[1].seq -= 1
+    table.post(table.seats[2].frame("resign", {}))  # the game ends: now every deck is opened
     for s, peer in enumerate(table.peers):
         handler = peer.deal_handler
         for deck in handler.formed:
@@ -641,7 +646,7 @@ def test_a_game_deals_its_hidden_cards_through_the_replicas():
     ids, resources = (results[d] for d in table.host.deal_handler.formed)
     # A seat that crashed comes back from its stored secrets and the log, knowing its cards again.
     stored = msgpack.packb(table.peers[1].deal_handler.to_data(), use_bin_type=True)
-    resumed = Replica(deal_handler=GameDeals(seat=1, secrets=msgpack.unpackb(stored, raw=False)))
+    resumed = Replica(deal_handler=TableDeals(seat=1, secrets=msgpack.unpackb(stored, raw=False)))
     for record in table.host.log:
         resumed.accept(record.frame)
     assert resumed.state.hands[1] == table.peers[1].state.hands[1] and UNKNOWN not in resumed.state.hands[1]
@@ -664,7 +669,9 @@ def test_a_deck_declaration_binds_its_cards():
             book.apply(0, bad)
     with pytest.raises(DealRefused, match="one seat"):
         DealBook(TABLE, 1).apply(0, declaration(deck))
-    deal = book.apply(1, declaration(deck))
+    with pytest.raises(DealRefused, match="seat 1: declared a deck: only the host"):
+        book.apply(1, declaration(deck))
+    deal = book.apply(0, declaration(deck))
     with pytest.raises(DealRefused, match="twice"):
         book.apply(0, declaration(deck))
     assert book.deals == {deck.id: deal} and book.check() == {}
@@ -674,18 +681,13 @@ def test_a_deck_declaration_binds_its_cards():
 
 @pytest.mark.slow
 def test_the_deal_demo_between_three_processes(tmp_path):
-    root = Path(__file__).resolve().parents[2]
-    command = Path(sys.executable).with_name("dicetable")
+    def demo(who: str, *args: str) -> subprocess.Popen:
+        return spawn(tmp_path, who, "deal", *args, "--name", who)
 
-    def spawn(who: str, *args: str) -> subprocess.Popen:
-        env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
-        return subprocess.Popen([str(command), "deal", *args, "--name", who], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=root, env=env)
-
-    host = spawn("ann", "--host", "--seats", "3", "--port", "0", "--bind", "127.0.0.1")
+    host = demo("ann", "--host", "--seats", "3", "--port", "0", "--bind", "127.0.0.1")
     first = host.stdout.readline()
     assert first.startswith("invite: "), first + host.stderr.read()
-    joiners = [spawn(name, "--join", first.split()[1]) for name in ("bob", "cy")]
+    joiners = [demo(name, "--join", first.split()[1]) for name in ("bob", "cy")]
     outputs = []
     for process in (host, *joiners):
         out, err = process.communicate(timeout=60)
@@ -803,7 +805,7 @@ def test_a_wrong_key_over_the_network_is_named_by_every_peer(tmp_path, monkeypat
     monkeypatch.setenv("DICETABLE_HOME", str(tmp_path))
 
     class LyingDealer(SeatDealer):
-        """Seals a random key instead of its own for every card it helps deal."""
+        """Boxes a random key instead of its own for every card it helps deal."""
 
         def next_bodies(self, book):
             bodies = super().next_bodies(book)
@@ -921,10 +923,10 @@ HAND_GAME = GameInfo("handgame", "Hand game", 3, 3, (), lambda seats, options: H
 
 
 def test_a_game_with_hidden_hands_pays_and_reveals_through_the_replicas():
-    table = RecordTable(HAND_GAME, {}, ["ann", "bob", "cy"], games=lambda name: HAND_GAME)
-    table.host.deal_handler = GameDeals()
+    table = LocalSeatsTable(HAND_GAME, {}, ["ann", "bob", "cy"], games=lambda name: HAND_GAME)
+    table.host.deal_handler = TableDeals()
     for s, peer in enumerate(table.peers):
-        peer.deal_handler = GameDeals(seat=s)
+        peer.deal_handler = TableDeals(seat=s)
 
     def everyone_sends() -> bool:
         bodies = [(s, b) for s, peer in enumerate(table.peers) for b in peer.deal_handler.next_bodies(peer)]
@@ -934,12 +936,12 @@ def test_a_game_with_hidden_hands_pays_and_reveals_through_the_replicas():
 
     def pay(s: int, card: int) -> None:
         """What a session does for a move paying a hidden card: show it, let all open it, then move."""
-        for body in table.peers[s].deal_handler.show_bodies(table.peers[s], [card]):
+        for body in table.peers[s].deal_handler.show_bodies(table.peers[s], Payment("", (card,))):
             table.post(table.seats[s].frame("deal", body))
         while everyone_sends():
             pass
         for replica in (table.host, *table.peers):  # the move check a replica would make
-            replica.deal_handler.pay(s, [card])
+            replica.deal_handler.pay(s, Payment("", (card,)))
         table.post(table.seats[s].move(Move("play", (card,))))
 
     while table.host.result is None:
@@ -949,10 +951,10 @@ def test_a_game_with_hidden_hands_pays_and_reveals_through_the_replicas():
             hand = table.peers[s].state.hands[s]
             if s == 1:  # seat 1 tries to pay a card it does not hold first: refused, nothing marked
                 other = next(c for c in range(6) if c not in hand)
-                with pytest.raises(DealRefused, match=f"seat 1 paid card {other} without showing it"):
-                    table.host.deal_handler.pay(1, [other])
+                with pytest.raises(DealRefused, match=f"seat 1: paid card\\(s\\) {other} without showing them"):
+                    table.host.deal_handler.pay(1, Payment("", (other,)))
                 with pytest.raises(ValueError):
-                    table.peers[1].deal_handler.show_bodies(table.peers[1], [other])
+                    table.peers[1].deal_handler.show_bodies(table.peers[1], Payment("", (other,)))
             for replica in table.peers:  # before the move, no other seat knows the card
                 assert (replica.state.hands[s][0] == hand[0]) == (replica is table.peers[s])
             pay(s, hand[0])

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,10 +13,8 @@ from dicetable.core.game import CHANCE, BadOption, IllegalMove, Move, Outcome
 from dicetable.core.match import play_out
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import wait_until
+from net_helpers import dicetable, read_invite, spawn, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
-COMMAND = Path(sys.executable).with_name("dicetable")
 ROOM = registry.get("diceroom")
 
 
@@ -69,9 +64,8 @@ def test_a_room_with_a_bad_expression_option_is_refused():
         ROOM.start(2, {"expr": "2q6"})
 
 
-def test_roll_with_a_malformed_expression_is_one_line_and_exit_2(tmp_path):
-    run = subprocess.run([str(COMMAND), "roll", "4d6kx3", "--host", "--port", "0"], capture_output=True, text=True,
-                         env={**os.environ, "DICETABLE_HOME": str(tmp_path)})
+def test_roll_with_a_malformed_expression_is_one_line_and_exit_2():
+    run = dicetable("roll", "4d6kx3", "--host", "--port", "0")
     assert run.returncode == 2
     assert run.stderr == "dicetable: '4d6kx3': keep is written kh (highest) or kl (lowest), e.g. 4d6kh3\n"
     assert run.stdout == ""
@@ -79,14 +73,12 @@ def test_roll_with_a_malformed_expression_is_one_line_and_exit_2(tmp_path):
 
 @pytest.mark.slow
 def test_five_peers_roll_together_and_every_transcript_verifies(tmp_path):
-    def spawn(who, *args):
-        env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
-        return subprocess.Popen([str(COMMAND), "roll", *args, "--name", who], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    def roll(who: str, *args: str) -> subprocess.Popen:
+        return spawn(tmp_path, who, "roll", *args, "--name", who)
 
-    host = spawn("gm", "4d6kh3", "--host", "--seats", "5", "--port", "0")
-    invite = next(line.split()[1] for line in host.stdout if line.startswith("invite: "))
-    joiners = [spawn(f"p{i}", "--join", invite) for i in range(4)]
+    host = roll("gm", "4d6kh3", "--host", "--seats", "5", "--port", "0")
+    invite = read_invite(host)
+    joiners = [roll(f"p{i}", "--join", invite) for i in range(4)]
     outputs = []
     for process in (*joiners, host):
         out, err = process.communicate(timeout=30)
@@ -152,8 +144,9 @@ def test_a_free_room_lets_any_seat_roll_and_queues_rolls_behind_the_one_being_de
 
 def test_the_replica_takes_a_roll_from_any_seat_and_keeps_the_open_event_as_it_is():
     from dicetable.net import wire
-    from dicetable.net.record import Table
-    from dicetable.net.replica import BadClaim, IllegalMoveRefused, NotDue, Waiting
+    from dicetable.net.local_seats import Table
+    from dicetable.net.refusals import BadClaim, IllegalMoveRefused, NotDue
+    from dicetable.net.replica import Waiting
 
     table = Table(ROOM, ROOM.resolve_options({**FREE, "rolls": 3}), ["ann", "bob", "cy"])
     assert table.host.waiting_for == Waiting("any", ())  # nobody is due: no clock, no default
@@ -203,15 +196,14 @@ class _Rolls:
 
 
 @pytest.mark.slow
-def test_three_peers_roll_at_once_over_sockets_and_every_transcript_holds_the_same_log(tmp_path, monkeypatch):
+def test_three_peers_roll_at_once_over_sockets_and_every_transcript_holds_the_same_log(tmp_path):
     import threading
 
     from dicetable.net.host import HostSession
     from dicetable.net.identity import Profile
     from dicetable.net.peer import PeerSession
-    from dicetable.net.session import Timing
+    from dicetable.net.deadlines import Timing
 
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
     fast = Timing(heartbeat=0.1, drop_after=2.0, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0)
     per_seat = 4
     host = HostSession(Profile.generate("ann"), "diceroom", 3, {"turns": False}, timing=fast,
@@ -254,14 +246,12 @@ def test_three_peers_roll_at_once_over_sockets_and_every_transcript_holds_the_sa
 
 @pytest.mark.slow
 def test_dicetable_roll_host_and_joiners_who_roll_too_print_the_same_result(tmp_path):
-    def spawn(who, *args):
-        env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
-        return subprocess.Popen([str(COMMAND), "roll", *args, "--name", who], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    def roll(who: str, *args: str) -> subprocess.Popen:
+        return spawn(tmp_path, who, "roll", *args, "--name", who)
 
-    host = spawn("gm", "3d6", "--host", "--seats", "3", "--port", "0", "--bind", "127.0.0.1")
-    invite = next(line.split()[1] for line in host.stdout if line.startswith("invite: "))
-    joiners = [spawn("bob", "2d20kh1", "--join", invite), spawn("cy", "--join", invite)]
+    host = roll("gm", "3d6", "--host", "--seats", "3", "--port", "0", "--bind", "127.0.0.1")
+    invite = read_invite(host)
+    joiners = [roll("bob", "2d20kh1", "--join", invite), roll("cy", "--join", invite)]
     outputs = []
     for process in (*joiners, host):
         out, err = process.communicate(timeout=30)

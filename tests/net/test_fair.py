@@ -15,11 +15,11 @@ import pytest
 
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result
-from dicetable.net import fair, replica as rep, wire
+from dicetable.net import fair, refusals, replica as rep, wire
 from dicetable.net.chain import Chain, opens, step
 from dicetable.net.drbg import DRBG
 from dicetable.net.identity import Profile
-from dicetable.net.record import Table
+from dicetable.net.local_seats import Table
 
 VECTORS = json.loads((Path(__file__).parents[1] / "vectors_fair.json").read_text())
 
@@ -40,14 +40,14 @@ def _spec_stream(seed: bytes, n: int) -> bytes:
 @pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda c: c["name"])
 def test_published_vectors(case):
     table = bytes.fromhex(case["table"])
-    chains = [Chain(bytes.fromhex(s["secret"]), case["chain_length"]) for s in case["seats"]]
-    for chain, seat in zip(chains, case["seats"]):
+    chains = [Chain(table, n, bytes.fromhex(s["secret"]), case["chain_length"]) for n, s in enumerate(case["seats"])]
+    for n, (chain, seat) in enumerate(zip(chains, case["seats"])):
         assert chain.anchor.hex() == seat["anchor"]
         assert [v.hex() for v in chain.values[1 : len(seat["values"]) + 1]] == seat["values"]
         # Each published value opens the one before it, back to the anchor.
         previous = bytes.fromhex(seat["anchor"])
         for value in map(bytes.fromhex, seat["values"]):
-            assert hashlib.sha256(b"dicetable/chain/v1" + value).digest() == previous
+            assert hashlib.sha256(b"dicetable/chain/v2" + table + bytes([n]) + value).digest() == previous
             previous = value
     for event in case["events"]:
         k = event["k"]
@@ -108,8 +108,8 @@ def chi_square(counts, expected: float) -> float:
 
 def _seeds(events: int, seats: int = 2):
     """Event seeds exactly as a table makes them: fixed chains, one reveal per seat per event."""
-    chains = [Chain(hashlib.sha256(b"uniformity %d" % s).digest(), events) for s in range(seats)]
     table = bytes(range(16))
+    chains = [Chain(table, s, hashlib.sha256(b"uniformity %d" % s).digest(), events) for s in range(seats)]
     for k in range(1, events + 1):
         yield fair.event_seed(table, k, [c.reveal(k) for c in chains])
 
@@ -262,15 +262,15 @@ def test_a_seat_whose_chain_runs_out_cannot_roll_and_cannot_anchor_late():
     while table.host.waiting_for.action == "move":
         table.step(bots, rng)
     assert table.host.pending.number == 3 and table.host.chain_left(0) == 0
-    late = table.seats[0].frame("anchor", wire.anchor_body(Chain(length=4).anchor, 4, 3))
+    late = table.seats[0].frame("anchor", wire.anchor_body(Chain(table.table, 0, length=4).anchor, 4, 3))
     before = snapshot(table.host)
-    with pytest.raises(rep.BadAnchor, match="already begun") as caught:
+    with pytest.raises(refusals.BadAnchor, match="already begun") as caught:
         table.host.accept(late)
     assert caught.value.seat == 0 and snapshot(table.host) == before
     table.seats[0].seq -= 1
-    reveal = wire.seal(table.seats[0].profile, table.table, 0, table.host.next_seq(0), "reveal",
-                       wire.reveal_body(3, Chain(length=4).values[1]), sign=False)
-    with pytest.raises(rep.BadReveal, match="ran out"):
+    reveal = wire.make_frame(table.seats[0].profile, table.table, 0, table.host.next_seq(0), "reveal",
+                             wire.reveal_body(3, Chain(table.table, 0, length=4).values[1]), table.host.head, sign=False)
+    with pytest.raises(refusals.BadReveal, match="ran out"):
         table.host.accept(reveal)
     assert snapshot(table.host) == before
 
@@ -291,51 +291,53 @@ def test_refusals_name_the_seat_and_change_nothing():
         if fix_seq is not None:
             fix_seq.seq -= 1  # the refused frame did not count
 
-    refused(s1.reveal(1), rep.NotDue, 1, s1)  # a second reveal for the same event
-    refused(s2.frame("reveal", wire.reveal_body(1, bytes(32)), sign=False), rep.BadReveal, 2, s2)
-    refused(s2.frame("reveal", wire.reveal_body(2, s2.chains[0].reveal(2)), sign=False), rep.BadReveal, 2, s2)
-    refused(s2.move(Move("keep")), rep.NotDue, 2, s2)  # a move while the roll waits for reveals
-    refused(wire.seal(s1.profile, table.table, 2, s2.seq, "chat", wire.chat_body("hi")), rep.BadSignature, 2)
-    refused(wire.seal(s2.profile, table.table, 2, s2.seq + 1, "chat", wire.chat_body("hi")), rep.OutOfOrder, 2)
-    refused(wire.seal(s2.profile, table.table, 2, s2.seq - 1, "chat", wire.chat_body("hi")), rep.OutOfOrder, 2)
-    refused(wire.seal(s2.profile, other.table, 2, s2.seq, "chat", wire.chat_body("hi")), rep.WrongTable, 2)
+    refused(s1.reveal(1), refusals.NotDue, 1, s1)  # a second reveal for the same event
+    refused(s2.frame("reveal", wire.reveal_body(1, bytes(32)), sign=False), refusals.BadReveal, 2, s2)
+    refused(s2.frame("reveal", wire.reveal_body(2, s2.chains[0].reveal(2)), sign=False), refusals.BadReveal, 2, s2)
+    refused(s2.move(Move("keep")), refusals.NotDue, 2, s2)  # a move while the roll waits for reveals
+    refused(wire.make_frame(s1.profile, table.table, 2, s2.seq, "chat", wire.chat_body("hi"), host.head), refusals.BadSignature, 2)
+    refused(wire.make_frame(s2.profile, table.table, 2, s2.seq + 1, "chat", wire.chat_body("hi"), host.head), refusals.OutOfOrder, 2)
+    # another frame signed by seat 2 at a place its own frame holds: signed proof that it forks the log
+    refused(wire.make_frame(s2.profile, table.table, 2, s2.seq - 1, "chat", wire.chat_body("hi"), host.head), refusals.Equivocation, 2)
+    refused(wire.make_frame(s2.profile, other.table, 2, s2.seq, "chat", wire.chat_body("hi"), host.head), refusals.WrongTable, 2)
     refused(other.seats[0].frame("join", wire.join_body("z", other.seats[0].profile.public_key, bytes(32), 4)),
-            rep.WrongTable, 0)
-    refused(s0.start(), rep.NotDue, 0, s0)
-    refused(s0.frame("deal", {"step": "shuffle"}), rep.DealRefused, 0, s0)
-    refused(b"\x92\xc4\x00", rep.MalformedFrame, None)
+            refusals.WrongTable, 0)
+    refused(s0.start(), refusals.NotDue, 0, s0)
+    refused(s0.frame("deal", {"step": "shuffle"}), refusals.DealRefused, 0, s0)
+    refused(b"\x92\xc4\x00", refusals.MalformedFrame, None)
     table.post(s0.reveal(1))
     table.post(s2.reveal(1))
     assert host.events[0].outcome is not None and host.waiting_for.action == "move"
     due = host.waiting_for.seats[0]
     wrong = table.seats[(due + 1) % 3]
-    refused(wrong.move(Move("keep")), rep.NotDue, wrong.seat, wrong)
-    refused(table.seats[due].move(Move("fold")), rep.IllegalMoveRefused, due, table.seats[due])
-    refused(table.seats[due].frame("claim", wire.claim_body(due, "self")), rep.BadClaim, due, table.seats[due])
+    refused(wrong.move(Move("keep")), refusals.NotDue, wrong.seat, wrong)
+    refused(table.seats[due].move(Move("fold")), refusals.IllegalMoveRefused, due, table.seats[due])
+    refused(table.seats[due].frame("claim", wire.claim_body(due, "self")), refusals.BadClaim, due, table.seats[due])
 
 
 def test_joins_late_taken_out_of_range_or_with_a_copied_key_are_refused():
     table = Table(RACE, {"turns": 2}, ["a", "b", "c"], games=games)
     stranger = Profile.generate("d")
 
-    def join(seat, profile, name="d"):
-        return wire.seal(profile, table.table, seat, 0, "join", wire.join_body(name, profile.public_key, bytes(32), 8))
+    def join(seat, profile, name="d", on=None):
+        return wire.make_frame(profile, table.table, seat, 0, "join", wire.join_body(name, profile.public_key, bytes(32), 8),
+                               (on or table.host).head)
 
-    with pytest.raises(rep.NotDue, match="not taking players"):  # the game has started
+    with pytest.raises(refusals.NotDue, match="not taking players"):  # the game has started
         table.host.accept(join(1, stranger))
     fresh = rep.Replica(games=games)
     fresh.accept(table.host.log[0].frame)  # open
     fresh.accept(table.host.log[1].frame)  # seat 0 joins
-    with pytest.raises(rep.SeatTaken):
-        fresh.accept(join(0, stranger))
-    with pytest.raises(rep.NotSeated):
-        fresh.accept(join(3, stranger))
-    with pytest.raises(rep.BadJoin, match="already sits"):
-        fresh.accept(join(1, table.seats[0].profile, "b"))
-    with pytest.raises(rep.BadSignature):
-        fresh.accept(wire.seal(stranger, table.table, 1, 0, "join",
-                               wire.join_body("b", table.seats[1].profile.public_key, bytes(32), 8)))
-    assert fresh.accept(join(2, stranger)).note.startswith("d joins at seat 2")
+    with pytest.raises(refusals.SeatTaken):
+        fresh.accept(join(0, stranger, on=fresh))
+    with pytest.raises(refusals.NotSeated):
+        fresh.accept(join(3, stranger, on=fresh))
+    with pytest.raises(refusals.BadJoin, match="already sits"):
+        fresh.accept(join(1, table.seats[0].profile, "b", on=fresh))
+    with pytest.raises(refusals.BadSignature):
+        fresh.accept(wire.make_frame(stranger, table.table, 1, 0, "join",
+                                     wire.join_body("b", table.seats[1].profile.public_key, bytes(32), 8), fresh.head))
+    assert fresh.accept(join(2, stranger, on=fresh)).note.startswith("d joins at seat 2")
     assert fresh.waiting_for == rep.Waiting("join", (1,))
 
 
@@ -368,8 +370,12 @@ def test_reveal_order_does_not_change_the_outcome():
 
 
 def test_chain_helpers():
-    chain = Chain(bytes(32), length=3, first=5)
+    table = bytes(range(16))
+    chain = Chain(table, 2, bytes(32), length=3, first=5)
     assert chain.covers(5) and chain.covers(7) and not chain.covers(8)
-    assert opens(chain.anchor, chain.reveal(5)) and opens(chain.reveal(5), chain.reveal(6))
-    assert not opens(chain.reveal(5), chain.reveal(7))
-    assert step(chain.secret) == chain.values[-2]
+    assert opens(table, 2, chain.anchor, chain.reveal(5)) and opens(table, 2, chain.reveal(5), chain.reveal(6))
+    assert not opens(table, 2, chain.reveal(5), chain.reveal(7))
+    assert step(table, 2, chain.secret) == chain.values[-2]
+    # bound to its table and seat: the same values open nothing at another seat or table
+    assert not opens(table, 3, chain.anchor, chain.reveal(5))
+    assert not opens(bytes(16), 2, chain.anchor, chain.reveal(5))

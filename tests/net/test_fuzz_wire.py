@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from dicetable.core import registry
 from dicetable.net import wire
-from dicetable.net.record import Table
-from dicetable.net.replica import Refusal, Replica
+from dicetable.net.local_seats import Table
+from dicetable.net.refusals import Refusal
+from dicetable.net.replica import Replica
 
 TRICE = registry.get("trice")
 BATCH = 8
@@ -91,12 +92,14 @@ def structured(draw):
     else:
         body = draw(plain)
     inner = {
-        "v": draw(st.sampled_from([1, 1, 1, 0, 2, "1", None])),
+        "v": draw(st.sampled_from([2, 2, 2, 0, 1, 3, "2", None])),
         "table": draw(st.sampled_from([BASE.table, BASE.table, bytes(16), b"", b"x" * 17])),
         "seat": draw(st.sampled_from([0, 1, 1, 2, 15, 16, -1, True])),
         "seq": draw(st.integers(-2, 40) | st.just(BASE.next_seq(1))),
         "kind": kind,
         "body": body,
+        "prev": draw(st.sampled_from([BASE.head.to_data(), BASE.head.to_data(), [0, bytes(32)],
+                                      [len(BASE.log) + 5, BASE.head.head], [1, b""], None])),
     }
     if draw(st.booleans()):
         del inner[draw(st.sampled_from(sorted(inner)))]
@@ -121,8 +124,8 @@ class Fuzz:
 
     @staticmethod
     def fresh() -> Replica:
-        replica = copy.copy(BASE)  # every attribute is immutable but the log list
-        replica._log = list(BASE._log)
+        replica = copy.copy(BASE)  # every attribute is immutable but the log, its heads and its index
+        replica._log, replica._heads, replica._frames = list(BASE._log), list(BASE._heads), dict(BASE._frames)
         return replica
 
     def feed(self, frame: bytes) -> None:

@@ -7,8 +7,6 @@ import secrets
 import threading
 import time
 
-import pytest
-
 from dicetable.core import registry
 from dicetable.core.game import Move
 from dicetable.net import wire
@@ -21,13 +19,6 @@ from dicetable.net.transcript import read
 from dicetable.net.transport import PeerSocket, unpack
 from dicetable.net.verify import verify
 from net_helpers import FAST, wait_until
-
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
-    return tmp_path
 
 
 def in_thread(session) -> threading.Thread:
@@ -208,13 +199,13 @@ def test_seats_are_reserved_only_for_proven_keys_one_per_key():
         op, body = daves.hello(dave)
         assert op == "welcome" and body["seat"] == 2
         # Dave's join for carol's reserved seat is refused; carol's own join lands.
-        steal = wire.seal(dave, invite.table_id, 1, 0, "join",
-                          wire.join_body("dave", dave.public_key, secrets.token_bytes(32), 16))
+        steal = wire.make_frame(dave, invite.table_id, 1, 0, "join",
+                                wire.join_body("dave", dave.public_key, secrets.token_bytes(32), 16), host.replica.head)
         op, body = daves.ask("submit", {"frame": steal}, {"refused"})
         assert body["reason"].startswith("bad join: seat 2:"), body
         assert len(host.replica.log) == 2 and host.replica.seats[1] is None
-        own = wire.seal(carol, invite.table_id, 1, 0, "join",
-                        wire.join_body("carol", carol.public_key, secrets.token_bytes(32), 16))
+        own = wire.make_frame(carol, invite.table_id, 1, 0, "join",
+                              wire.join_body("carol", carol.public_key, secrets.token_bytes(32), 16), host.replica.head)
         connections[-2].socket.send("submit", {"frame": own})  # carol's latest connection
         wait_until(lambda: host.replica.seats[1] is not None, what="carol's join")
         assert host.replica.seats[1].key == carol.public_key and 1 not in host.reserved

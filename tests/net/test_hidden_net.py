@@ -8,12 +8,8 @@ cards. Issue 4 item 3: a three-seat table goes on without a seat that defaulted.
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,38 +19,20 @@ from dicetable.core.game import CHANCE, NOBODY
 from dicetable.core.tricolor import SCORING, OVER
 from dicetable.core.tricolor_tiles import ID_CARDS, UNKNOWN
 from dicetable.net import wire
+from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import Payment, paid_cards
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.peer import PeerSession
-from dicetable.net.record import Table
-from dicetable.net.replica import DealRefused
-from dicetable.net.session import Timing, bot_chooser, load_seat
+from dicetable.net.local_seats import Table
+from dicetable.net.refusals import DealRefused
+from dicetable.net.seat_file import load_seat
+from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
+from net_helpers import frames_in, read_invite, spawn, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
-COMMAND = Path(sys.executable).with_name("dicetable")
 TRICOLOR = registry.get("tricolor")
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
-    return tmp_path
-
-
-def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen:
-    env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
-    return subprocess.Popen([str(COMMAND), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, env=env)
-
-
-def read_invite(process: subprocess.Popen) -> str:
-    for line in process.stdout:
-        if line.startswith("invite: "):
-            return line.split()[1]
-    raise AssertionError(f"no invite printed: {process.stderr.read()}")
 
 
 def shown_cards(replica) -> list[tuple[str, str]]:
@@ -242,14 +220,8 @@ def test_three_dice_breaker_peers_finish_without_the_one_killed(tmp_path):
         invite = read_invite(host)
         joiners = [spawn(tmp_path, f"p{i}", "join", invite, "--bot", "random", "--think", "0.02",
                          "--transcript", str(tmp_path / f"t{i}.dtt")) for i in (1, 2)]
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:  # a few moves in, seat 2 dies for good
-            try:
-                if len(read(tmp_path / "t2.dtt").frames) > 30:
-                    break
-            except Exception:
-                pass
-            time.sleep(0.05)
+        # A few moves in, seat 2 dies for good.
+        wait_until(lambda: frames_in(tmp_path / "t2.dtt") > 30, 20, "a few moves in seat 2's transcript")
         joiners[1].kill()
         joiners[1].wait()
         gone = load_seat(tmp_path / "t2.dtt")["seat"]  # joiners race for seats 1 and 2
@@ -280,7 +252,8 @@ def test_a_room_of_three_goes_on_without_a_defaulted_seat():
     """The replica's default rules at three seats, frame by frame (FAIRNESS.md §4)."""
     from dicetable.core.game import Move
     from dicetable.net import fair
-    from dicetable.net.replica import BadReveal, NotDue, Waiting
+    from dicetable.net.refusals import BadReveal, NotDue
+    from dicetable.net.replica import Waiting
 
     game = registry.get("diceroom")
     table = Table(game, game.resolve_options({"rolls": 0}), ["ann", "bob", "cy"])
@@ -319,14 +292,8 @@ def test_a_joiner_killed_mid_deal_resumes_with_its_deal_secrets(tmp_path):
         invite = read_invite(host)
         joiner = spawn(tmp_path, "p1", "join", invite, "--bot", "greedy", "--think", "0.01",
                        "--transcript", str(tmp_path / "t1.dtt"))
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # past the deal of the ID cards and the first hands
-            try:
-                if len(read(tmp_path / "t1.dtt").frames) > 45:
-                    break
-            except Exception:
-                pass
-            time.sleep(0.02)
+        # Past the deal of the ID cards and the first hands.
+        wait_until(lambda: frames_in(tmp_path / "t1.dtt") > 45, 30, "the first hands in seat 1's transcript")
         assert joiner.poll() is None, "the game ended before the crash"
         joiner.kill()
         joiner.wait()

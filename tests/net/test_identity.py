@@ -12,12 +12,6 @@ from dicetable.net import identity
 from dicetable.net.identity import Profile, ProfileError, fingerprint, load, load_or_create, verify_signature
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
 def test_profile_made_on_first_use_and_kept(home):
     assert load() is None
     first = load_or_create("alice")

@@ -1,37 +1,27 @@
 """Dice Breaker over real sockets on 127.0.0.1 (issue 7, "Must show"): four `dicetable` processes
 finish a battle game whose four transcripts verify, and the Latent Dice claim step over the network:
-a seat that does not answer within the answer deadline declines, and stays in the game.
+a seat that does not answer within the answer deadline declines, and stays in the game (the app at a
+battle table: tests/tui/test_tui_net_games.py).
 """
 
 from __future__ import annotations
 
-import functools
-import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 
 from dicetable.core import registry
 from dicetable.net import wire
+from dicetable.net.deadlines import Timing
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.peer import PeerSession
-from dicetable.net.session import Timing, bot_chooser
+from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import COMMAND, last_line, read_invite, spawn
-from tui_pilot import paste_invite
-from tui_pilot import wait_until as wait_a_while
-
-wait_for = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # a network table
+from net_helpers import dicetable, last_line, read_invite, spawn
 
 GAME = registry.get("dicebreaker")
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
 
 
 def moves_in(frames) -> list[tuple[int, list]]:
@@ -91,7 +81,7 @@ def test_four_processes_finish_a_battle_game_whose_transcripts_all_verify(tmp_pa
         assert verdict.valid and verdict.line().startswith("valid: dicebreaker,"), verdict.line()
         logs.append(read(path).frames)
     assert all(log == logs[0] for log in logs)  # one log, four copies
-    check = subprocess.run([str(COMMAND), "verify", str(tmp_path / "dee.dtt")], capture_output=True, text=True)
+    check = dicetable("verify", str(tmp_path / "dee.dtt"))
     assert check.returncode == 0 and check.stdout.strip() == verify(tmp_path / "dee.dtt").line()
     moves = moves_in(logs[0])
     assert {seat for seat, _ in moves} == {0, 1, 2, 3}
@@ -161,67 +151,3 @@ def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays
     notes = [record.note for record in host.replica.log if record.kind == "claim"]
     assert any("did not answer in time" in note and "latent no" in note for note in notes)
     assert_sealed(log)
-
-
-@pytest.mark.slow
-async def test_the_app_joins_a_three_seat_battle_and_plays_it_by_keys(tmp_path, monkeypatch):
-    from dicetable.core.dicebreaker import LATENT, THROW, TRUMP_THROW
-    from dicetable.tui.app import DiceTableApp
-    from dicetable.tui.screens.dialogs import GameOverDialog
-    from dicetable.tui.screens.dicebreaker_screen import DiceBreakerScreen
-
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
-    host = spawn(tmp_path, "ann", "host", "dicebreaker", "--seats", "3", "--option", "mode=battle",
-                 "--option", "target=4", "--option", "spinning_num=1", "--option", "spinning_den=3",
-                 "--port", "0", "--bot", "greedy", "--seed", "3", "--name", "ann",
-                 "--transcript", str(tmp_path / "ann.dtt"))
-    joiner = None
-    try:
-        invite = read_invite(host)
-        joiner = spawn(tmp_path, "bob", "join", invite, "--bot", "greedy", "--seed", "4", "--name", "bob",
-                       "--transcript", str(tmp_path / "bob.dtt"))
-        app = DiceTableApp(profile_dir=tmp_path / "cy")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await paste_invite(pilot, app, invite)
-            await wait_for(pilot, lambda: isinstance(app.screen, DiceBreakerScreen))
-            screen = app.screen
-            answered = thrown = 0
-            while True:
-                await wait_for(pilot, lambda: screen.view.result is not None or screen.view.my_turn())
-                if screen.view.result is not None:
-                    break
-                state = screen.view.state
-                if state.phase == LATENT:
-                    # Asked with every other seat's answer still sealed: none is opened yet.
-                    sealing = screen.controller.session.replica.sealing
-                    assert sealing is not None and not any(sealing.answers), sealing
-                    await pilot.press("y" if answered % 2 else "n")
-                    answered += 1
-                else:
-                    assert state.phase in (THROW, TRUMP_THROW)
-                    await pilot.press("enter" if thrown % 2 and screen.targets() else "r")
-                    thrown += 1
-                await wait_for(pilot, lambda: screen.view.state is not state or screen.view.result is not None)
-                assert thrown + answered < 200
-            assert thrown
-            await wait_for(pilot, lambda: isinstance(app.screen, GameOverDialog))
-            await pilot.press("escape")
-            # The fairness panel lists every throw with each of the three seats' reveals checked.
-            events = screen.view.events
-            assert events and all(e.status == "verified" and len(e.reveals) == 3 for e in events)
-            assert any(" shows " in e.outcome for e in events)
-            await pilot.press("v")
-            verdict = str(screen.query_one("#fair-verify").render())
-            assert "valid: dicebreaker" in verdict, verdict
-            transcript = Path(screen.view.transcript)
-        out_h, err_h = host.communicate(timeout=30)
-        out_j, err_j = joiner.communicate(timeout=30)
-    finally:
-        for process in (host, joiner):
-            if process is not None and process.poll() is None:
-                process.kill()
-    assert host.returncode == 0, err_h
-    assert joiner.returncode == 0, err_j
-    assert last_line(out_h, "result:") == last_line(out_j, "result:")
-    assert read(transcript).frames == read(tmp_path / "ann.dtt").frames
-    assert verify(tmp_path / "bob.dtt").valid

@@ -4,71 +4,31 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import signal
 import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from dicetable.core.game import Move
 from dicetable.net import wire
+from dicetable.net.deadlines import Timing
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.invite import Invite
 from dicetable.net.peer import PeerSession
-from dicetable.net.session import SessionError, Timing, bot_chooser
+from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, wait_until
-
-ROOT = Path(__file__).resolve().parents[2]
-COMMAND = Path(sys.executable).with_name("dicetable")
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
-    return tmp_path
+from net_helpers import FAST, dicetable, frames_in, last_line, read_invite, spawn, wait_until
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen:
-    """A `dicetable` process with its own profile directory (each player is a different person)."""
-    env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
-    return subprocess.Popen(
-        [str(COMMAND), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
-    )
-
-
-def read_invite(process: subprocess.Popen) -> str:
-    for line in process.stdout:
-        if line.startswith("invite: "):
-            return line.split()[1]
-    raise AssertionError(f"no invite printed: {process.stderr.read()}")
-
-
 def finish(process: subprocess.Popen, timeout: float = 30) -> tuple[int, str, str]:
     out, err = process.communicate(timeout=timeout)
     return process.returncode, out, err
-
-
-def line(out: str, prefix: str) -> str:
-    found = [l for l in out.splitlines() if l.startswith(prefix)]
-    assert found, f"no {prefix!r} line in {out!r}"
-    return found[-1][len(prefix):].strip()
-
-
-def frames_in(path: Path) -> int:
-    """Frames in a transcript another process is writing (-1 while it is not there yet)."""
-    try:
-        return len(read(path).frames)
-    except Exception:  # not created yet, or its first bytes not written yet
-        return -1
 
 
 def in_thread(session) -> threading.Thread:
@@ -99,12 +59,12 @@ def test_trice_between_two_processes_with_bots(tmp_path):
     code_h, out_h, err_h = finish(host)
     assert code_j == 0, err_j
     assert code_h == 0, err_h
-    assert line(out_h, "result:") == line(out_j, "result:")
-    assert line(out_h, "transcript:") == str(tmp_path / "alice.dtt")
+    assert last_line(out_h, "result:") == last_line(out_j, "result:")
+    assert last_line(out_h, "transcript:") == str(tmp_path / "alice.dtt")
     assert "joined: seat 1 bob" in out_h and "started" in out_j
     assert_verifies(tmp_path / "alice.dtt", tmp_path / "bob.dtt")
     # The CLI verdict agrees (a person re-checks the game from either transcript).
-    check = subprocess.run([str(COMMAND), "verify", str(tmp_path / "bob.dtt")], capture_output=True, text=True)
+    check = dicetable("verify", str(tmp_path / "bob.dtt"))
     assert check.returncode == 0 and check.stdout.startswith("valid: trice,")
 
 
@@ -125,7 +85,7 @@ def test_a_peer_killed_mid_game_resumes_from_its_transcript(tmp_path):
     code_h, out_h, err_h = finish(host)
     assert code_j == 0, err_j
     assert code_h == 0, err_h
-    assert line(out_h, "result:") == line(out_j, "result:")
+    assert last_line(out_h, "result:") == last_line(out_j, "result:")
     logs = assert_verifies(tmp_path / "alice.dtt", bob)
     assert len(logs[0]) > killed_at  # the game went on after the crash
 
@@ -148,7 +108,7 @@ def test_a_host_killed_mid_game_resumes_on_the_same_invite(tmp_path):
     code_j, out_j, err_j = finish(joiner)
     assert code_h == 0, err_h
     assert code_j == 0, err_j
-    assert line(out_h, "result:") == line(out_j, "result:")
+    assert last_line(out_h, "result:") == last_line(out_j, "result:")
     assert_verifies(alice, tmp_path / "bob.dtt")
 
 
@@ -175,7 +135,7 @@ def test_cli_refuses_wrong_key_unreachable_host_and_full_table(tmp_path):
             code, out, err = finish(process)
             assert code == 2, (out, err)
             assert len(err.strip().splitlines()) == 1 and says in err, err
-        bad = subprocess.run([str(COMMAND), "join", "dt1-nonsense", "--bot", "random"], capture_output=True, text=True)
+        bad = dicetable("join", "dt1-nonsense", "--bot", "random")
         assert bad.returncode == 2 and bad.stderr.startswith("dicetable: bad invite:")
     finally:
         seated.stop()
@@ -248,7 +208,7 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
 
         def seal(profile, seat, kind, body, seq=None, sign=True):
             seq = cheater.replica.next_seq(seat) if seq is None else seq
-            return wire.seal(profile, table, seat, seq, kind, body, sign=sign)
+            return wire.make_frame(profile, table, seat, seq, kind, body, cheater.replica.head, sign=sign)
 
         # Not its turn (seat 0 is due), then a claim the host's clock does not support.
         attempt(seal(cheater_profile, 2, "move", wire.move_body(Move("roll", ("3d6",)))), "not due", 2)
@@ -270,7 +230,7 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
         honest_pass = next(r.frame for r in host.replica.log if r.kind == "move" and r.seat == 1)
         attempt(honest_pass, "out of order", 1)
         # Into another table: refused as such.
-        other = wire.seal(cheater_profile, secrets.token_bytes(16), 2, cheater.replica.next_seq(2), "chat", wire.chat_body("hi"))
+        other = wire.make_frame(cheater_profile, secrets.token_bytes(16), 2, cheater.replica.next_seq(2), "chat", wire.chat_body("hi"), cheater.replica.head)
         attempt(other, "wrong table", 2)
         # The honest reveal completes the roll; every copy of the log agrees.
         chain = cheater.chains[0]

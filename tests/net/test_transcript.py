@@ -76,12 +76,24 @@ def test_reopen_truncates_the_torn_tail_then_appends(tmp_path):
     assert again.frames == FRAMES[:4] and not again.torn and again.result["reason"] == "draw"
 
 
-@pytest.mark.parametrize("content", [b"", b"hello world\n", b"dicetable transcript v2\n", os.urandom(200)])
+@pytest.mark.parametrize("content", [b"", b"hello world\n", b"dicetable transcript v9\n", os.urandom(200)])
 def test_other_files_are_not_transcripts(tmp_path, content):
     path = tmp_path / "f"
     path.write_bytes(content)
     with pytest.raises(NotATranscript):
         tr.read(path)
+
+
+def test_a_transcript_from_before_the_hash_linked_log_is_named_as_such(tmp_path, capsys):
+    from dicetable.tui.cli import main
+
+    path = tmp_path / "old.dtt"
+    path.write_bytes(b"dicetable transcript v1\n" + os.urandom(100))
+    with pytest.raises(tr.OldTranscript, match="older dicetable \\(protocol 1"):
+        tr.read(path)
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "written by an older dicetable" in err
 
 
 def test_missing_file_and_directory_are_not_transcripts(tmp_path):

@@ -24,12 +24,6 @@ from net_helpers import FAST, read_invite, spawn, wait_until
 TABLE = bytes(range(100, 116))
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "home"))
-    return tmp_path
-
-
 class Intruder:
     """A client past the CurveZMQ handshake (it holds the invite) announcing the id it likes, or none."""
 

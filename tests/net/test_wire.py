@@ -12,6 +12,7 @@ from dicetable.net.identity import Profile
 TABLE = bytes(range(16))
 KEY = bytes(32)
 ALICE = Profile.generate("alice")
+LINK = wire.Link(3, bytes(range(32)))  # any parent: decoding does not check it against a log
 BOB = Profile.generate("bob")
 
 BODIES = {
@@ -35,16 +36,17 @@ def raw_frame(inner: dict, signature: bytes = b"\x00" * 64) -> bytes:
 
 
 def inner(kind="chat", body=None, **fields) -> dict:
-    base = {"v": 1, "table": TABLE, "seat": 0, "seq": 0, "kind": kind, "body": body if body is not None else {"text": "hi"}}
+    base = {"v": 2, "table": TABLE, "seat": 0, "seq": 0, "kind": kind, "body": body if body is not None else {"text": "hi"},
+            "prev": LINK.to_data()}
     base.update(fields)
     return base
 
 
 @pytest.mark.parametrize("kind", wire.KINDS)
 def test_every_kind_round_trips_and_is_signed(kind):
-    frame = wire.seal(ALICE, TABLE, 1, 7, kind, BODIES[kind])
+    frame = wire.make_frame(ALICE, TABLE, 1, 7, kind, BODIES[kind], LINK)
     env = wire.decode(frame)
-    assert (env.v, env.table, env.seat, env.seq, env.kind) == (1, TABLE, 1, 7, kind)
+    assert (env.v, env.table, env.seat, env.seq, env.kind, env.prev) == (2, TABLE, 1, 7, kind, LINK)
     assert env.body == wire.canonical(BODIES[kind])
     assert env.frame == frame
     assert env.signed_by(ALICE.public_key) and not env.signed_by(BOB.public_key)
@@ -52,22 +54,22 @@ def test_every_kind_round_trips_and_is_signed(kind):
 
 @pytest.mark.parametrize("kind", wire.KINDS)
 def test_kind_of_names_a_frames_kind_and_none_for_garbage(kind):
-    assert wire.kind_of(wire.seal(ALICE, TABLE, 1, 7, kind, BODIES[kind])) == kind
+    assert wire.kind_of(wire.make_frame(ALICE, TABLE, 1, 7, kind, BODIES[kind], LINK)) == kind
     for junk in (b"", b"\xc1", msgpack.packb([1, 2]), msgpack.packb([msgpack.packb({"kind": 5}), b""])):
         assert wire.kind_of(junk) is None
 
 
 def test_only_a_reveal_may_be_unsigned():
-    env = wire.decode(wire.seal(ALICE, TABLE, 0, 0, "reveal", BODIES["reveal"], sign=False))
+    env = wire.decode(wire.make_frame(ALICE, TABLE, 0, 0, "reveal", BODIES["reveal"], LINK, sign=False))
     assert env.signature == b"" and not env.signed_by(ALICE.public_key)
     with pytest.raises(ValueError):
-        wire.seal(ALICE, TABLE, 0, 0, "move", BODIES["move"], sign=False)
+        wire.make_frame(ALICE, TABLE, 0, 0, "move", BODIES["move"], LINK, sign=False)
     with pytest.raises(wire.Malformed, match="must be signed"):
         wire.decode(raw_frame(inner("move", BODIES["move"]), b""))
 
 
 def test_signature_covers_the_exact_signed_bytes():
-    frame = wire.seal(ALICE, TABLE, 0, 0, "chat", {"text": "hi"})
+    frame = wire.make_frame(ALICE, TABLE, 0, 0, "chat", {"text": "hi"}, LINK)
     signed, signature = msgpack.unpackb(frame)
     forged = msgpack.packb([wire.pack(inner(body={"text": "ho"})), signature], use_bin_type=True)
     assert not wire.decode(forged).signed_by(ALICE.public_key)
@@ -83,7 +85,12 @@ def test_signature_covers_the_exact_signed_bytes():
         (msgpack.packb([b"x", b"y", b"z"]), wire.Malformed),
         (msgpack.packb([b"x", b"\x00" * 10]), wire.Malformed),
         (msgpack.packb([wire.pack([1, 2]), b""]), wire.Malformed),
-        (raw_frame(inner(v=2)), wire.UnknownVersion),
+        (raw_frame(inner(v=3)), wire.UnknownVersion),
+        (raw_frame(inner(v=1)), wire.UnknownVersion),  # before the hash-linked log
+        (raw_frame({k: v for k, v in inner().items() if k != "prev"}), wire.Malformed),
+        (raw_frame(inner(prev=[1, b"\x00" * 31])), wire.Malformed),
+        (raw_frame(inner(prev=[-1, b"\x00" * 32])), wire.Malformed),
+        (raw_frame(inner(prev=[1, b"\x00" * 32, 0])), wire.Malformed),
         (raw_frame(inner(kind="teleport")), wire.UnknownKind),
         (raw_frame(inner(table=b"short")), wire.Malformed),
         (raw_frame(inner(seat=True)), wire.Malformed),
@@ -111,8 +118,8 @@ def test_bad_frames_get_named_errors(data, error):
 
 
 def test_non_canonical_encodings_are_refused():
-    unsorted = msgpack.packb({"v": 1, "table": TABLE, "seat": 0, "seq": 0, "kind": "chat", "body": {"text": "hi"}},
-                             use_bin_type=True)
+    unsorted = msgpack.packb({"v": 2, "table": TABLE, "seat": 0, "seq": 0, "kind": "chat", "body": {"text": "hi"},
+                              "prev": LINK.to_data()}, use_bin_type=True)
     with pytest.raises(wire.Malformed, match="canonical"):
         wire.decode(msgpack.packb([unsorted, b"\x00" * 64], use_bin_type=True))
     # The same integer in a wider encoding (uint32 for 0) is another byte string: refused too.
@@ -121,6 +128,13 @@ def test_non_canonical_encodings_are_refused():
     assert wide != good and msgpack.unpackb(wide) == msgpack.unpackb(good)
     with pytest.raises(wire.Malformed, match="canonical"):
         wire.decode(msgpack.packb([wide, b"\x00" * 64], use_bin_type=True))
+
+
+def test_an_older_or_newer_version_says_which_side_to_update():
+    with pytest.raises(wire.UnknownVersion, match="older dicetable"):
+        wire.decode(raw_frame(inner(v=1)))
+    with pytest.raises(wire.UnknownVersion, match="update dicetable"):
+        wire.decode(raw_frame(inner(v=3)))
 
 
 def test_every_error_is_a_wire_error():

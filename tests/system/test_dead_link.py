@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from net_helpers import private_lan
+from net_helpers import dicetable, private_lan
 
-DICETABLE = str(Path(sys.executable).with_name("dicetable"))
 HOST_IP, OLD_IP, NEW_IP = "10.231.0.1", "10.231.0.2", "10.231.0.3"  # lan_netns.sh's eth0 of namespaces 1 and 2
 HOLD = 2.0  # seconds the cable stays out after both ends noticed
 NOTICE = 10.0  # seconds: heartbeat 1 s + timeout 5 s (net/transport.py), with room for a busy machine
@@ -126,7 +124,7 @@ def test_a_silently_dead_link_is_noticed_and_the_joiner_comes_back(lan, tmp_path
     result = hosting.lines[hosting.wait_for("result: ", 1)]
     assert joining.lines[joining.wait_for("result: ", 1)] == result
     for name in ("host.dtt", "joiner.dtt"):
-        verified = subprocess.run([DICETABLE, "verify", str(tmp_path / name)], capture_output=True, text=True)
+        verified = dicetable("verify", str(tmp_path / name))
         assert verified.returncode == 0 and "valid: trice" in verified.stdout, verified.stdout + verified.stderr
     print(f"dead link noticed by the host in {host_noticed:.1f} s, by the joiner {joiner_noticed:.1f} s later; "
           f"back {returned:.1f} s after the link was")

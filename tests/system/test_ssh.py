@@ -14,17 +14,16 @@ import re
 import shlex
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from net_helpers import COMMAND, dicetable
 from ssh_terminal import SshServer, Tmux, find_sshd, mouse_left_on
 
 pytestmark = pytest.mark.slow
 
-DICETABLE = str(Path(sys.executable).with_name("dicetable"))
 TRUECOLOR = re.compile(rb"\x1b\[[0-9;]*[34]8;2;")  # a 24-bit colour in an SGR sequence
 COLOR256 = re.compile(rb"\x1b\[[0-9;]*[34]8;5;")
 
@@ -51,7 +50,7 @@ def login(server: SshServer, tmux: Tmux, home: Path, argv: str = "", colorterm: 
           pidfile: Path | None = None, user: str = "Sam"):
     """A pane logged in over SSH, running `dicetable ARGV` with its own profile directory (a new
     profile takes its name from USER)."""
-    remote = f"exec env DICETABLE_HOME={shlex.quote(str(home))} USER={user} {DICETABLE} {argv}"
+    remote = f"exec env DICETABLE_HOME={shlex.quote(str(home))} USER={user} {COMMAND} {argv}"
     if pidfile is not None:  # the remote shell's pid is the app's after exec
         remote = f"echo $$ > {shlex.quote(str(pidfile))}; {remote}"
     env = {"TERM": "xterm-256color"}
@@ -134,7 +133,7 @@ def test_two_ssh_sessions_play_trice_against_each_other(ssh, tmp_path):
         assert COLOR256.search(pane.bytes()) and not TRUECOLOR.search(pane.bytes())
         transcripts = list((tmp_path / home / "transcripts").glob("*.dtt"))
         assert len(transcripts) == 1, transcripts
-        verdict = subprocess.run([DICETABLE, "verify", str(transcripts[0])], capture_output=True, text=True)
+        verdict = dicetable("verify", str(transcripts[0]))
         assert verdict.returncode == 0 and verdict.stdout.startswith("valid: trice,"), verdict
 
 

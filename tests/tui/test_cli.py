@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-# The console script installed beside this interpreter: the command a user types.
-COMMAND = Path(sys.executable).with_name("dicetable")
-
-
-def dicetable(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(COMMAND), *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+from net_helpers import ROOT, dicetable
 
 
 def test_selfplay_json_keys_and_counts():

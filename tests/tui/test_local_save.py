@@ -17,7 +17,7 @@ from dicetable.tui.tables.history import history_path, local_games
 from dicetable.tui.screens.resume_screen import ResumeScreen
 from dicetable.tui.screens.trice_screen import TriceScreen
 from test_tui_app import by_keys
-from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
+from tui_pilot import wait_until
 
 GAMES = [("trice", 2, {}), ("triad", 2, {}), ("dicebreaker", 3, {"mode": "battle"}), ("tricolor", 3, {})]
 
@@ -34,7 +34,7 @@ def test_a_save_replays_to_the_very_position_and_the_game_ends_in_the_history(na
     game = registry.get(name)
     path = local_save.new_save_path(name)
     players = [Player("Ann")] + [Player(f"bot {n}", "greedy") for n in range(1, seats)]
-    table = LocalTable(game, players, seed=11, options=options, history=history_path(), save=path)
+    table = local_save.kept_table(game, players, save=path, history=history_path(), seed=11, options=options)
     me = game.bots["random"](game, random.Random(3))
     person_plays(table, me, lambda t: len(t.moves) >= 12 and t.state.actor == 0)
     assert table.state.result is None and path.exists()
@@ -51,7 +51,7 @@ def test_a_save_replays_to_the_very_position_and_the_game_ends_in_the_history(na
 def test_a_damaged_save_is_one_line_changes_nothing_and_others_still_resume(tmp_path):
     trice = registry.get("trice")
     good = local_save.new_save_path("trice")
-    table = LocalTable(trice, [Player("Ann"), Player("greedy bot", "greedy")], seed=2, save=good)
+    table = local_save.kept_table(trice, [Player("Ann"), Player("greedy bot", "greedy")], save=good, seed=2)
     person_plays(table, trice.bots["random"](trice, random.Random(1)), lambda t: len(t.moves) >= 4)
     bad = good.with_name("20260101-000000-trice-bad.json")
     bad.write_text(good.read_text()[:40])  # a crash before the rename never leaves this; a disk fault might

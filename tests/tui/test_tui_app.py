@@ -9,15 +9,16 @@ from dicetable.core import registry
 from dicetable.core.bots import RandomBot
 from dicetable.core.game import Move
 from dicetable.tui.app import DiceTableApp
-from dicetable.tui.commands.rules import rules_text
+from dicetable.tui.rules import rules_text
 from dicetable.tui.tables.controller import LocalTable, Player
 from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.screens.home_screen import HomeScreen
 from dicetable.tui.screens.new_game_screen import NewGameScreen
 from dicetable.tui.screens.too_small_screen import TooSmallScreen
 from dicetable.tui.screens.trice_screen import TriceScreen, pool_slots
-from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
-from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
+from tui_pilot import until_shown, wait_until
+
+pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
 
 TRICE = registry.get("trice")
 SIZE = (80, 24)
@@ -45,7 +46,7 @@ async def play_to_the_end(pilot, app, make_move):
         move = me.choose(state)
         await make_move(pilot, screen, move)
         await wait_until(pilot, lambda: screen.view.state is not state)
-        assert screen.view.log[logged].text == TRICE.describe(state, move).replace(
+        assert screen.view.log[logged].words(screen.view.names) == TRICE.describe(state, move).replace(
             f"seat {state.actor}", "Ann").replace(f"seat {1 - state.actor}", screen.view.names[1 - state.actor])
         moves += 1
         assert moves < 400
@@ -207,7 +208,7 @@ async def test_the_dice_room_alone_rolls_local_dice():
         assert roll.expr == "3d6+1" and len(roll.faces) == 3 and roll.total == sum(roll.faces) + 1
         picture = str(screen.query_one("#roll-picture").render())
         assert f" {roll.total} " in picture and picture.count("●") == sum(roll.faces)
-        assert screen.view.events[-1].outcome.startswith(f"{roll.total} [")
+        assert screen.view.events[-1].outcome.words(screen.view.names).startswith(f"{roll.total} [")
         await pilot.press(*"2x", "enter")  # not a dice expression: said, nothing rolled
         await wait_until(pilot, lambda: any(n.title == "Not a roll" and "2x" in n.message for n in app._notifications))
         assert len(screen.view.state.rolls) == 1

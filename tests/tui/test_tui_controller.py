@@ -3,8 +3,9 @@
 import pytest
 
 from dicetable.core import registry
-from dicetable.core.game import CHANCE, GameError, Move
-from dicetable.tui.tables.controller import LOCAL, LocalTable, Player, with_names
+from dicetable.core.game import CHANCE, GameError, Move, Result
+from dicetable.tui.tables.controller import LocalTable, Player
+from dicetable.tui.tables.view import LOCAL, Decided, Moved, Phrase, SatDown, result_words
 
 TRICE = registry.get("trice")
 
@@ -16,9 +17,12 @@ def test_two_bots_play_a_whole_game_and_log_it():
     assert view.result is not None
     moves = [entry for entry in view.log if entry.seat != CHANCE]
     assert len(moves) >= 2
-    assert all("seat " not in entry.text for entry in view.log), "names replace seat numbers"
-    assert view.events[0].label == "setup roll" and view.events[0].status == LOCAL
-    assert "Ann rolled" in view.events[0].outcome and "Bob rolled" in view.events[0].outcome
+    assert all(isinstance(entry, (Moved, Decided)) for entry in view.log)
+    assert all("seat " not in entry.words(view.names) for entry in view.log), "names replace seat numbers"
+    assert all(entry.seat in entry.what.parts for entry in moves), "the mover stays a seat number"
+    assert view.events[0].label == Phrase(("setup roll",)) and view.events[0].status == LOCAL
+    outcome = view.events[0].outcome.words(view.names)
+    assert "Ann rolled" in outcome and "Bob rolled" in outcome
 
 
 def test_same_seed_same_game_and_rematch_differs():
@@ -51,7 +55,7 @@ def test_a_person_move_goes_through_the_engine():
     die = table.state.pool[0]
     table.submit(Move("choose", (die,)))
     assert table.state.phase == "place" and table.state.chosen == die
-    assert table.view().log[-1].text.startswith(("Ann chooses", "Bob chooses"))
+    assert table.view().log[-1].words(table.names).startswith(("Ann chooses", "Bob chooses"))
     assert table.view().local_seats == frozenset({0, 1})
     assert table.state.actor == 1 - chooser
 
@@ -65,6 +69,16 @@ def test_bad_settings_are_refused_in_words():
         LocalTable(TRICE, [Player("a")])
 
 
-def test_with_names_replaces_only_seat_numbers():
-    assert with_names("seat 0 chooses W6 for seat 1", ["Ann", "Bob"]) == "Ann chooses W6 for Bob"
-    assert with_names("seats 0 and seat 7", ["Ann"]) == "seats 0 and seat 7"
+def test_a_phrase_keeps_seats_as_numbers_until_drawn_with_names():
+    chose = Phrase.of("seat 0 chooses W6 for seat 1")
+    assert chose.parts == (0, " chooses W6 for ", 1)
+    assert chose.words(["Ann", "Bob"]) == "Ann chooses W6 for Bob"
+    assert Phrase.of("seats 0 and seat 7").words(["Ann"]) == "seats 0 and seat 7"  # no name: stays a seat
+    assert Phrase.of("seat 1 (Bob) resigns").parts == (1, " resigns")  # the replica's `seat N (name)`
+    assert SatDown(1, "bob", "ab12").words(["Ann", "Bob (seat 1)"]) == "Bob (seat 1) sits down (bob, key ab12)"
+
+
+def test_a_result_is_drawn_with_names_once():
+    names = ["Ann", "Bob (seat 1)"]  # a name that says its seat is not read again
+    assert result_words(Result((1,), (0.0, 1.0), "seat 0 resigned"), names) == "Bob (seat 1) wins (Ann resigned)"
+    assert result_words(Result((), (0.5, 0.5), "threefold repetition"), names) == "draw (threefold repetition)"

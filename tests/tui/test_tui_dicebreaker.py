@@ -23,7 +23,7 @@ from dicetable.tui.screens.dicebreaker_screen import DiceBreakerScreen, round_li
 from dicetable.tui.screens.new_game_screen import NewGameScreen
 from dicetable.tui.widgets.arena import ArenaView
 from dicetable.tui.widgets.move_log import MoveLog
-from tui_pilot import assert_log_wraps, isolated_home  # noqa: F401  (isolated_home: autouse)
+from tui_pilot import assert_log_wraps
 from tui_pilot import wait_until as wait_a_while
 
 wait_until = functools.partial(wait_a_while, timeout=20.0)  # whole bot games
@@ -211,7 +211,7 @@ async def test_the_panels_keep_off_the_keys_and_the_move_log_wraps_in_its_narrow
         assert screen.query_one(TabbedContent).active == "moves"
         log = screen.query_one(MoveLog)
         await wait_until(pilot, lambda: log.lines and log.scrollable_content_region.width)
-        longest = max((entry.text for entry in table.view().log), key=len)
+        longest = max((entry.words(table.names) for entry in table.view().log), key=len)
         assert len(longest) > assert_log_wraps(log, longest)  # it had to wrap
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpDialog)

@@ -9,18 +9,19 @@ import random
 
 from dicetable.core import registry
 from dicetable.net import wire
-from dicetable.net.record import play_table
+from dicetable.net.local_seats import play_table
 from dicetable.net.transcript import read
 from textual.widgets import OptionList
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.tables.controller import LocalTable, Player
 from dicetable.tui.screens.dialogs import GameOverDialog
 from dicetable.tui.tables.history import FILE, history_path, local_games, past_games
+from dicetable.tui.tables.local_save import kept_table
 from dicetable.tui.screens.history_screen import GameRecordScreen, HistoryScreen
 from dicetable.tui.screens.home_screen import HomeScreen
 from dicetable.tui.widgets.move_log import MoveLog
 from test_tui_app import by_keys, play_to_the_end
-from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
+from tui_pilot import wait_until
 
 SIZE = (80, 24)
 
@@ -58,13 +59,14 @@ async def test_a_game_played_in_the_app_is_in_its_history_with_its_moves(monkeyp
         await pilot.press("g")
         await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
         (line,) = listed(app)
-        moves = [entry.text for entry in view.log if entry.seat >= 0]
+        moves = [entry.words(view.names) for entry in view.log if entry.seat >= 0]
         assert "TRICE (local): Ann vs greedy bot" in line and result in line and f"{len(moves)} moves" in line
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, GameRecordScreen) and app.screen.verdict)
         # The whole log as the table showed it: every move numbered, every roll after "~".
-        expected = " ".join(f"~ {e.text}" if e.seat < 0 else f"{n}. {e.text}" for n, e in
-                            zip(numbering(view.log), view.log))
+        shown = [e.words(view.names) for e in view.log]
+        expected = " ".join(f"~ {words}" if e.seat < 0 else f"{n}. {words}" for n, e, words in
+                            zip(numbering(view.log), view.log, shown))
         assert log_text(app.screen) == " ".join(expected.split())
         assert "local game" in app.screen.verdict
         await pilot.press("escape", "escape")
@@ -74,7 +76,7 @@ async def test_a_game_played_in_the_app_is_in_its_history_with_its_moves(monkeyp
 def test_every_finished_local_game_and_rematch_is_kept_and_a_torn_line_loses_nothing_else(tmp_path):
     path = history_path()
     trice = registry.get("trice")
-    table = LocalTable(trice, [Player("Ann", "greedy"), Player("Bob", "random")], seed=3, history=path)
+    table = kept_table(trice, [Player("Ann", "greedy"), Player("Bob", "random")], history=path, seed=3)
     table.attach(None)  # no screen: the bots play at once
     table.rematch()
     first, second = local_games(path)[0]
@@ -83,7 +85,7 @@ def test_every_finished_local_game_and_rematch_is_kept_and_a_torn_line_loses_not
         data.write(b'{"v": 1, "game": "trice", "na')  # a crash in the middle of a write
     assert [len(g) for g in local_games(path)] == [2, 1]
     assert "cut short" in local_games(path)[1][0]
-    LocalTable(trice, [Player("Ann", "random"), Player("Bob", "random")], seed=5, history=path).attach(None)
+    kept_table(trice, [Player("Ann", "random"), Player("Bob", "random")], history=path, seed=5).attach(None)
     games, unreadable = local_games(path)
     assert len(games) == 3 and unreadable == [f"{FILE} line 3: not a game record"]  # the next game kept whole
     assert (path.stat().st_mode & 0o777) == 0o600
@@ -92,9 +94,9 @@ def test_every_finished_local_game_and_rematch_is_kept_and_a_torn_line_loses_not
     assert len(local_games(path)[0]) == 3
 
 
-async def test_network_games_are_listed_from_their_transcripts_and_checked_when_opened(tmp_path):
-    transcripts = tmp_path / "transcripts"
-    transcripts.mkdir()
+async def test_network_games_are_listed_from_their_transcripts_and_checked_when_opened(home):
+    transcripts = home / "transcripts"
+    transcripts.mkdir(parents=True)
     bots = [DICEBREAKER.bots["greedy"](DICEBREAKER, random.Random(n)) for n in range(3)]
     good = transcripts / "20261122-a-seat0.dtt"
     play_table(DICEBREAKER, {"mode": "battle", "target": 5}, bots, ["ann", "bob", "cy"], random.Random(2), transcript=good)
@@ -117,15 +119,15 @@ async def test_network_games_are_listed_from_their_transcripts_and_checked_when_
         assert log.max_scroll_y > 0 and log.scroll_y == 0  # read from the first move on
         await pilot.press("pagedown")
         assert log.scroll_y > 0
-    games, unreadable = past_games(tmp_path)
+    games, unreadable = past_games(home)
     assert [(g.path, g.moves) for g in games] == [(good, moves)] and unreadable[0].startswith("junk.dtt: ")
 
 
-async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(tmp_path):
-    import net.transcript as tr
+async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(home, tmp_path):
+    import dicetable.net.transcript as tr
 
-    transcripts = tmp_path / "transcripts"
-    transcripts.mkdir()
+    transcripts = home / "transcripts"
+    transcripts.mkdir(parents=True)
     bots = [DICEBREAKER.bots["random"](DICEBREAKER, random.Random(n)) for n in range(2)]
     honest = tmp_path / "honest.dtt"
     play_table(DICEBREAKER, {"mode": "quick", "target": 3}, bots, ["ann", "bob"], random.Random(4), transcript=honest)
@@ -133,7 +135,7 @@ async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(t
     frames = list(got.frames)
     i = next(n for n, frame in enumerate(frames) if wire.decode(frame).kind == "reveal" and wire.decode(frame).seat == 1)
     env = wire.decode(frames[i])  # bob's reveal replaced by one that opens nothing he committed to
-    frames[i] = wire.seal(None, env.table, 1, env.seq, "reveal", wire.reveal_body(env.body["k"], bytes(32)), sign=False)
+    frames[i] = wire.make_frame(None, env.table, 1, env.seq, "reveal", wire.reveal_body(env.body["k"], bytes(32)), env.prev, sign=False)
     data = tr.MAGIC + tr._record("header", got.header) + b"".join(tr._record("frame", f) for f in frames)
     (transcripts / "forged.dtt").write_bytes(data + tr._record("result", got.result))
     app = DiceTableApp()
@@ -148,10 +150,10 @@ async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(t
 
 
 def _append_many(path, who: str, count: int) -> None:
-    from dicetable.tui.tables.controller import LogEntry
     from dicetable.tui.tables.history import record_local
+    from dicetable.tui.tables.view import Moved, Phrase
 
-    log = [LogEntry(0, f"{who} makes move {n} " + "x" * 200) for n in range(100)]  # ~20 KB a record
+    log = [Moved(0, Phrase((f"{who} makes move {n} " + "x" * 200,))) for n in range(100)]  # ~20 KB a record
     for n in range(count):
         record_local(path, "trice", [who, "bot"], f"{who} wins", log, n)
 

@@ -15,8 +15,10 @@ from dicetable.tui.screens.dialogs import GameOverDialog
 from dicetable.tui.screens.net_screens import HostScreen
 from dicetable.tui.screens.trice_screen import TriceScreen, pool_slots
 from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
-from tui_pilot import paste_invite, quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
+from tui_pilot import paste_invite, until_shown
 from tui_pilot import wait_until as wait_a_while
+
+pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
 
 wait_until = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # two apps and a network session
 
@@ -180,6 +182,6 @@ async def test_a_seat_that_stays_away_past_its_clock_loses_by_default(tmp_path, 
         for screen in screens:
             names = screen.view.names
             assert f"{names[loser]} in default" in str(screen.query_one("#status").render())
-            assert any("claims the game" in entry.text for entry in screen.view.log)
+            assert any("claims the game" in entry.words(names) for entry in screen.view.log)
         winner_app = (host_app, join_app)[1 - loser]
         assert any("is in default" in n.message for n in winner_app._notifications)

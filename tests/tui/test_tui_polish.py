@@ -19,8 +19,9 @@ from dicetable.tui.screens.rules_screen import RulesScreen
 from dicetable.tui.screens.trice_screen import TriceScreen
 from dicetable.tui.screens.triad_screen import TriadScreen
 from dicetable.tui.widgets.move_log import MoveLog
-from tui_pilot import quick_idle  # noqa: F401  (autouse: Pilot's idle waits capped)
-from tui_pilot import assert_log_wraps, isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
+from tui_pilot import assert_log_wraps, wait_until
+
+pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
 
 SIZE = (80, 24)
 RULES = Path(__file__).resolve().parents[2] / "tui" / "rules"
@@ -55,7 +56,7 @@ async def test_arrows_reach_the_board_and_the_log_fits_its_panel(game, screen_cl
         assert app.screen is screen and app.focused is None  # back from a dialog: still the board's
         log = screen.query_one(MoveLog)
         await pilot.pause()
-        assert_log_wraps(log, table.view().log[-1].text)  # the longest entry
+        assert_log_wraps(log, table.view().log[-1].words(table.names))  # the longest entry
 
 
 # -- 5. the rules screen shows exactly the rules files' text --------------------------------------
@@ -83,18 +84,19 @@ def test_each_game_words_its_outcomes_through_its_own_hook():
     names = ["Ann", "Bob"]
     trice = registry.get("trice")
     values = (5, 5, 0, 0, 0, 0) + (0,) * 6  # Ann: W6 W6 P1 P1 O1 O1; Bob: all ones
-    said = outcome_words(trice, Chance("setup roll", (6,) * 12), Outcome(values), trice.start(), names)
-    assert said == "Ann rolled W6 W6 P1 P1 O1 O1; Bob rolled W1 W1 P1 P1 O1 O1: Ann places first"
-    tie = outcome_words(trice, Chance("setup roll", (6,) * 12), Outcome((0,) * 12), None, names)
-    assert tie.endswith(": a tie, both roll again")
+    said = outcome_words(trice, Chance("setup roll", (6,) * 12), Outcome(values), trice.start())
+    assert said.words(names) == "Ann rolled W6 W6 P1 P1 O1 O1; Bob rolled W1 W1 P1 P1 O1 O1: Ann places first"
+    tie = outcome_words(trice, Chance("setup roll", (6,) * 12), Outcome((0,) * 12), None)
+    assert tie.words(names).endswith(": a tie, both roll again")
     triad = registry.get("triad")
-    assert outcome_words(triad, Chance("draw for Black", (2,)), Outcome((1,)), None, names) == "Bob plays Black"
-    roll = outcome_words(triad, Chance("setup roll", (3,) * 12), Outcome((0,) * 6 + (2,) * 6), None, names)
-    assert roll == "Black rolled I I I I I I; White rolled III III III III III III"
+    drawn = outcome_words(triad, Chance("draw for Black", (2,)), Outcome((1,)), None)
+    assert drawn.parts == (1, " plays Black") and drawn.words(names) == "Bob plays Black"
+    roll = outcome_words(triad, Chance("setup roll", (3,) * 12), Outcome((0,) * 6 + (2,) * 6), None)
+    assert roll.words(names) == "Black rolled I I I I I I; White rolled III III III III III III"
     room = registry.get("diceroom")
-    assert outcome_words(room, Chance("seat 1 rolls 3d6", (6,) * 3), Outcome((5, 3, 0)), None, names) == "11 [6 4 1]"
+    assert outcome_words(room, Chance("seat 1 rolls 3d6", (6,) * 3), Outcome((5, 3, 0)), None).words(names) == "11 [6 4 1]"
     # A game without its own words (or an outcome the hook does not know) gets the raw values.
-    assert outcome_words(room, Chance("something else", (6,)), Outcome((4,)), None, names) == "values 4"
+    assert outcome_words(room, Chance("something else", (6,)), Outcome((4,)), None).words(names) == "values 4"
     for name in registry.names():
         assert callable(registry.get(name).describe_outcome)
 

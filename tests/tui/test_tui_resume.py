@@ -22,13 +22,13 @@ from dicetable.net.replica import Replica
 from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
 from net_helpers import FAST
-from net_helpers import wait_until as wait_in_thread
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.resume_screen import EMPTY, ResumeScreen
 from dicetable.tui.screens.trice_screen import TriceScreen
-from tui_pilot import isolated_home, quick_idle, until_shown  # noqa: F401  (autouse)
+from tui_pilot import until_shown
 from tui_pilot import wait_until as wait_a_while
 
+pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
 wait_until = functools.partial(wait_a_while, timeout=20.0, step=0.05)
 TRICE = registry.get("trice")
 
@@ -200,10 +200,10 @@ async def test_finished_and_unreadable_transcripts_are_not_listed(tmp_path, monk
         assert not isinstance(app.screen, ResumeScreen)
 
 
-async def test_no_transcripts_says_there_is_nothing_to_resume(tmp_path):
+async def test_no_transcripts_says_there_is_nothing_to_resume(home):
     app = DiceTableApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        assert not (tmp_path / "transcripts").exists()
+        assert not (home / "transcripts").exists()
         screen = await open_resume(pilot, app)
         assert str(screen.query_one("#resume-note", Static).render()) == EMPTY
         assert not screen.query_one("#resume-list", OptionList).display
@@ -234,7 +234,7 @@ async def test_a_host_not_back_yet_is_one_line_and_changes_nothing(tmp_path, mon
 def test_a_resumed_host_is_bound_and_named_where_its_table_was(tmp_path):
     # The seat file keeps the bind address and the invite's address, so a host reopened from the app
     # is reached by the joiners' old invite (not only on this machine's loopback).
-    from dicetable.net.session import save_seat
+    from dicetable.net.seat_file import save_seat
     from dicetable.tui.screens.resume_screen import saved_address
 
     profile = identity.load_or_create("alice", directory=tmp_path / "alice")

@@ -8,7 +8,6 @@ from dicetable.core import registry
 from dicetable.core.game import Move
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.tables.controller import LocalTable, Player
-from tui_pilot import isolated_home  # noqa: F401  (isolated_home: autouse)
 
 TRICE = registry.get("trice")
 # Seed 2: twelve placements without a Trice, then the swap phase (found with greedy bots).

@@ -15,14 +15,16 @@ from dicetable.core.game import Move
 from dicetable.core.triad import INDEX, SQUARES, act, parse_board
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.cli import main
-from dicetable.tui.tables.controller import LocalTable, Player, with_names
+from dicetable.tui.tables.controller import LocalTable, Player
+from dicetable.tui.tables.view import Moved, Phrase
 from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.screens.home_screen import HomeScreen
 from dicetable.tui.screens.new_game_screen import NewGameScreen
 from dicetable.tui.screens.triad_screen import TriadScreen
 from dicetable.tui.widgets.triad_board import TriadBoard, square_offset
-from tui_pilot import quick_idle, until_shown  # noqa: F401  (autouse: Pilot's idle waits capped)
-from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
+from tui_pilot import until_shown, wait_until
+
+pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
 
 TRIAD = registry.get("triad")
 SIZE = (80, 24)
@@ -103,7 +105,8 @@ async def play_to_the_end(pilot, app, make_move):
         await make_move(pilot, screen, move, moves)
         await wait_until(pilot, lambda: screen.view.state is not state)
         # The engine got exactly this move, in the person's name.
-        assert screen.view.log[logged].text == with_names(TRIAD.describe(state, move), names)
+        assert screen.view.log[logged] == Moved(state.actor, Phrase.of(TRIAD.describe(state, move)))
+        assert names[state.actor] in screen.view.log[logged].words(names)
         moves += 1
         assert moves < 300
 
@@ -228,7 +231,7 @@ async def test_with_no_normal_move_the_fallbacks_are_offered():
         assert screen.view.state is table.state
         await pilot.press("3", "enter")
         await wait_until(pilot, lambda: screen.view.state.board[INDEX["a1"]] == f"{black}3")
-        assert "turns a1 from 1 to 3 without moving it" in screen.view.log[-1].text
+        assert "turns a1 from 1 to 3 without moving it" in screen.view.log[-1].words(screen.view.names)
 
 
 def owner_and_value_are_told_without_colour(screen) -> None:
@@ -263,9 +266,11 @@ async def test_owner_and_value_without_colour_help_panels_and_leaving_by_keys():
         await pilot.press("f")
         assert screen.query_one("#panels").active == "fairness"
         events = screen.view.events
-        assert [e.label for e in events] == ["draw for Black", "setup roll"]
-        assert events[0].outcome in ("Ann plays Black", "Bob plays Black")
-        assert events[1].outcome.startswith("Black rolled ") and "; White rolled " in events[1].outcome
+        names = screen.view.names
+        assert [e.label.words(names) for e in events] == ["draw for Black", "setup roll"]
+        assert events[0].outcome.words(names) in ("Ann plays Black", "Bob plays Black")
+        rolled = events[1].outcome.words(names)
+        assert rolled.startswith("Black rolled ") and "; White rolled " in rolled
         await pilot.press("m", "escape")
         assert isinstance(app.screen, HomeScreen)
 

@@ -11,19 +11,21 @@ import random
 import pytest
 
 from dicetable.core import registry
+from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Move
 from dicetable.core.tricolor import parse_pos
 from dicetable.core.tricolor_tiles import CARDS, ID_CARDS, TILES, UNKNOWN
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.cli import main
-from dicetable.tui.tables.controller import LocalTable, Player, with_names
+from dicetable.tui.tables.controller import LocalTable, Player, outcome_words
+from dicetable.tui.tables.view import Moved, Phrase
 from dicetable.tui.screens.home_screen import HomeScreen
 from dicetable.tui.screens.new_game_screen import NewGameScreen
 from dicetable.tui.screens.tricolor_dialogs import ChoiceDialog, PassKeyboardScreen, ScoreDialog
 from dicetable.tui.screens.tricolor_screen import TricolorScreen, hand_words, tile_code
 from dicetable.tui.widgets.arena import ActionLine
 from dicetable.tui.widgets.tile_map import TileLook, TileMap, tile_rows
-from tui_pilot import isolated_home, wait_until  # noqa: F401  (isolated_home: autouse)
+from tui_pilot import wait_until
 
 TRICOLOR = registry.get("tricolor")
 SIZE = (80, 24)
@@ -80,7 +82,7 @@ async def make_move(pilot, app, screen, move: Move, turn: int) -> None:
         pile, pos, rotation = move.args[0], parse_pos(move.args[1]), move.args[2]
         if pile != screen.pile:
             await pilot.press(str(pile))
-        while screen.rotation() != rotation:
+        while screen.choices().rotation() != rotation:
             await pilot.press("r")
         tile_map = screen.query_one(TileMap)
         if mouse and tile_map.pos_at(*tile_map.offset_of(pos)) == pos:
@@ -90,17 +92,17 @@ async def make_move(pilot, app, screen, move: Move, turn: int) -> None:
             await pilot.press("enter")
     elif kind in ("construct", "modify"):
         await cursor_to(pilot, screen, parse_pos(move.args[0]), vim)
-        options = screen.moves_here(kind)
+        options = screen.choices().moves_at(screen.cursor, kind)
         await pilot.press("c" if kind == "construct" else "o")
         await pick(pilot, app, options, move)
     elif kind == "attack":
-        options = [m for m in screen.legal() if m.kind == "attack"]
+        options = screen.choices().moves_of("attack")
         await pilot.press("a")
         await pick(pilot, app, options, move)
     elif kind == "end":
         await pilot.press("e")
     elif kind == "discard":
-        options = list(screen.legal())
+        options = list(screen.choices().legal)
         await pilot.press("d")
         await pick(pilot, app, options, move)
     else:  # an event's target: demolish, quake, storm
@@ -138,7 +140,8 @@ async def test_a_whole_game_against_two_greedy_bots_by_keys_and_mouse():
             await make_move(pilot, app, screen, move, moves)
             await wait_until(pilot, lambda: screen.view.state is not state)
             # The engine got exactly this move, in Ann's name.
-            assert screen.view.log[logged].text == with_names(TRICOLOR.describe(state, move), names)
+            assert screen.view.log[logged] == Moved(0, Phrase.of(TRICOLOR.describe(state, move)))
+            assert screen.view.log[logged].words(names).startswith(f"{names[0]} ")
             if move.kind == "construct":  # an event card is played at once, and said
                 assert "Last event: " in text_of(screen, "#tc-seats")
             moves, kinds = moves + 1, kinds | {move.kind}
@@ -234,8 +237,8 @@ async def test_the_map_draws_roads_sides_and_marks_without_colour():
         assert text_of(screen, "#tc-here").startswith(f"{screen.cursor[0]},{screen.cursor[1]}: ")
         # Tab visits the squares where Enter acts (a blueprint to pay for, here).
         await pilot.press("tab")
-        assert screen.cursor in screen.targets() and "pay" in tile_map.cells[screen.cursor].marks
-        assert screen.moves_here("construct")
+        assert screen.cursor in screen.choices().targets() and "pay" in tile_map.cells[screen.cursor].marks
+        assert screen.choices().moves_at(screen.cursor, "construct")
 
 
 async def test_an_attack_names_its_target_and_the_whole_hand():
@@ -246,7 +249,7 @@ async def test_an_attack_names_its_target_and_the_whole_hand():
         await wait_until(pilot, lambda: screen.view is not None and screen._acting())
         state = table.state
         # The log and the fairness panel never print a hidden deal, though the local table knows it.
-        chance = [e.text for e in screen.view.log if e.seat == CHANCE]
+        chance = [e.words(screen.view.names) for e in screen.view.log if e.seat == CHANCE]
         assert "shuffle the resource cards: shuffled face down" in chance
         assert "Ann draws 4 resource cards: dealt face down" in chance
         assert not any("order" in text or "values" in text for text in chance if "resource" in text or "ID" in text)
@@ -323,6 +326,16 @@ def test_pile_tops_and_hands_in_words():
     wild = [c.id for c in CARDS if c.kind == "W"][:1]
     assert hand_words(red + wild + [UNKNOWN]) == "R×2 W ?"
     assert tile_code(1) == "End"
+
+
+def test_who_goes_first_is_told_with_the_players_name():
+    state, source = TRICOLOR.new(4, TRICOLOR.resolve_options({})), LocalSource(random.Random(3))
+    while state.pending[0][0] != "first":  # the setup is random steps alone
+        state = state.resolve(source.outcome(state.chance()))
+    chance = state.chance()
+    outcome = source.outcome(chance)
+    names = ["Ann", "Bob", "Cy", "Di"]
+    assert outcome_words(TRICOLOR, chance, outcome, state).words(names) == f"{names[state.resolve(outcome).first]} goes first"
 
 
 def test_snapshot_the_map_and_the_hand_mid_game(snap_compare):

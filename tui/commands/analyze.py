@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from dicetable.tui.cli import CommandError
+from dicetable.tui.commands.args import CommandError
 
 
 def analyse_trice(text: str, args) -> tuple[dict, list[str]]:

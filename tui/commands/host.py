@@ -11,11 +11,12 @@ import signal
 import sys
 
 from dicetable.core import registry
+from dicetable.net.deadlines import Timing
 from dicetable.net.host import HostSession
 from dicetable.net.identity import ProfileError, load_or_create
-from dicetable.net.session import NetEvent, SessionError, Timing, bot_chooser
+from dicetable.net.session import NetEvent, SessionError, bot_chooser
 from dicetable.net.transport import DEFAULT_BIND
-from dicetable.tui.cli import CommandError, parse_options
+from dicetable.tui.commands.args import CommandError, parse_options
 
 QUIET = {"record", "your_turn", "invite", "result", "transcript", "error"}  # error: raised, printed once
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dicetable.net.peer import PeerSession
 from dicetable.net.session import SessionError, bot_chooser
-from dicetable.tui.cli import CommandError
+from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import add_timing_flags, check_transcript_flag, play, print_event, profile_for, timing_from
 
 

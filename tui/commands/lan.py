@@ -19,7 +19,7 @@ import time
 
 from dicetable.net import discovery
 from dicetable.net.discovery import DiscoveryError
-from dicetable.tui.cli import CommandError
+from dicetable.tui.commands.args import CommandError
 
 
 def add_parser(sub) -> None:
@@ -190,23 +190,13 @@ def lan_invite(args) -> str | None:
     return ann.invite(address).encode()
 
 
-def opening_mismatch(session, ann: discovery.Announcement) -> str | None:
-    """Why the connected table's opening is not signed by the announced keys, or None when it is
-    (`join --lan` and the app's LAN list both check this before trusting a host)."""
-    seats = session.replica.seats
-    host = seats[0] if seats else None
-    if host is None or host.key != ann.host_key or (host.curve is not None and host.curve != ann.curve_key):
-        return f"the table reached is not opened by the key {ann.fingerprint} its announcement showed; left it"
-    return None
-
-
 def confirm_host(session, args) -> None:
     """With --lan: the table reached must be opened by the announced key; pin that host."""
     found = getattr(args, "lan_found", None)
     if found is None:
         return
     ann, trust = found
-    why = opening_mismatch(session, ann)
+    why = discovery.opening_mismatch(session, ann)
     if why is not None:
         session.close()
         raise CommandError(why)

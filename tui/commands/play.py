@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from dicetable.core import registry
-from dicetable.tui.cli import CommandError, parse_options
+from dicetable.tui.commands.args import CommandError, parse_options
 
 
 def add_parser(sub) -> None:
@@ -29,9 +29,9 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from dicetable.tui.app import player_name, run_table, table_screens
-    from dicetable.tui.tables.controller import LocalTable, Player
+    from dicetable.tui.tables.controller import Player
     from dicetable.tui.tables.history import history_path
-    from dicetable.tui.tables.local_save import new_save_path
+    from dicetable.tui.tables.local_save import kept_table, new_save_path
 
     game = registry.get(args.game)
     if game.name not in table_screens():
@@ -47,6 +47,6 @@ def run(args) -> int:
     else:
         players = [Player(me)] + [Player(f"{args.vs} {n}", args.vs) for n in range(2, args.seats + 1)]
     seed = args.seed if args.seed is not None else time.time_ns() % 2**63
-    table = LocalTable(game, players, seed=seed, options=parse_options(args.option), first=args.first,
-                       history=history_path(), save=new_save_path(game.name))
+    table = kept_table(game, players, save=new_save_path(game.name), history=history_path(), seed=seed,
+                       options=parse_options(args.option), first=args.first)
     return run_table(table)

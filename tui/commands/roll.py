@@ -21,7 +21,7 @@ from dicetable.net.host import HostSession
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transport import DEFAULT_BIND
 from dicetable.core import registry
-from dicetable.tui.cli import CommandError
+from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import add_timing_flags, check_transcript_flag, play, print_event, profile_for, timing_from
 from dicetable.tui.commands.join import join_session
 

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
-from dicetable.core import registry
-
-
-def rules_text(game: str) -> str:
-    info = registry.get(game)
-    return resources.files("dicetable.tui.rules").joinpath(info.rules_file).read_text(encoding="utf-8")
+from dicetable.tui.rules import rules_text
 
 
 def add_parser(sub) -> None:

@@ -1,18 +1,22 @@
-"""`dicetable verify FILE`: re-check a game from its transcript (net/verify.py).
+"""`dicetable verify FILE [FILE...]`: re-check a game from its transcript (net/verify.py).
 
 Exit 0 and `valid: <game>, <n> moves, result: <...>`; exit 1 and the first fault, naming the seat at
-fault; exit 2 for a file that is not a transcript.
+fault; exit 2 for a file that is not a transcript. Several files are copies of one table (one per
+seat): each is checked, then `copies agree`, or `copies fork: ...` naming the seat that signed both
+branches (exit 1).
 """
 
 from __future__ import annotations
 
-from dicetable.net.verify import NotATranscript, verify
-from dicetable.tui.cli import CommandError
+from dicetable.net.transcript import DamagedTranscript, read
+from dicetable.net.verify import NotATranscript, compare, verify
+from dicetable.tui.commands.args import CommandError
 
 
 def add_parser(sub) -> None:
     parser = sub.add_parser("verify", help="re-check a game transcript: signatures, rolls, moves, result")
-    parser.add_argument("file", help="a transcript written by a table or by selfplay --record")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="a transcript written by a table or by selfplay --record; several: one table's copies")
     parser.add_argument("--log", action="store_true", help="also print every record of the log")
     parser.set_defaults(func=run)
 
@@ -22,15 +26,29 @@ def _say(text: str) -> None:
 
 
 def run(args) -> int:
+    if len(args.files) == 1:
+        return _check(args.files[0], args.log)
+    worst = max(_check(path, args.log, named=True) for path in args.files)
     try:
-        verdict = verify(args.file)
+        agreement = compare([read(path) for path in args.files])
+    except DamagedTranscript as error:
+        raise CommandError(f"cannot compare the copies: {error}") from None
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+    _say(agreement.line())
+    return max(worst, 0 if agreement.fork is None else 1)
+
+
+def _check(path: str, log: bool, named: bool = False) -> int:
+    try:
+        verdict = verify(path)
     except NotATranscript as error:
         raise CommandError(str(error)) from None
-    if args.log and verdict.replica is not None:
+    if log and verdict.replica is not None:
         for record in verdict.replica.log:
             _say(f"{record.index + 1:>5}  {record.note}")
             if record.event is not None:
                 event = record.event
                 _say(f"       event {event.number}: seed {event.seed.hex()[:16]}…, outcome {event.outcome.to_data()}")
-    _say(verdict.line())
+    _say(f"{path}: {verdict.line()}" if named else verdict.line())
     return 0 if verdict.valid else 1

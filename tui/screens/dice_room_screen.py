@@ -19,8 +19,9 @@ from textual.widgets import Button, Footer, Input, RichLog, TabbedContent, TabPa
 
 from dicetable.core.dice_expr import BadExpression, parse
 from dicetable.core.game import Move, may_act
-from dicetable.tui.tables.controller import FAULT, VERIFIED, WAITING, TableController, TableView, with_names
+from dicetable.tui.tables.controller import TableController
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+from dicetable.tui.tables.view import FAULT, VERIFIED, WAITING, TableView, reason_words
 from dicetable.tui.widgets.chat import ChatPanel
 from dicetable.tui.widgets.die import face_rows
 from dicetable.tui.widgets.fairness import FairnessPanel
@@ -164,7 +165,7 @@ class DiceRoomScreen(PanelActions, Screen):
         mine = may_roll(view)
         free = view.state.free
         if view.result is not None:
-            status = f"The room is closed: {with_names(view.result.reason, view.names)}"
+            status = f"The room is closed: {reason_words(view.result, view.names)}"
         elif view.note:
             status = view.note
         elif free and view.state.closing:
@@ -180,7 +181,7 @@ class DiceRoomScreen(PanelActions, Screen):
         self.query_one("#status", TextLine).update(status)
         self.query_one("#roll-picture", TextLine).update(roll_picture(view))
         self.query_one(SeatsPanel).show(view)
-        self.query_one(MoveLog).show(view.log)
+        self.query_one(MoveLog).show(view.log, view.names)
         self.query_one(RollHistory).show(history_lines(view))
         keys = (self._may("pass_turn"), self._may("close_room"))
         self.query_one("#pass", Button).display, self.query_one("#close", Button).display = keys
@@ -195,17 +196,20 @@ class DiceRoomScreen(PanelActions, Screen):
             box.focus()
 
     def on_move_refused(self, message: MoveRefused) -> None:
-        self.notify(message.reason, title="Not accepted", severity="warning")
+        self.notify(message.reason.words(self._names()), title="Not accepted", severity="warning")
 
     def on_chat_arrived(self, message: ChatArrived) -> None:
         if self.controller.network:
             self.query_one(ChatPanel).add(message.name, message.text)
 
     def on_banner(self, message: Banner) -> None:
-        self.notify(message.text, severity="error" if message.level == "error" else "warning", timeout=8)
+        self.notify(message.what.words(self._names()), severity="error" if message.level == "error" else "warning", timeout=8)
 
     def on_table_closed(self, message: TableClosed) -> None:
         self.query_one("#status", TextLine).update(f"The table closed: {message.reason}")
+
+    def _names(self) -> list[str]:
+        return self.view.names if self.view is not None else []
 
     # -- acting --------------------------------------------------------------------------------
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -29,7 +29,8 @@ from dicetable.core.dicebreaker import (
     TRUMP_THROW,
 )
 from dicetable.core.game import Move
-from dicetable.tui.tables.controller import TableController, TableView, with_names
+from dicetable.tui.tables.controller import TableController
+from dicetable.tui.tables.view import TableView, reason_words, result_words
 from dicetable.tui.tables.messages import TableChanged
 from dicetable.tui.screens.table_screen import CURSOR_KEYS, LEAVE_KEY, TableScreen, panel_keys
 from dicetable.tui.widgets.arena import SEAT_CLASSES, ActionLine, ArenaView, DieLook
@@ -121,9 +122,9 @@ def round_lines(state, names: list[str]) -> list[str]:
 def verdict_words(view: TableView) -> tuple[str, str]:
     state, names = view.state, view.names
     result = view.result
-    headline = with_names(result.describe(names), names)
+    headline = result_words(result, names)
     if state is None or state.result is None:
-        return headline, f"The game ended: {with_names(result.reason, names)}."
+        return headline, f"The game ended: {reason_words(result, names)}."
     scores = ", ".join(f"{names[s]} {points_text(state.points(s))}" for s in range(state.seats))
     return headline, f"Final scores: {scores}."
 

@@ -63,7 +63,8 @@ class GameRecordScreen(Screen):
     def on_mount(self) -> None:
         game = self.game
         if not game.network:
-            self._show("a local game: its dice came from this computer's random numbers (no transcript)", game.log)
+            self._show("a local game: its dice came from this computer's random numbers (no transcript)", game.log,
+                       game.names)
             return
         self.query_one("#record-verdict", Static).update(f"Checking {escape(str(game.path))}…")
         self.run_worker(self._check, thread=True, group="verify", exit_on_error=False)
@@ -74,23 +75,23 @@ class GameRecordScreen(Screen):
         from dicetable.tui.tables.net_table import fair_events, replica_log
 
         verdict = verify(self.game.path)
-        log = ()
+        log, names = (), self.game.names
         if verdict.replica is not None and verdict.replica.game is not None:
-            names = list(verdict.replica.names)
-            log = tuple(replica_log(verdict.replica, names, fair_events(verdict.replica, names)))
-        self.app.call_from_thread(self._show, f"{verdict.line()}\n{self.game.path}", log)
+            names = tuple(verdict.replica.names)
+            log = tuple(replica_log(verdict.replica, fair_events(verdict.replica)))
+        self.app.call_from_thread(self._show, f"{verdict.line()}\n{self.game.path}", log, names)
 
     def on_unmount(self) -> None:
         self._left = True
 
-    def _show(self, verdict: str, log) -> None:
+    def _show(self, verdict: str, log, names) -> None:
         if self._left:
             return
         self.verdict = verdict
         self.query_one("#record-verdict", Static).update(escape(verdict))
         moves = self.query_one(MoveLog)
         moves.auto_scroll = False  # a game is read from its first move; arrows and PgDn scroll
-        moves.show(tuple(log))
+        moves.show(tuple(log), names)
         moves.focus()
 
     def action_back(self) -> None:

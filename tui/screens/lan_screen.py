@@ -39,13 +39,12 @@ def announce_hosted(session, bind: str):
 
 def opening_check(ann: Announcement, trust: str, directory):
     """The check run once seated (in the table's thread): the opening is signed by the announced
-    key, as `join --lan` checks (tui/commands/lan.py); then an unverified host is pinned."""
+    key (net/discovery.py `opening_mismatch`, as `join --lan` checks); then an unverified host is pinned."""
 
     def check(session) -> None:
         from dicetable.net.session import SessionError
-        from dicetable.tui.commands.lan import opening_mismatch
 
-        why = opening_mismatch(session, ann)
+        why = discovery.opening_mismatch(session, ann)
         if why is not None:
             session.close()
             raise SessionError(why)

@@ -67,7 +67,7 @@ class HostScreen(Screen):
 
     def compose(self) -> ComposeResult:
         from dicetable.core import registry
-        from dicetable.tui.app import table_screens
+        from dicetable.tui.screens.by_game import table_screens
 
         with Vertical(id="net-box"):
             yield Static("Host a dice room" if self.game == "diceroom" else "Host a table", id="net-title")
@@ -105,7 +105,8 @@ class HostScreen(Screen):
     def action_open_table(self) -> None:
         from dicetable.core import registry
         from dicetable.net.host import HostSession
-        from dicetable.net.session import SessionError, Timing
+        from dicetable.net.deadlines import Timing
+        from dicetable.net.session import SessionError
         from dicetable.tui.tables.net_table import NetTable
 
         address = self.query_one("#host-address", Input).value.strip()

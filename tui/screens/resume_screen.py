@@ -3,8 +3,9 @@ reopened as `dicetable host --resume` / `join --resume` do, then played on in th
 and the local games left unfinished, rebuilt from their saves (tui/tables/local_save.py).
 
 A game is listed when its transcript in the data directory (net/session.py `transcript_dir()`) has
-its `.seat` file beside it and no result yet. Reopening runs in a thread (a resumed host waits up to
-5 s for its port, a joiner up to 5 s for the host); an error is one line here and changes nothing.
+its seat file (net/seat_file.py) beside it and no result yet. Reopening runs in a thread (a resumed
+host waits up to 5 s for its port, a joiner up to 5 s for the host); an error is one line here and
+changes nothing.
 """
 
 from __future__ import annotations
@@ -40,13 +41,13 @@ def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
     """The game in `path` when it is unfinished, None when it is over; raises ValueError (why) when
     it cannot be resumed by this profile."""
     from dicetable.net import wire
-    from dicetable.net.session import SessionError, load_seat
+    from dicetable.net.seat_file import SeatFileError, load_seat
     from dicetable.net.transcript import DamagedTranscript, NotATranscript, read
 
     try:
         seat = load_seat(path)["seat"]
         transcript = read(path)
-    except (SessionError, NotATranscript, DamagedTranscript) as error:
+    except (SeatFileError, NotATranscript, DamagedTranscript) as error:
         raise ValueError(str(error)) from None
     if transcript.result is not None:
         return None
@@ -68,7 +69,7 @@ def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
 def saved_address(path: Path, default: str) -> tuple[str, str | None]:
     """Where a host's table was bound and the address its invite names (its seat file keeps them),
     so joiners' invites still reach it; `default` for a seat file written without them."""
-    from dicetable.net.session import load_seat
+    from dicetable.net.seat_file import load_seat
 
     seat = load_seat(path)
     bind, advertise = seat.get("bind"), seat.get("advertise")
@@ -173,6 +174,7 @@ class ResumeScreen(GameListScreen):
         """In a thread: open the table (host) or reach the host (joiner), as the CLI's --resume."""
         from dicetable.net.host import HostSession
         from dicetable.net.peer import PeerSession
+        from dicetable.net.seat_file import SeatFileError
         from dicetable.net.session import SessionError
         from dicetable.net.transport import DEFAULT_BIND
         from dicetable.tui.tables.net_table import NetTable
@@ -190,10 +192,10 @@ class ResumeScreen(GameListScreen):
                 session.connect()
             # Where the game stands, before the table's thread takes over: its screen shows it at once.
             session.emit("transcript", text=str(session.transcript_path))
-        except Exception as error:  # SessionError is meant for a person; anything else still reaches them as words
+        except Exception as error:  # these two are meant for a person; anything else still reaches them as words
             if session is not None:
                 session.close()
-            reason = str(error) if isinstance(error, SessionError) else f"the table did not reopen: {error}"
+            reason = str(error) if isinstance(error, (SessionError, SeatFileError)) else f"the table did not reopen: {error}"
             self.app.call_from_thread(self._failed, reason)
             return
         self.app.call_from_thread(self._opened, table)

@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from dicetable.core import registry
-from dicetable.tui.commands.rules import rules_text
+from dicetable.tui.rules import rules_text
 
 
 def rules_shown(text: str) -> Text:

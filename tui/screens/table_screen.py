@@ -25,9 +25,10 @@ from textual.widget import Widget
 from textual.widgets import Input, TabbedContent, TabPane
 
 from dicetable.core.game import Move
-from dicetable.tui.tables.controller import TableController, TableView
+from dicetable.tui.tables.controller import TableController
 from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableClosed
+from dicetable.tui.tables.view import Phrase, TableView
 from dicetable.tui.widgets.chat import ChatPanel
 from dicetable.tui.widgets.fairness import FairnessPanel
 from dicetable.tui.widgets.move_log import MoveLog
@@ -127,9 +128,13 @@ class TableScreen(PanelActions, Screen):
             self.set_focus(None)
 
     # -- messages from the table ---------------------------------------------------------------
+    def said(self, phrase: Phrase) -> str:
+        """What a table said, with the seats' names as this screen shows them."""
+        return phrase.words(self.view.names if self.view is not None else ())
+
     def on_move_refused(self, message: MoveRefused) -> None:
         self._sent_in = None  # the position stands: the player may try another move
-        self.notify(message.reason, title="Not accepted", severity="warning")
+        self.notify(self.said(message.reason), title="Not accepted", severity="warning")
 
     def on_chat_arrived(self, message: ChatArrived) -> None:
         if self.controller.network:
@@ -138,7 +143,7 @@ class TableScreen(PanelActions, Screen):
                 self.notify(f"{message.name}: {message.text}", title="Chat (t)", timeout=6)
 
     def on_banner(self, message: Banner) -> None:
-        self.notify(message.text, severity=message.level if message.level != "info" else "information", timeout=8)
+        self.notify(self.said(message.what), severity=message.level if message.level != "info" else "information", timeout=8)
 
     def on_table_closed(self, message: TableClosed) -> None:
         self.query_one("#status", TextLine).update(f"The table closed: {message.reason}")
@@ -181,7 +186,7 @@ class TableScreen(PanelActions, Screen):
         view = self.view
         for seats in self.query(SeatsPanel):
             seats.show(view)
-        self.query_one(MoveLog).show(view.log)
+        self.query_one(MoveLog).show(view.log, view.names)
         self.query_one(FairnessPanel).show(view)
 
     def settle_result(self) -> None:

@@ -27,7 +27,8 @@ from dicetable.core.triad import (
     TURN,
     act,
 )
-from dicetable.tui.tables.controller import TableController, TableView, with_names
+from dicetable.tui.tables.controller import TableController
+from dicetable.tui.tables.view import TableView, reason_words
 from dicetable.tui.tables.messages import TableChanged
 from dicetable.tui.screens.table_screen import LEAVE_KEY, TableScreen, panel_keys
 from dicetable.tui.widgets.seats import SeatsPanel
@@ -80,7 +81,7 @@ def verdict_words(view: TableView) -> tuple[str, str]:
     result = view.result
     headline = result.describe(names)
     if state is None or state.result is None:  # a resignation or a default claim ended it
-        return headline, f"The game ended: {with_names(result.reason, names)}."
+        return headline, f"The game ended: {reason_words(result, names)}."
     if not result.winners:
         return headline, f"The game is drawn: {result.reason}."
     winner = result.winners[0]

@@ -22,13 +22,18 @@ from dicetable.core.trice import (
     INDEX,
     INDICATE,
     NEIGHBOURS,
+    ORDERED,
     OVER,
     PLACE,
     ROWS,
+    SAME_COLOUR,
+    SAME_VALUE,
     SQUARES,
     SWAP,
+    line_conditions,
 )
-from dicetable.tui.tables.controller import TableController, TableView, with_names
+from dicetable.tui.tables.controller import TableController
+from dicetable.tui.tables.view import TableView, reason_words, result_words
 from dicetable.tui.tables.messages import TableChanged
 from dicetable.tui.screens.table_screen import CURSOR_KEYS, LEAVE_KEY, TableScreen, panel_keys
 from dicetable.tui.widgets.board import BoardGrid, PoolTray
@@ -36,21 +41,7 @@ from dicetable.tui.widgets.die import DieCell
 from dicetable.tui.widgets.seats import SeatsPanel
 from dicetable.tui.widgets.text_line import TextLine
 
-CONDITION_CAPTION = {"same colour": "★ colour", "same value": "★ value", "ordered": "★ ordered"}
-
-
-def line_conditions(dice: list[str]) -> list[str]:
-    """The conditions a full line meets, in the rules' words (trice.md, Conditions of a full line)."""
-    a, b, c = dice
-    va, vb, vc = int(a[1]), int(b[1]), int(c[1])
-    met = []
-    if a[0] == b[0] == c[0]:
-        met.append("same colour")
-    if va == vb == vc:
-        met.append("same value")
-    if (vb - va, vc - vb) in ((1, 1), (-1, -1)):
-        met.append("ordered")
-    return met
+CONDITION_CAPTION = {SAME_COLOUR: "★ colour", SAME_VALUE: "★ value", ORDERED: "★ ordered"}
 
 
 def pool_slots(state) -> list[str]:
@@ -71,14 +62,13 @@ def verdict_words(view: TableView) -> tuple[str, str]:
     """The headline and the deciding line of a finished game, in words."""
     state, names = view.state, view.names
     result = view.result
-    headline = with_names(result.describe(names), names)
+    headline = result_words(result, names)
     if state.result is None:  # a resignation or a default claim ended it
-        return headline, f"The game ended: {with_names(result.reason, names)}."
+        return headline, f"The game ended: {reason_words(result, names)}."
     if not state.line:
         return headline, f"The game ends in a draw: {result.reason}."
-    dice = [state.board[i] for i in state.line]
     squares = " ".join(f"{SQUARES[i]} {state.board[i]}" for i in state.line)
-    met = " + ".join(line_conditions(dice))
+    met = " + ".join(line_conditions(*(state.board[i] for i in state.line)))
     if result.reason == "Double Trice":
         loser = names[1 - result.winners[0]]
         return headline, f"Double Trice ({met}) on {squares}: {loser} made it and loses."
@@ -166,7 +156,7 @@ class TriceScreen(TableScreen):
             for i in state.swapped:
                 marks[i] = ("swapped", "+1 ?")
         if state.phase == OVER and state.line:
-            met = line_conditions([state.board[i] for i in state.line])
+            met = line_conditions(*(state.board[i] for i in state.line))
             caption = "✖ double" if len(met) > 1 else CONDITION_CAPTION.get(met[0], "★ line")
             for i in state.line:
                 marks[i] = ("line", caption)

@@ -30,7 +30,6 @@ from dicetable.core.tricolor import (
     OVER,
     PLAN,
     SETUP,
-    parse_pos,
     pos_text,
 )
 from dicetable.core.tricolor_routes import colour_counts, shortest_routes, winner_colours
@@ -49,9 +48,10 @@ from dicetable.core.tricolor_tiles import (
     TILES,
     UNKNOWN,
     card_from_token,
-    distinct_rotations,
 )
-from dicetable.tui.tables.controller import TableController, with_names
+from dicetable.tui.tables.controller import TableController
+from dicetable.tui.tables.tricolor_model import TricolorChoices, event_drawn
+from dicetable.tui.tables.view import reason_words, result_words
 from dicetable.tui.tables.messages import TableChanged
 from dicetable.tui.screens.table_screen import CURSOR_KEYS, LEAVE_KEY, TableScreen, panel_keys
 from dicetable.tui.screens.tricolor_dialogs import ChoiceDialog, PassKeyboardScreen, ScoreDialog
@@ -95,8 +95,9 @@ def shed_words(state, seat: int) -> str:
     return " ".join(f"{colour}{units}" for colour, units in zip(COLOURS, tally))
 
 
-def tile_words(tile: int) -> str:
-    """A tile in words: `R curve`, `Y tee dead end`, `End Tile`."""
+def tile_label(tile: int) -> str:
+    """A tile by colour letter and shape: `R curve`, `Y tee dead end`, `End Tile` (core/tricolor.py
+    `tile_words` says it in full: "a red curve")."""
     t = TILES[tile]
     if t.kind == START:
         return "Start Tile"
@@ -292,50 +293,13 @@ class TricolorScreen(TableScreen):
         new, self._logged = log[self._logged:], len(log)
         if before is None or before is self.view.state or not self.seen.played:
             return
-        if any(entry.seat == CHANCE and entry.text.startswith("draw an event card") for entry in new):
+        if event_drawn(new):
             self.notify(self.event_words(), title="Event", timeout=4)
 
     # -- the legal moves, by what they do ------------------------------------------------------
-    def legal(self) -> tuple[Move, ...]:
-        return self.seen.legal_moves() if self._acting() else ()
-
-    def placing(self) -> bool:
-        s = self.seen
-        return self._acting() and (s.phase in (SETUP, PLAN) or (s.phase == EVENT and s.event == "survey"))
-
-    def place_moves(self) -> list[Move]:
-        return [m for m in self.legal() if m.kind in ("place", "survey")]
-
-    def piles(self) -> list[int]:
-        return sorted({m.args[0] for m in self.place_moves()})
-
-    def rotations(self) -> tuple[int, ...]:
-        tile = self.seen.tops[self.pile - 1] if self.pile in range(1, PILES + 1) else -1
-        return distinct_rotations(tile) if tile != -1 else (0,)
-
-    def rotation(self) -> int:
-        turns = self.rotations()
-        return turns[self.turned % len(turns)]
-
-    def free_cells(self) -> set[tuple[int, int]]:
-        return {parse_pos(m.args[1]) for m in self.place_moves() if m.args[0] == self.pile}
-
-    def moves_here(self, kind: str) -> list[Move]:
-        here = pos_text(self.cursor)
-        return [m for m in self.legal() if m.kind == kind and m.args and m.args[0] == here]
-
-    def targets(self) -> set[tuple[int, int]]:
-        """Squares where Enter does something now (the ones Tab visits)."""
-        if not self._acting():
-            return set()
-        s = self.seen
-        if self.placing():
-            return self.free_cells()
-        if s.phase == EVENT:
-            return {parse_pos(m.args[0]) for m in self.legal()}
-        if s.phase == ACT:
-            return {parse_pos(m.args[0]) for m in self.legal() if m.kind == "construct"}
-        return set()
+    def choices(self) -> TricolorChoices:
+        """The moves open at this keyboard now, by square, pile and rotation (tui/tables/tricolor_model.py)."""
+        return TricolorChoices(self.seen, self._acting(), self.pile, self.turned)
 
     # -- drawing -------------------------------------------------------------------------------
     def redraw(self, map_only: bool = False) -> None:
@@ -357,8 +321,9 @@ class TricolorScreen(TableScreen):
         grid = s.grid
         on_route = route_tiles(s)
         last = max(grid.values(), key=lambda p: p.order).order if len(grid) > 1 else -1
-        targets = self.targets()
-        payable = s.phase == ACT and self._acting()
+        choices = self.choices()
+        targets = choices.targets()
+        payable = s.phase == ACT and choices.acting
         cells = {}
         for pos, placed in grid.items():
             marks = []
@@ -369,12 +334,12 @@ class TricolorScreen(TableScreen):
             if pos in targets:
                 marks.append("pay" if payable else "target")
             cells[pos] = TileLook(placed.tile, placed.rotation, placed.built, tuple(marks))
-        if self.placing():
-            for pos in self.free_cells():
+        if choices.placing():
+            for pos in choices.free_cells():
                 cells[pos] = TileLook(marks=("free",))
             tile = s.tops[self.pile - 1]
             if self.cursor in cells and cells[self.cursor].tile < 0 and "free" in cells[self.cursor].marks and tile != -1:
-                cells[self.cursor] = TileLook(tile, self.rotation(), False, ("free",), ghost=True)
+                cells[self.cursor] = TileLook(tile, choices.rotation(), False, ("free",), ghost=True)
         return cells
 
     def here_words(self) -> str:
@@ -382,19 +347,20 @@ class TricolorScreen(TableScreen):
         placed = self.seen.grid.get(self.cursor)
         where = f"{pos_text(self.cursor)}: "
         if placed is None:
-            if self.placing() and self.cursor in self.free_cells():
+            choices = self.choices()
+            if choices.placing() and self.cursor in choices.free_cells():
                 tile = self.seen.tops[self.pile - 1]
-                return where + f"free · Enter: {tile_words(tile)} turned {self.rotation()}"
+                return where + f"free · Enter: {tile_label(tile)} turned {choices.rotation()}"
             return where + "empty"
         tile = TILES[placed.tile]
         side = "built" if placed.constructed else f"blueprint, cost {tile.cost}"
-        return where + f"{tile_words(placed.tile)}, {side}, turned {placed.rotation}"
+        return where + f"{tile_label(placed.tile)}, {side}, turned {placed.rotation}"
 
     def pile_text(self) -> Text:
         s = self.seen
         text = Text("Piles", style="bold")
         text.append(" (top tile · tiles left)\n")
-        choosing = self.placing()
+        choosing = self.choices().placing()
         for pile in range(1, PILES + 1):
             tile, size = s.tops[pile - 1], s.sizes[pile - 1]
             mark = "▸" if choosing and pile == self.pile else " "
@@ -463,7 +429,7 @@ class TricolorScreen(TableScreen):
         view, s = self.view, self.seen
         names = view.names
         if view.result is not None:
-            headline = with_names(view.result.describe(names), names)
+            headline = result_words(view.result, names)
             return f"{headline} — s: scores · r: rematch · Esc: leave"
         if view.note:
             return view.note
@@ -501,7 +467,7 @@ class TricolorScreen(TableScreen):
 
     def action_pieces(self) -> tuple[tuple[str, str, str], ...]:
         """The line under the map: what the keys do now, each piece clickable."""
-        view, s = self.view, self.seen
+        view, s, choices = self.view, self.seen, self.choices()
         pieces: list[tuple[str, str, str]] = []
         key = "arena--key"
         if view.result is not None:
@@ -511,22 +477,22 @@ class TricolorScreen(TableScreen):
         elif not self._acting():
             pieces.append(("Waiting for the others. ", "", "arena--muted"))
             pieces.append(("[i] hide hand" if not self.hidden else "[i] show hand", "hide", key))
-        elif self.placing():
+        elif choices.placing():
             pieces.append(("Pile ", "", ""))
             for pile in range(1, PILES + 1):
                 tile = s.tops[pile - 1]
-                if pile in self.piles():
+                if pile in choices.piles():
                     chosen = pile == self.pile
                     pieces.append((f"[{pile}]{'▸' if chosen else ''}{tile_code(tile)}", f"pile:{pile}",
                                    "arena--chosen" if chosen else key))
                     pieces.append((" ", "", ""))
-            pieces += [("· ", "", ""), (f"[r] turn ↻{self.rotation()}", "turn", key), (" · ", "", ""),
+            pieces += [("· ", "", ""), (f"[r] turn ↻{choices.rotation()}", "turn", key), (" · ", "", ""),
                        ("[Enter] place on +", "act", key)]
         elif s.phase == DRAW:
             pieces += [("[2] draw 2 and plan", "draw:2", key), (" · ", "", ""),
                        ("[4] draw 4, no planning", "draw:4", key)]
         elif s.phase == ACT:
-            kinds = {m.kind for m in self.legal()}
+            kinds = {m.kind for m in choices.legal}
             for word, action, label in (("construct", "construct", "[c] construct $"),
                                         ("modify", "modify", "[o] modify"),
                                         ("attack", "attack", "[a] attack"),
@@ -540,7 +506,7 @@ class TricolorScreen(TableScreen):
             pieces.append((f"[d] discard {excess} card{'s' if excess != 1 else ''}", "discard", key))
         log = [e for e in view.log if e.seat != CHANCE]
         if log:
-            pieces.append(("\n" + log[-1].text[:78], "", "arena--muted"))
+            pieces.append(("\n" + log[-1].words(view.names)[:78], "", "arena--muted"))
         return tuple(pieces)
 
     # -- the cursor ----------------------------------------------------------------------------
@@ -553,11 +519,12 @@ class TricolorScreen(TableScreen):
         if key == self._phase_seen:
             return
         self._phase_seen = key
-        if self.placing():
-            piles = self.piles()
+        choices = self.choices()
+        if choices.placing():
+            piles = choices.piles()
             if piles and self.pile not in piles:
                 self.pile, self.turned = piles[0], 0
-        targets = self.targets()
+        targets = self.choices().targets()  # the pile may have changed
         if targets and self.cursor not in targets:
             self.cursor = min(targets, key=lambda p: (abs(p[0] - self.cursor[0]) + abs(p[1] - self.cursor[1]), p))
 
@@ -572,7 +539,7 @@ class TricolorScreen(TableScreen):
         self.redraw(map_only=True)
 
     def action_next(self) -> None:
-        targets = sorted(self.targets(), key=lambda p: (p[1], p[0]))
+        targets = sorted(self.choices().targets(), key=lambda p: (p[1], p[0]))
         if not targets:
             return
         later = [p for p in targets if (p[1], p[0]) > (self.cursor[1], self.cursor[0])]
@@ -596,22 +563,22 @@ class TricolorScreen(TableScreen):
     def action_act(self) -> None:
         if not self._ready():
             return
-        s = self.seen
-        if self.placing():
-            if self.cursor not in self.free_cells():
+        s, choices = self.seen, self.choices()
+        if choices.placing():
+            move = choices.placement(self.cursor)
+            if move is None:
                 self.notify("Put the cursor on a free square marked +.", severity="warning", timeout=3)
                 return
-            kind = "survey" if s.phase == EVENT else "place"
-            self._submit(Move(kind, (self.pile, pos_text(self.cursor), self.rotation())))
+            self._submit(move)
         elif s.phase == DRAW:
             self.notify("Press 2 to draw 2 cards, or 4 to draw 4.", timeout=3)
         elif s.phase == ACT:
-            if self.moves_here("construct"):
+            if choices.moves_at(self.cursor, "construct"):
                 self.action_construct()
             else:
                 self.notify("Enter constructs a blueprint marked $; o modifies, a attacks, e ends.", timeout=4)
         elif s.phase == EVENT:
-            found = [m for m in self.legal() if m.args and m.args[0] == pos_text(self.cursor)]
+            found = choices.moves_at(self.cursor)
             if found:
                 self._submit(found[0])
             else:
@@ -622,17 +589,17 @@ class TricolorScreen(TableScreen):
     def action_digit(self, digit: int) -> None:
         if not self._ready():
             return
-        s = self.seen
+        s, choices = self.seen, self.choices()
         if s.phase == DRAW and digit in (2, 4):
             self._submit(Move("draw", (digit,)))
-        elif self.placing() and digit in self.piles():
+        elif choices.placing() and digit in choices.piles():
             self.pile, self.turned = digit, 0
-            free = self.free_cells()
+            free = self.choices().free_cells()
             if free and self.cursor not in free:
                 self._phase_seen = None
                 self._place_cursor()
             self.redraw()
-        elif self.placing():
+        elif choices.placing():
             self.notify(f"Pile {digit} is empty.", severity="warning", timeout=2)
 
     def action_turn_or_rematch(self) -> None:
@@ -640,14 +607,15 @@ class TricolorScreen(TableScreen):
             if self.controller.can_rematch():
                 self.rematch_now()
             return
-        if self.placing():
-            self.turned = (self.turned + 1) % len(self.rotations())
+        choices = self.choices()
+        if choices.placing():
+            self.turned = (self.turned + 1) % len(choices.rotations())
             self.redraw(map_only=True)
 
     def action_construct(self) -> None:
         if not self._ready() or self.seen.phase != ACT:
             return
-        moves = self.moves_here("construct")
+        moves = self.choices().moves_at(self.cursor, "construct")
         placed = self.seen.grid.get(self.cursor)
         if not moves:
             if placed is not None and not placed.constructed:
@@ -659,13 +627,13 @@ class TricolorScreen(TableScreen):
             return
         tile = TILES[placed.tile]
         labels = [f"pay {tokens_words(m.args[1:])}" for m in moves]
-        self._choose(f"Construct the {tile_words(placed.tile)} at {pos_text(self.cursor)} (costs {tile.cost}):",
+        self._choose(f"Construct the {tile_label(placed.tile)} at {pos_text(self.cursor)} (costs {tile.cost}):",
                      moves, labels)
 
     def action_modify(self) -> None:
         if not self._ready() or self.seen.phase != ACT:
             return
-        moves = self.moves_here("modify")
+        moves = self.choices().moves_at(self.cursor, "modify")
         if not moves:
             self.notify("Modify turns a blueprint under the cursor, for any 2 cards.", severity="warning", timeout=3)
             return
@@ -675,7 +643,7 @@ class TricolorScreen(TableScreen):
     def action_attack(self) -> None:
         if not self._ready() or self.seen.phase != ACT:
             return
-        moves = [m for m in self.legal() if m.kind == "attack"]
+        moves = self.choices().moves_of("attack")
         if not moves:
             self.notify("Attacking needs at least one card and a player who may be targeted.",
                         severity="warning", timeout=3)
@@ -694,7 +662,7 @@ class TricolorScreen(TableScreen):
         s = self.seen
         if s.phase not in (EMBARGO, DISCARD):
             return
-        moves = list(self.legal())
+        moves = list(self.choices().legal)
         labels = [f"discard {tokens_words(m.args)}" for m in moves]
         if s.phase == EMBARGO:
             title = f"Embargo by {self.view.names[s.turn]}: you hold {hand_words(s.hands[s.seat])}; discard one:"
@@ -705,7 +673,7 @@ class TricolorScreen(TableScreen):
     def on_tile_map_pressed(self, message: TileMap.Pressed) -> None:
         self.cursor = message.pos
         self.redraw(map_only=True)
-        if self._ready(quiet=True) and message.pos in self.targets():
+        if self._ready(quiet=True) and message.pos in self.choices().targets():
             self.action_act()
 
     def on_action_line_clicked(self, message: ActionLine.Clicked) -> None:
@@ -730,10 +698,10 @@ class TricolorScreen(TableScreen):
         if view is None or view.result is None:
             return
         names = view.names
-        headline = with_names(view.result.describe(names), names)
+        headline = result_words(view.result, names)
         state = view.state
         if state is None or state.result is None:
-            detail, table = f"The game ended: {with_names(view.result.reason, names)}.", ""
+            detail, table = f"The game ended: {reason_words(view.result, names)}.", ""
         else:
             detail, table = score_rows(state.view(-1) if all(state.shown) else self.seen, names)
         self.app.push_screen(ScoreDialog(headline, detail, table, self.controller.can_rematch()), self._after_game)

@@ -24,6 +24,7 @@ class WaitingRoomScreen(Screen):
         super().__init__()
         self.table = table
         self.started = False
+        self.seat_names: list[str] = []  # the seats' names, for what the table says of them
 
     def compose(self) -> ComposeResult:
         with Vertical(id="room-box"):
@@ -38,6 +39,7 @@ class WaitingRoomScreen(Screen):
 
     def on_table_changed(self, message: TableChanged) -> None:
         view = message.view
+        self.seat_names = view.names
         if self.table.invite:
             self.query_one("#room-invite", Static).update(
                 f"Invite (give it to the other player; c copies it):\n[b]{self.table.invite}[/b]"
@@ -56,7 +58,7 @@ class WaitingRoomScreen(Screen):
         )
 
     def on_banner(self, message: Banner) -> None:
-        self.notify(message.text, severity="error" if message.level == "error" else "warning")
+        self.notify(message.what.words(self.seat_names), severity="error" if message.level == "error" else "warning")
 
     def action_copy_invite(self) -> None:
         if self.table.invite:

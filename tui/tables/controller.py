@@ -1,112 +1,31 @@
 """The table controller: the one interface a game screen talks to, local or networked.
 
 A screen never drives an engine itself. It holds a `TableController`, calls `attach(screen)` once,
-sends the player's moves with `submit(move)`, and redraws from the `TableView` snapshots that arrive
-as `tui.messages.TableChanged`. Everything else a table can say arrives the same way: `MoveRefused`,
-`ChatArrived`, `Banner`, `TableClosed` (tui/tables/messages.py). Messages may be posted from any thread
-(Textual's `post_message` is thread-safe), so a network controller posts them from its workers.
+sends the player's moves with `submit(move)`, and redraws from the `TableView` snapshots
+(tui/tables/view.py) that arrive as `TableChanged`. Everything else a table can say arrives the same
+way: `MoveRefused`, `ChatArrived`, `Banner`, `TableClosed` (tui/tables/messages.py). Messages may be
+posted from any thread (Textual's `post_message` is thread-safe), so a network controller posts them
+from its workers.
 
 `LocalTable` is the offline controller: the core engine, bots, and `core.chance.LocalSource` with a
-seeded `random.Random`; bots think in a thread worker so the interface never blocks. A network
-controller (net/session.py) implements the same interface over the fair protocol; its `TableView`
-lists each random event with every seat's reveal (`FairEvent.reveals`) and a transcript path.
+seeded `random.Random`; bots think in a thread worker so the interface never blocks. It keeps
+nothing on disk itself: whoever makes it with a save or a history passes `on_move` / `on_finish`
+(tui/tables/local_save.py `kept_table`). The network controller (tui/tables/net_table.py) implements
+the same interface over the fair protocol; its `TableView` lists each random event with every
+seat's reveal (`FairEvent.reveals`) and a transcript path.
 """
 
 from __future__ import annotations
 
 import random
-import re
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome
 from dicetable.tui.tables.messages import Banner, MoveRefused, TableChanged
-
-# Event statuses, as the fairness panel shows them.
-LOCAL = "local"  # drawn from this computer's random numbers: nothing to verify
-VERIFIED = "verified"  # every seat's reveal checked against its commitment
-WAITING = "waiting"  # some reveals are still due
-FAULT = "fault"  # a reveal did not open its commitment; `detail` names the seat
-
-
-@dataclass(frozen=True)
-class SeatInfo:
-    """A seat as the seats panel shows it."""
-
-    name: str
-    kind: str  # "human" (at this terminal), "bot", or "remote"
-    detail: str = ""  # "greedy bot", "this terminal", a host address...
-    fingerprint: str = ""
-    connected: bool = True
-    deadline: float | None = None  # time.monotonic() by which this seat must act (tables with deadlines)
-
-
-@dataclass(frozen=True)
-class Reveal:
-    """One seat's part in one random event (network tables)."""
-
-    seat: int
-    status: str  # VERIFIED, WAITING or FAULT
-    detail: str = ""  # a short prefix of the revealed value, or the fault in words
-
-
-@dataclass(frozen=True)
-class FairEvent:
-    """One random event: what was decided, how, and whether everyone's part checks out."""
-
-    number: int
-    label: str  # the Chance label: "setup roll"
-    outcome: str  # the outcome in plain words ("" while reveals are still due)
-    status: str = LOCAL
-    reveals: tuple[Reveal, ...] = ()
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    seat: int  # the seat that moved, or CHANCE for a random event
-    text: str  # in plain words, with names
-
-
-@dataclass(frozen=True)
-class TableView:
-    """A snapshot of a table: everything a screen draws, safe to hand across threads."""
-
-    game: GameInfo
-    state: Any
-    seats: tuple[SeatInfo, ...]
-    local_seats: frozenset[int]  # the seats this terminal plays
-    log: tuple[LogEntry, ...] = ()
-    events: tuple[FairEvent, ...] = ()
-    network: bool = False
-    transcript: str = ""  # the transcript file of a network table
-    note: str = ""  # what the table waits for, when it is not a seat's move ("waiting for Bob")
-    thinking: int | None = None  # a bot seat that is working out its move
-    final: Any = None  # a Result the engine did not make (a resignation, a default claim)
-    acting: frozenset[int] | None = None  # at a sealed step: the seats still to answer (None: the actor)
-
-    @property
-    def actor(self) -> int | None:
-        if self.final is not None or self.state is None:
-            return None
-        return self.state.actor
-
-    @property
-    def result(self):
-        if self.final is not None:
-            return self.final
-        return self.state.result if self.state is not None else None
-
-    @property
-    def names(self) -> list[str]:
-        return [seat.name for seat in self.seats]
-
-    def my_turn(self) -> bool:
-        if self.acting is not None:
-            return self.final is None and bool(self.acting & self.local_seats)
-        return self.actor in self.local_seats
+from dicetable.tui.tables.view import LOCAL, Decided, FairEvent, LogEntry, Moved, Phrase, SeatInfo, TableView
 
 
 class TableController:
@@ -154,18 +73,12 @@ class Player:
     bot: str = ""
 
 
-def with_names(text: str, names: Sequence[str]) -> str:
-    """Replace the engine's `seat N` (and the replica's `seat N (name)`) by the seat's name."""
-    text = re.sub(r"\bseat (\d+) \([^)]*\)", r"seat \1", text)
-    return re.sub(r"\bseat (\d+)\b", lambda m: names[int(m.group(1))] if int(m.group(1)) < len(names) else m.group(0), text)
-
-
-def outcome_words(game: GameInfo, chance: Chance, outcome: Outcome, state: Any, names: Sequence[str]) -> str:
-    """A random outcome in the game's own words (its `describe_outcome` hook), with names for seats;
+def outcome_words(game: GameInfo, chance: Chance, outcome: Outcome, state: Any) -> Phrase:
+    """A random outcome in the game's own words (its `describe_outcome` hook), seats kept as seats;
     `state` is the state that asked for the chance (None when not known)."""
     if chance.hidden and chance.reveal is None:  # a local full state knows the deal: never print it
-        return "shuffled face down" if chance.shuffle else "dealt face down"
-    return with_names(game.describe_outcome(state, chance, outcome), names)
+        return Phrase(("shuffled face down" if chance.shuffle else "dealt face down",))
+    return Phrase.of(game.describe_outcome(state, chance, outcome))
 
 
 class LocalTable(TableController):
@@ -184,9 +97,9 @@ class LocalTable(TableController):
         options: Mapping[str, Any] | None = None,
         first: str = "roll",
         bot_delay: float = 0.5,
-        history: Path | None = None,
-        save: Path | None = None,
         number: int = 0,
+        on_move: Callable[["LocalTable"], None] | None = None,
+        on_finish: Callable[["LocalTable"], None] | None = None,
     ) -> None:
         game.check_seats(len(players))
         for player in players:
@@ -200,9 +113,9 @@ class LocalTable(TableController):
         self.options = game.resolve_options(options)
         self.first = first
         self.bot_delay = bot_delay
-        self.history = history  # the history file finished games are added to (tui/tables/history.py); None: not kept
-        self.save_path = save  # rewritten after every move (tui/tables/local_save.py); None: not saved
-        self._save_failed = False
+        self.on_move = on_move  # saves the game as it stands, after every move of a game going on
+        self.on_finish = on_finish  # once a game is over: drops its save, adds it to the history
+        self._save_failed = False  # an on_move that raised OSError is told once
         self.target = None
         self.number = number  # games played at this table, for rematch seeds
         self._generation = 0  # bumps on rematch/close so a late bot move is dropped
@@ -236,13 +149,13 @@ class LocalTable(TableController):
     def submit(self, move: Move) -> None:
         seat = self.state.actor
         if seat is None:
-            return self._refuse("the game is over")
+            return self._refuse(Phrase(("the game is over",)))
         if seat == CHANCE or self.seating[seat].bot:
-            return self._refuse(f"it is not your turn: {self.names[seat] if seat >= 0 else 'chance'} acts now")
+            return self._refuse(Phrase(("it is not your turn: ", seat if seat >= 0 else "chance", " acts now")))
         try:
             self._apply(seat, move)
         except GameError as error:
-            return self._refuse(str(error))
+            return self._refuse(Phrase((str(error),)))
         self._changed()
 
     def can_rematch(self) -> bool:
@@ -258,7 +171,7 @@ class LocalTable(TableController):
         return "a local game: its dice come from this computer's random numbers; there is no transcript to verify"
 
     def leave_note(self) -> str:
-        if self.save_path is None or self.state.result is not None or not self.save_path.exists():
+        if not self.kept or self.state.result is not None:
             return ""
         return "Your game is saved: c on the home screen (Resume) picks it up where it stands."
 
@@ -279,7 +192,8 @@ class LocalTable(TableController):
         self.log: list[LogEntry] = []
         self.events: list[FairEvent] = []
         self.moves: list[tuple[int, Move]] = []  # (seat, move) in order: what a save replays
-        self._recorded = False  # this game is in the history file
+        self._recorded = False  # on_finish has seen this game
+        self.kept = False  # the game as it stands is saved (on_move, or the save it was resumed from)
         self._thinking = None
         self._arranged = self.first == "roll"
         self._run_chance()
@@ -294,23 +208,25 @@ class LocalTable(TableController):
         self._apply(seat, move, save=False)
 
     def _apply(self, seat: int, move: Move, save: bool = True) -> None:
-        words = with_names(self.game.describe(self.state, move), self.names)
+        words = Phrase.of(self.game.describe(self.state, move))
         self.state = self.state.apply(move)
-        self.log.append(LogEntry(seat, words))
+        self.log.append(Moved(seat, words))
         self.moves.append((seat, move))
         self._run_chance()
-        if save and self.save_path is not None and self.state.result is None:
+        if save and self.on_move is not None and self.state.result is None:
             self._save()
 
     def _save(self) -> None:
-        from dicetable.tui.tables import local_save
-
         try:
-            local_save.write(self.save_path, self)
+            self.on_move(self)
         except OSError as error:
+            self.kept = False
             if not self._save_failed and self.target is not None:
-                self.target.post_message(Banner(f"the game could not be saved: {error.strerror}", "error"))
+                said = Phrase((f"the game could not be saved: {error.strerror}",))
+                self.target.post_message(Banner(said, "error"))
             self._save_failed = True
+            return
+        self.kept = True
 
     def _run_chance(self) -> None:
         while self.state.actor == CHANCE:
@@ -318,10 +234,10 @@ class LocalTable(TableController):
             outcome = self.source.outcome(chance)
             asked, self.state = self.state, self.state.resolve(outcome)
             self._arrange_first()
-            words = outcome_words(self.game, chance, outcome, asked, self.names)
-            label = with_names(chance.label, self.names)
+            words = outcome_words(self.game, chance, outcome, asked)
+            label = Phrase.of(chance.label)
             self.events.append(FairEvent(len(self.events) + 1, label, words, LOCAL))
-            self.log.append(LogEntry(CHANCE, f"{label}: {words}"))
+            self.log.append(Decided(label, words))
 
     def _arrange_first(self) -> None:
         """Seat the person first or second once the roll has named the first player."""
@@ -348,22 +264,18 @@ class LocalTable(TableController):
             self._start_bot(seat)
 
     def _record(self) -> None:
-        """Add the finished game to the history file (and drop its save); a file that cannot be
-        written is told, once."""
+        """The finished game to on_finish (its save dropped, the history told); a file that cannot
+        be written is told, once."""
         self._recorded = True
-        if self.save_path is not None:
-            self.save_path.unlink(missing_ok=True)
-        if self.history is None or self.game.name == "diceroom":
+        self.kept = False
+        if self.on_finish is None:
             return
-        from dicetable.tui.tables.history import record_local
-
-        names = self.names
-        result = with_names(self.state.result.describe(names), names)
         try:
-            record_local(self.history, self.game.name, names, result, self.log, self.seed)
+            self.on_finish(self)
         except OSError as error:
             if self.target is not None:
-                self.target.post_message(Banner(f"the game was not added to the history: {error.strerror}", "error"))
+                said = Phrase((f"the game was not added to the history: {error.strerror}",))
+                self.target.post_message(Banner(said, "error"))
 
     def _start_bot(self, seat: int) -> None:
         generation, view, bot = self._generation, self.state.view(seat), self.bots[seat]
@@ -390,6 +302,6 @@ class LocalTable(TableController):
         self._apply(seat, move)
         self._changed()
 
-    def _refuse(self, reason: str) -> None:
+    def _refuse(self, reason: Phrase) -> None:
         if self.target is not None:
             self.target.post_message(MoveRefused(reason))

@@ -1,8 +1,9 @@
 """The games this player has played: local games from the history file, network games from their
 transcripts. No Textual here: the history screen (tui/screens/history_screen.py) draws what this reads.
 
-Local games (against bots, hot-seat) have no transcript, so a `LocalTable` given a history path
-appends one JSON line per finished game to `history.jsonl` in the data directory:
+Local games (against bots, hot-seat) have no transcript, so a `LocalTable` kept with a history
+(tui/tables/local_save.py `kept_table`) appends one JSON line per finished game to `history.jsonl`
+in the data directory:
 
     {"v": 1, "game": "trice", "names": [...], "result": "Ann wins (Trice)", "when": 1763780000.0,
      "moves": 27, "seed": 12345, "log": [[0, "Ann places W6 at b2"], [-1, "roll: 4"], ...]}
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from dicetable.tui.tables.controller import LogEntry
+from dicetable.tui.tables.view import LogEntry, Written, result_words
 
 FILE = "history.jsonl"
 VERSION = 1
@@ -39,10 +40,11 @@ def history_path() -> Path:
 
 
 def record_local(path: Path, game: str, names: Sequence[str], result: str, log: Sequence[LogEntry], seed: int) -> None:
-    """Append one finished local game to the history file (created 0600 with its directory)."""
+    """Append one finished local game to the history file (created 0600 with its directory); the log
+    is kept in words, with the names it was played with."""
     line = json.dumps({"v": VERSION, "game": game, "names": list(names), "result": result, "when": time.time(),
                        "moves": sum(1 for entry in log if entry.seat >= 0), "seed": seed,
-                       "log": [[entry.seat, entry.text] for entry in log]}, ensure_ascii=False)
+                       "log": [[entry.seat, entry.words(names)] for entry in log]}, ensure_ascii=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
@@ -80,7 +82,7 @@ class Played:
     moves: int
     when: float  # seconds since the epoch
     path: Path | None = None  # the transcript of a network game
-    log: tuple[LogEntry, ...] = field(default=(), repr=False)  # a local game's move log
+    log: tuple[Written, ...] = field(default=(), repr=False)  # a local game's move log
 
     @property
     def network(self) -> bool:
@@ -131,7 +133,7 @@ def _played(raw: bytes) -> Played:
     names, log = record["names"], record["log"]
     if not (isinstance(names, list) and all(isinstance(n, str) for n in names) and isinstance(log, list)):
         raise ValueError("names and log must be lists")
-    entries = tuple(LogEntry(int(seat), str(text)) for seat, text in log)
+    entries = tuple(Written(int(seat), str(text)) for seat, text in log)
     return Played(game_title(str(record["game"])), tuple(names), str(record["result"]), int(record["moves"]),
                   float(record["when"]), log=entries)
 
@@ -166,9 +168,8 @@ def _result_words(data: dict | None, names: Sequence[str]) -> str | None:
     if data is None:
         return None
     from dicetable.core.game import Result
-    from dicetable.tui.tables.controller import with_names
 
-    return with_names(Result.from_data(data).describe(list(names)), names)
+    return result_words(Result.from_data(data), names)
 
 
 def past_games(home: Path) -> tuple[list[Played], list[str]]:

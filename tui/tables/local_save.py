@@ -1,5 +1,6 @@
-"""Local games survive a crash: a `LocalTable` given a save path rewrites one small file after every
-move, and the resume screen (home, `c`) reopens it where it stood.
+"""Local games survive a crash: a `LocalTable` made by `kept_table` with a save path rewrites one small
+file after every move, and the resume screen (home, `c`) reopens it where it stood; once the game is
+over the save goes and the game joins the history (tui/tables/history.py).
 
 A save holds what the table was made with (game, players, seed, options, who starts, the rematch
 number) and the moves made so far, each with its seat:
@@ -22,11 +23,13 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from dicetable.core import registry
-from dicetable.core.game import GameError, Move
+from dicetable.core.game import GameError, GameInfo, Move
 from dicetable.tui.tables.controller import LocalTable, Player
-from dicetable.tui.tables.history import moves_words, when_words
+from dicetable.tui.tables.history import moves_words, record_local, when_words
+from dicetable.tui.tables.view import result_words
 
 DIRECTORY = "saved"
 VERSION = 1
@@ -38,6 +41,26 @@ def new_save_path(game: str) -> Path:
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return home() / DIRECTORY / f"{stamp}-{game}-{secrets.token_hex(3)}.json"
+
+
+def kept_table(game: GameInfo, players: Sequence[Player], save: Path | None = None, history: Path | None = None,
+               **settings) -> LocalTable:
+    """A LocalTable (`settings`: its other arguments) whose game is saved to `save` after every move
+    and, once over, added to `history`; None keeps no save / no history."""
+
+    def moved(table: LocalTable) -> None:
+        if save is not None:
+            write(save, table)
+
+    def finished(table: LocalTable) -> None:
+        if save is not None:
+            save.unlink(missing_ok=True)
+        if history is None or table.game.name == "diceroom":
+            return
+        names = table.names
+        record_local(history, table.game.name, names, result_words(table.state.result, names), table.log, table.seed)
+
+    return LocalTable(game, players, on_move=moved, on_finish=finished, **settings)
 
 
 def write(path: Path, table: LocalTable) -> None:
@@ -79,8 +102,8 @@ def resume(path: Path, bot_delay: float = 0.5, history: Path | None = None) -> L
     """The saved game rebuilt by replaying its moves; ValueError (one line) when it cannot be."""
     data = read(path)
     try:
-        table = LocalTable(registry.get(data["game"]), data["players"], seed=data["seed"], options=data["options"],
-                           first=data["first"], bot_delay=bot_delay, history=history, number=data["number"])
+        table = kept_table(registry.get(data["game"]), data["players"], save=path, history=history, seed=data["seed"],
+                           options=data["options"], first=data["first"], bot_delay=bot_delay, number=data["number"])
         for seat, move in data["moves"]:
             if table.state.actor != seat:
                 raise GameError(f"the saved move {move} is seat {seat}'s, but seat {table.state.actor} acts")
@@ -89,7 +112,7 @@ def resume(path: Path, bot_delay: float = 0.5, history: Path | None = None) -> L
         raise ValueError(f"its moves do not replay: {error}") from None
     if table.state.result is not None:
         raise ValueError("the game in it is already over")
-    table.save_path = path
+    table.kept = True  # the save it was read from holds it as it stands
     return table
 
 

@@ -2,24 +2,22 @@
 
 Controllers post these to the screen with `post_message`, which Textual makes safe from any thread:
 a network controller posts them from its workers, the local one from the UI thread or a bot worker.
-Each message carries a snapshot (tui/tables/controller.py `TableView`), never a live object, so the screen
-never reads state that another thread is changing.
+Each message carries a snapshot (tui/tables/view.py `TableView`), never a live object, so the screen
+never reads state that another thread is changing; what a message says of seats is a `Phrase`, drawn
+with the seats' names by the screen.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from textual.message import Message
 
-if TYPE_CHECKING:
-    from dicetable.tui.tables.controller import TableView
+from dicetable.tui.tables.view import Phrase, TableView
 
 
 class TableChanged(Message):
     """The table moved on: a move, a random event, a seat joining or leaving, the game ending."""
 
-    def __init__(self, view: "TableView") -> None:
+    def __init__(self, view: TableView) -> None:
         super().__init__()
         self.view = view
 
@@ -27,7 +25,7 @@ class TableChanged(Message):
 class MoveRefused(Message):
     """A move made at this terminal was not accepted; `reason` is one sentence for the player."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: Phrase) -> None:
         super().__init__()
         self.reason = reason
 
@@ -48,9 +46,9 @@ class Banner(Message):
     `level` is "info", "warning" or "error".
     """
 
-    def __init__(self, text: str, level: str = "info") -> None:
+    def __init__(self, what: Phrase, level: str = "info") -> None:
         super().__init__()
-        self.text = text
+        self.what = what
         self.level = level
 
 

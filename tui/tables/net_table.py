@@ -12,42 +12,42 @@ from __future__ import annotations
 import threading
 import time
 
-from dicetable.core.game import CHANCE
-from dicetable.net.session import answer_default
-from dicetable.tui.tables.controller import (
+from dicetable.net.deadlines import answer_default
+from dicetable.tui.tables.controller import TableController, outcome_words
+from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+from dicetable.tui.tables.view import (
     VERIFIED,
     WAITING,
+    Decided,
     FairEvent,
     LogEntry,
+    Moved,
+    Phrase,
     Reveal,
+    SatDown,
     SeatInfo,
-    TableController,
     TableView,
-    outcome_words,
-    with_names,
 )
-from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 
 
-def replica_log(replica, names: list[str], events: tuple[FairEvent, ...]) -> list[LogEntry]:
-    """The move log in words from a replica's records: moves, decided events, joins, claims."""
+def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
+    """The move log from a replica's records: moves, decided events, joins, claims."""
     outcomes = {event.number: event.outcome for event in events}
-    log = []
+    log: list[LogEntry] = []
     for record in replica.log:
         if record.kind in ("move", "unseal") and record.move is not None:
-            log.append(LogEntry(record.seat, with_names(record.note, names)))
+            log.append(Moved(record.seat, Phrase.of(record.note)))
         elif record.event is not None and record.event.outcome is not None:
-            words = outcomes.get(record.event.number) or "every reveal checked"
-            log.append(LogEntry(CHANCE, f"{with_names(record.event.label, names)}: {words}"))
+            outcome = outcomes.get(record.event.number) or Phrase(("every reveal checked",))
+            log.append(Decided(Phrase.of(record.event.label), outcome))
         elif record.kind == "join":
-            log.append(LogEntry(CHANCE, f"{names[record.seat]} sits down ({record.envelope.body['name']}, "
-                                        f"key {replica.seats[record.seat].fingerprint})"))
+            log.append(SatDown(record.seat, record.envelope.body["name"], replica.seats[record.seat].fingerprint))
         elif record.kind in ("claim", "resign"):
-            log.append(LogEntry(record.seat, with_names(record.note, names)))
+            log.append(Moved(record.seat, Phrase.of(record.note)))
     return log
 
 
-def fair_events(replica, names: list[str]) -> tuple[FairEvent, ...]:
+def fair_events(replica) -> tuple[FairEvent, ...]:
     """The replica's random events as the fairness panel lists them: each seat's reveal checked."""
     events = []
     for event in replica.events:
@@ -55,13 +55,13 @@ def fair_events(replica, names: list[str]) -> tuple[FairEvent, ...]:
             Reveal(seat, VERIFIED, f"revealed {value[:4].hex()}…") if value is not None else Reveal(seat, WAITING, "reveal due")
             for seat, value in enumerate(event.reveals)
         )
-        words = ""
+        outcome = Phrase()
         if event.outcome is not None:
-            words = outcome_words(replica.game, event.chance, event.outcome, None, names)
+            outcome = outcome_words(replica.game, event.chance, event.outcome, None)
             if event.seed is not None:
-                words += f" (seed {event.seed[:4].hex()}…)"
+                outcome += f" (seed {event.seed[:4].hex()}…)"
         status = VERIFIED if event.outcome is not None else WAITING
-        events.append(FairEvent(event.number, with_names(event.label, names), words, status, reveals))
+        events.append(FairEvent(event.number, Phrase.of(event.label), outcome, status, reveals))
     return tuple(events)
 
 
@@ -149,31 +149,34 @@ class NetTable(TableController):
             target.post_message(message)
 
     def _on_event(self, event) -> None:
-        kind = event.kind
-        names = list(self._names())
+        kind, seat = event.kind, event.seat
+        default = answer_default(self.session.replica) if kind == "claimable" else None
         if kind == "invite":
             self.invite = event.text
-        elif kind == "dropped" and event.seat is not None:
-            self.away.add(event.seat)
-            self._post(Banner(f"{self._name(event.seat)} dropped: {event.text or 'waiting for them to return'}", "warning"))
-        elif kind == "returned" and event.seat is not None:
-            self.away.discard(event.seat)
-            self._post(Banner(f"{self._name(event.seat)} is back", "info"))
-        elif kind == "claimable" and event.seat is not None and answer_default(self.session.replica) is not None:
-            self._post(Banner(f"{self._name(event.seat)} did not answer in time: {event.text.rsplit(': ', 1)[-1]}", "info"))
-        elif kind == "claimable" and event.seat is not None:
-            self._post(Banner(f"{self._name(event.seat)} is in default: {with_names(event.text, names)}; "
-                              "the game is claimed for the seats still here", "warning"))
+        elif kind == "dropped" and seat is not None:
+            self.away.add(seat)
+            self._post(Banner(Phrase((seat, f" dropped: {event.text or 'waiting for them to return'}")), "warning"))
+        elif kind == "returned" and seat is not None:
+            self.away.discard(seat)
+            self._post(Banner(Phrase((seat, " is back")), "info"))
+        elif kind == "claimable" and seat is not None and default is not None:
+            self._post(Banner(Phrase((seat, f" did not answer in time: {default}")), "info"))
+        elif kind == "claimable" and seat is not None:
+            self._post(Banner(Phrase((seat, " is in default: ")) + Phrase.of(event.text)
+                              + "; the game is claimed for the seats still here", "warning"))
         elif kind == "refused":
-            text = with_names(event.text, names)
-            if event.seat == self.session.seat:
-                self._post(MoveRefused(text))
+            if seat == self.session.seat:
+                self._post(MoveRefused(Phrase.of(event.text)))
             else:
-                self._post(Banner(f"refused: {text}", "error"))
-        elif kind == "chat" and event.seat is not None:
-            self._post(ChatArrived(event.seat, self._name(event.seat), event.text))
+                self._post(Banner(Phrase(("refused: ",)) + Phrase.of(event.text), "error"))
+        elif kind == "fault":  # a seat caught cheating: every player is told at once (FAIRNESS.md §3)
+            self._post(Banner(Phrase(("fault: ",)) + Phrase.of(event.text), "error"))
+        elif kind in ("waiting", "released"):  # the host: who holds a free seat until its join
+            self._post(Banner(Phrase.of(event.text), "info"))
+        elif kind == "chat" and seat is not None:
+            self._post(ChatArrived(seat, self._name(seat), event.text))
         elif kind == "error":
-            self._post(Banner(event.text, "error"))
+            self._post(Banner(Phrase((event.text,)), "error"))
         if kind in ("invite", "joined", "started", "record", "your_turn", "result", "transcript",
                     "dropped", "returned"):
             view = self._snapshot()
@@ -217,8 +220,8 @@ class NetTable(TableController):
                 else:
                     seats.append(SeatInfo(names[seat], "remote", "host" if seat == 0 else "peer", info.fingerprint,
                                           connected=seat not in self.away, deadline=deadline))
-        events = fair_events(replica, names) if replica.game is not None else ()
-        log = replica_log(replica, names, events)
+        events = fair_events(replica) if replica.game is not None else ()
+        log = replica_log(replica, events)
         note = ""
         if replica.phase in ("new", "joining"):
             note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {replica.seat_count} seated"

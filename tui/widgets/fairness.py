@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from dicetable.tui.tables.controller import FAULT, LOCAL, VERIFIED, WAITING, FairEvent, TableView
+from dicetable.tui.tables.view import FAULT, LOCAL, VERIFIED, WAITING, FairEvent, TableView, seat_name
 
 SIGN = {VERIFIED: "✓", WAITING: "…", FAULT: "✗", LOCAL: "·"}
 STATUS_WORDS = {
@@ -24,17 +24,16 @@ STATUS_WORDS = {
 
 
 def event_text(event: FairEvent, names: list[str], style=lambda status: "") -> Text:
-    """One event in words; `style(status)` gives the Rich style of a status (from the .tcss)."""
+    """One event in words, seats by `names`; `style(status)` gives the Rich style of a status (from the .tcss)."""
     text = Text()
-    text.append(f"#{event.number} {event.label} ", "bold")
+    text.append(f"#{event.number} {event.label.words(names)} ", "bold")
     text.append(f"{SIGN.get(event.status, '?')} {STATUS_WORDS.get(event.status, event.status)}\n",
                 style(event.status))
     for reveal in event.reveals:
-        name = names[reveal.seat] if reveal.seat < len(names) else f"seat {reveal.seat}"
-        text.append(f"   {SIGN.get(reveal.status, '?')} {name}", style(reveal.status))
+        text.append(f"   {SIGN.get(reveal.status, '?')} {seat_name(reveal.seat, names)}", style(reveal.status))
         text.append(f" {reveal.detail}\n" if reveal.detail else "\n", "dim")
     if event.outcome:
-        text.append(f"   → {event.outcome}\n")
+        text.append(f"   → {event.outcome.words(names)}\n")
     return text
 
 

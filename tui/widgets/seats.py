@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from rich.text import Text
-from dicetable.tui.tables.controller import TableView
+from dicetable.tui.tables.view import TableView
 from dicetable.tui.widgets.text_line import TextLine
 
 

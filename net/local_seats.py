@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from dicetable.core.game import GameInfo, Move
 from dicetable.net import seal as sealed
-from dicetable.net import wire
+from dicetable.net import log_chain, wire
 from dicetable.net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
 from dicetable.net.hidden import TableDeals, paid_cards
 from dicetable.net.identity import Profile
@@ -39,12 +39,14 @@ class ProtocolSeat:
         self.seat = seat
         self.table = table
         self.chain_length = chain_length
-        self.chains = [Chain(length=chain_length, first=1)]
+        self.chains = [Chain(table, seat, length=chain_length, first=1)]
         self.seq = 0
         self.sealed: tuple[int, Move] | None = None  # my sealed answer, until it is opened
+        self.view: Replica | None = None  # this seat's own replica: its frames build on the log as it has it
 
     def frame(self, kind: str, body: dict, sign: bool = True) -> bytes:
-        data = wire.seal(self.profile, self.table, self.seat, self.seq, kind, body, sign=sign)
+        prev = self.view.head if self.view is not None else wire.Link(0, log_chain.genesis(self.table))
+        data = wire.make_frame(self.profile, self.table, self.seat, self.seq, kind, body, prev, sign=sign)
         self.seq += 1
         return data
 
@@ -86,7 +88,7 @@ class ProtocolSeat:
         current = self.chains[-1]
         if current.last - last_revealed >= self.refresh_margin:
             return None
-        chain = Chain(length=self.chain_length, first=current.last + 1)
+        chain = Chain(self.table, self.seat, length=self.chain_length, first=current.last + 1)
         self.chains.append(chain)
         return self.frame("anchor", wire.anchor_body(chain.anchor, chain.length, chain.first))
 
@@ -103,6 +105,8 @@ class Table:
         kwargs = {"games": games} if games else {}
         self.host = Replica(self.table, deal_handler=TableDeals(), **kwargs)  # the gate holds no secrets
         self.peers = [Replica(self.table, deal_handler=TableDeals(seat=s), **kwargs) for s in range(len(names))]
+        for seat, peer in zip(self.seats, self.peers):
+            seat.view = peer
         self.transcript_path = transcript
         self.writer: TranscriptWriter | None = None
         self._pending: list[bytes] = []  # accepted before the header could be written

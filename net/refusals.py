@@ -1,0 +1,117 @@
+"""Every error of the net layer that names the seat at fault (STYLE.md: errors name the faulty party).
+
+Two kinds. A `Refusal` is a message refused on arrival: its author is at fault (`seat`, None when
+the message names no one) and nothing changed; `str()` is "<fault>: seat <n>: <reason>". The Replica
+(net/replica.py) raises the frame refusals, the card deal (net/deal.py, net/cards.py, net/hidden.py)
+raises `DealRefused` and its subclasses, and a table's Replica passes them on as they are.
+A `DealError` is found in a deal whose messages were each fine: `DealFault` names a cheating seat
+(live, or by the end-of-deal replay), a plain DealError says the deal cannot be checked yet.
+"""
+
+from __future__ import annotations
+
+
+class Refusal(Exception):
+    fault = "refused"
+
+    def __init__(self, seat: int | None, reason: str) -> None:
+        self.seat = seat
+        self.reason = reason
+        who = f"seat {seat}" if seat is not None else "an unknown author"
+        super().__init__(f"{self.fault}: {who}: {reason}")
+
+
+class MalformedFrame(Refusal):
+    fault = "malformed frame"
+
+
+class WrongTable(Refusal):
+    fault = "wrong table"
+
+
+class NotSeated(Refusal):
+    fault = "not seated"
+
+
+class SeatTaken(Refusal):
+    fault = "seat taken"
+
+
+class BadSignature(Refusal):
+    fault = "bad signature"
+
+
+class OutOfOrder(Refusal):
+    fault = "out of order"
+
+
+class ForkedLog(Refusal):
+    """A frame whose parent is not in this log, or that goes back behind its author's own: the log
+    was forked (the orderer showed seats different logs) or the author signed a log it never saw."""
+
+    fault = "forked log"
+
+
+class Equivocation(Refusal):
+    """Two different frames signed by one seat with one sequence number: signed proof of a fork."""
+
+    fault = "equivocation"
+
+
+class NotDue(Refusal):
+    fault = "not due"
+
+
+class IllegalMoveRefused(Refusal):
+    fault = "illegal move"
+
+
+class BadReveal(Refusal):
+    fault = "bad reveal"
+
+
+class BadAnchor(Refusal):
+    fault = "bad anchor"
+
+
+class BadOpen(Refusal):
+    fault = "bad open"
+
+
+class BadJoin(Refusal):
+    fault = "bad join"
+
+
+class BadClaim(Refusal):
+    fault = "bad claim"
+
+
+class BadSeal(Refusal):
+    fault = "bad seal"
+
+
+class DealRefused(Refusal):
+    """A deal message (or a move paying hidden cards) refused on arrival; the deal's state is unchanged."""
+
+    fault = "deal refused"
+
+
+class BadPoint(DealRefused):
+    """A point from a peer that is off the curve, non-canonical or not in the prime-order subgroup."""
+
+
+class BadScalar(DealRefused):
+    """A key from a peer that is not a canonical non-zero scalar."""
+
+
+class DealError(Exception):
+    """Something wrong in a deal; `seat` is the seat at fault (None when the log cannot tell yet)."""
+
+    def __init__(self, seat: int | None, reason: str) -> None:
+        self.seat = seat
+        self.reason = reason
+        super().__init__(f"seat {seat} {reason}" if seat is not None else reason)
+
+
+class DealFault(DealError):
+    """Cheating found by the checks (live, or by the end-of-deal replay), naming the seat at fault."""

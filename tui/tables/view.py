@@ -1,0 +1,190 @@
+"""What a table shows its screen: the `TableView` snapshot and the typed things in it.
+
+Every table (tui/tables/controller.py `LocalTable`, tui/tables/net_table.py `NetTable`) hands its
+screen these, never text to be read back: seats stay seat numbers (`Phrase`) until a widget draws
+them with the names of the moment (`words(names)`). No Textual here, so the history and the saves
+read the same types.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
+
+from dicetable.core.game import CHANCE, GameInfo, Result
+
+# Event statuses, as the fairness panel shows them.
+LOCAL = "local"  # drawn from this computer's random numbers: nothing to verify
+VERIFIED = "verified"  # every seat's reveal checked against its commitment
+WAITING = "waiting"  # some reveals are still due
+FAULT = "fault"  # a reveal did not open its commitment; `detail` names the seat
+
+# `seat N` in the engine's words (core's describe hooks), with the replica's `seat N (name)`.
+_SEAT = re.compile(r"\bseat (\d+)\b(?: \([^)]*\))?")
+
+
+def seat_name(seat: int, names: Sequence[str]) -> str:
+    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """Words that name seats, each seat kept as its number (an int part) until drawn."""
+
+    parts: tuple[str | int, ...] = ()
+
+    @classmethod
+    def of(cls, text: str) -> "Phrase":
+        """The engine's or the session's words with their `seat N` as seats: core and net speak
+        text, so this is the one place the tui reads seats out of words."""
+        parts: list[str | int] = []
+        at = 0
+        for found in _SEAT.finditer(text):
+            parts += [text[at:found.start()], int(found.group(1))]
+            at = found.end()
+        parts.append(text[at:])
+        return cls(tuple(part for part in parts if part != ""))
+
+    def words(self, names: Sequence[str]) -> str:
+        """The phrase drawn with the seats' names (a seat without a name stays `seat N`)."""
+        return "".join(part if isinstance(part, str) else seat_name(part, names) for part in self.parts)
+
+    def __add__(self, other: "Phrase | str") -> "Phrase":
+        more = other.parts if isinstance(other, Phrase) else (other,) if other else ()
+        return Phrase(self.parts + more)
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+
+def result_words(result: Result, names: Sequence[str]) -> str:
+    """A result's line with names, seats in its reason too: `Ann wins (Bob resigned)`."""
+    return Phrase.of(result.describe()).words(names)
+
+
+def reason_words(result: Result, names: Sequence[str]) -> str:
+    """Why a game ended, with names: `Bob in default`."""
+    return Phrase.of(result.reason).words(names)
+
+
+# -- the move log: one small type per kind of entry; `seat` is the seat that acted, CHANCE if none --
+@dataclass(frozen=True)
+class Moved:
+    """A seat's move, claim or resignation, in the engine's (or the session's) words."""
+
+    seat: int
+    what: Phrase
+
+    def words(self, names: Sequence[str]) -> str:
+        return self.what.words(names)
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A random event decided: the chance's label and its outcome."""
+
+    label: Phrase
+    outcome: Phrase
+    seat: ClassVar[int] = CHANCE
+
+    def words(self, names: Sequence[str]) -> str:
+        return f"{self.label.words(names)}: {self.outcome.words(names)}"
+
+
+@dataclass(frozen=True)
+class SatDown:
+    """A seat taken at a network table: the name its player gave and its key's fingerprint."""
+
+    taken: int
+    name: str
+    key: str
+    seat: ClassVar[int] = CHANCE
+
+    def words(self, names: Sequence[str]) -> str:
+        return f"{seat_name(self.taken, names)} sits down ({self.name}, key {self.key})"
+
+
+@dataclass(frozen=True)
+class Written:
+    """An entry read back from the history file: the words as the table showed them."""
+
+    seat: int
+    text: str
+
+    def words(self, names: Sequence[str]) -> str:
+        return self.text
+
+
+LogEntry = Moved | Decided | SatDown | Written
+
+
+@dataclass(frozen=True)
+class SeatInfo:
+    """A seat as the seats panel shows it."""
+
+    name: str
+    kind: str  # "human" (at this terminal), "bot", or "remote"
+    detail: str = ""  # "greedy bot", "this terminal", a host address...
+    fingerprint: str = ""
+    connected: bool = True
+    deadline: float | None = None  # time.monotonic() by which this seat must act (tables with deadlines)
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """One seat's part in one random event (network tables)."""
+
+    seat: int
+    status: str  # VERIFIED, WAITING or FAULT
+    detail: str = ""  # a short prefix of the revealed value, or the fault in words
+
+
+@dataclass(frozen=True)
+class FairEvent:
+    """One random event: what was decided, how, and whether everyone's part checks out."""
+
+    number: int
+    label: Phrase  # the Chance label: "setup roll"
+    outcome: Phrase  # the outcome (empty while reveals are still due)
+    status: str = LOCAL
+    reveals: tuple[Reveal, ...] = ()
+
+
+@dataclass(frozen=True)
+class TableView:
+    """A snapshot of a table: everything a screen draws, safe to hand across threads."""
+
+    game: GameInfo
+    state: Any
+    seats: tuple[SeatInfo, ...]
+    local_seats: frozenset[int]  # the seats this terminal plays
+    log: tuple[LogEntry, ...] = ()
+    events: tuple[FairEvent, ...] = ()
+    network: bool = False
+    transcript: str = ""  # the transcript file of a network table
+    note: str = ""  # what the table waits for, when it is not a seat's move ("waiting for Bob")
+    thinking: int | None = None  # a bot seat that is working out its move
+    final: Any = None  # a Result the engine did not make (a resignation, a default claim)
+    acting: frozenset[int] | None = None  # at a sealed step: the seats still to answer (None: the actor)
+
+    @property
+    def actor(self) -> int | None:
+        if self.final is not None or self.state is None:
+            return None
+        return self.state.actor
+
+    @property
+    def result(self):
+        if self.final is not None:
+            return self.final
+        return self.state.result if self.state is not None else None
+
+    @property
+    def names(self) -> list[str]:
+        return [seat.name for seat in self.seats]
+
+    def my_turn(self) -> bool:
+        if self.acting is not None:
+            return self.final is None and bool(self.acting & self.local_seats)
+        return self.actor in self.local_seats
