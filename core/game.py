@@ -35,6 +35,13 @@ network each seat seals its answer with a hash commitment and the answers are op
 in this order, only once every seat has sealed one (net/replica.py). `sealed_seats` below falls back
 to none.
 
+A rematch. A game whose rules say how the next game at the same table goes (TRIAD: the colours stay,
+the other player starts) has one optional member:
+
+    state.rematch_options() -> the options of the next game, with the seats kept as they are
+Callers use `rematch_options(state)` below, which gives None for games without it (a rematch is then
+a new game made as the first one was).
+
 Randomness never originates here: outcomes come from a source (core/chance.py locally, net/fair.py
 over the network), which is why every engine is deterministic and replayable.
 
@@ -94,6 +101,12 @@ def sealed_seats(state: Any) -> tuple[int, ...]:
     """The seats a sealed step asks, in the order their answers apply (none: not a sealed step)."""
     hook = getattr(state, "sealed", None)
     return tuple(hook()) if hook is not None else ()
+
+
+def rematch_options(state: Any) -> dict[str, Any] | None:
+    """The options of a rematch after `state`, when its rules decide them (None: as the first game)."""
+    hook = getattr(state, "rematch_options", None)
+    return dict(hook()) if hook is not None else None
 
 
 def apply_as(state: Any, seat: int, move: "Move") -> Any:

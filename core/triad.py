@@ -12,8 +12,8 @@ impossible), and `remove d4` after a scoring move.
 
 Seats and colours: seat 0 and seat 1 are the players in the order they sat down; which seat plays
 Black is drawn fairly by the first chance step ("draw for Black": value 0 or 1 is the seat that
-plays Black), unless the option `black` fixes it (a rematch keeps the colours and sets
-`first=white`). Black moves first by default.
+plays Black), unless the option `black` fixes it. Black moves first by default; a rematch keeps the
+colours and the other player starts (`rematch_options`).
 
 Board order: a Triad's cells are listed in square order a1, b1, .., f1, a2, .., f6 (lowest row
 first, then lowest column), which is also the order of the cells along the line.
@@ -262,6 +262,13 @@ class TriadState:
         if self.black < 0:
             return -1
         return self.black if self.option["first"] == "black" else 1 - self.black
+
+    def rematch_options(self) -> dict[str, Any]:
+        """The next game at this table (triad.md, Setup 3): the same colours, the other player starts."""
+        options = self.option
+        if self.black < 0:
+            return options  # the colours were never drawn: nothing to keep
+        return {**options, "black": f"seat{self.black}", "first": "white" if options["first"] == "black" else "black"}
 
     def chance(self) -> Chance | None:
         if self.phase == DRAW:

@@ -20,10 +20,11 @@ among the tiles it may be: no peer knows a pile's order ahead of time. Tiles see
 and shuffled back in at setup are tracked per pile (`inside`); all other unseen tiles are alike to
 everyone, so the next top is one of the pile's known tiles or a uniform unseen tile.
 
-Adaptations beyond the rules document (documented there or decided here): Start and End Tiles cannot
-be demolished or stormed (they have no blueprint side); an Earthquake may turn any tile but the
-Start Tile; Embargo asks the other seats in turn order from the player's left; an option
-`turn_limit` ends a game that goes on too long (scored like the stalemate end, no end bonus).
+Decided here, where the rules document leaves it open: Embargo asks the other seats in turn order
+from the player's left; the option `turn_limit` (400 by default: Special cases, the safety end) is
+scored like the stalemate end, with no end bonus; when no pile's top tile can go anywhere (End Tiles
+on every top, nothing on the table but the Start Tile) route planning is skipped, as with empty
+piles, and a Survey cannot be carried out.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from dicetable.core.tricolor_tiles import (
     ROAD,
     START,
     START_TILE,
+    STEP,
     TILES,
     UNKNOWN,
     card_from_token,
@@ -83,6 +85,7 @@ PILE_SIZE = len(PILE_TILES) // PILES
 DEALING, SETUP, DRAW, PLAN, ACT, EVENT, EMBARGO, DISCARD, SCORING, OVER = (
     "dealing", "setup", "draw", "plan", "act", "event", "embargo", "discard", "scoring", "over",
 )
+START_SIDES = frozenset(neighbour((0, 0), e) for e in range(4))  # where an End Tile never goes
 EVENT_MOVES = {"demolition": "demolish", "earthquake": "quake", "survey": "survey", "storm": "storm"}
 
 
@@ -411,28 +414,45 @@ class TricolorState:
                     return s
             elif s.phase == DISCARD and len(s.hands[s.seat]) <= HAND_LIMIT:
                 s = s._end_turn()
-            elif s.phase == PLAN and all(t == -1 for t in s.tops):
-                s = replace(s, phase=ACT)  # all piles empty: no route planning any more
+            elif s.phase == PLAN and not s._placeable_piles():
+                s = replace(s, phase=ACT)  # all piles empty (or no top can go anywhere): no route planning
             else:
                 return s
         return s
 
     # -- moves ---------------------------------------------------------------------------------
-    def _free_cells(self, next_to_start: bool) -> list[tuple[int, int]]:
-        grid = self.grid
-        anchors = [(0, 0)] if next_to_start else list(grid)
-        cells = {neighbour(p, e) for p in anchors for e in range(4)}
+    def _free_cells(self, next_to_start: bool, tile: int) -> list[tuple[int, int]]:
+        """Where `tile` may be placed: free, next to a tile (or to the Start Tile), and an End Tile
+        never next to the Start Tile (Route planning)."""
+        cells = self._open_cells(next_to_start)
+        return [c for c in cells if c not in START_SIDES] if TILES[tile].kind == END else cells
+
+    def _open_cells(self, next_to_start: bool) -> list[tuple[int, int]]:
+        grid = board_grid(self.board)  # read only
+        anchors = [(0, 0)] if next_to_start else grid
+        cells = {(x + dx, y + dy) for x, y in anchors for dx, dy in STEP}
         return sorted(c for c in cells if c not in grid)
 
+    def _placeable_piles(self) -> list[int]:
+        """The piles whose top tile can be placed now (route planning, Survey)."""
+        # A road or dead-end tile always finds a free square at the table's edge; an End Tile may not.
+        return [
+            p for p, tile in enumerate(self.tops)
+            if tile != -1 and (TILES[tile].kind != END or self._free_cells(False, tile))
+        ]
+
     def _placements(self, kind: str, next_to_start: bool, prefix: tuple = ()) -> tuple[Move, ...]:
-        cells = self._free_cells(next_to_start)
+        cells = self._open_cells(next_to_start)
         moves = []
         for pile, tile in enumerate(self.tops):
             if tile == -1:
                 continue
             for cell in cells:
+                if TILES[tile].kind == END and cell in START_SIDES:
+                    continue
+                at = pos_text(cell)
                 for rotation in distinct_rotations(tile):
-                    moves.append(Move(kind, prefix + (pile + 1, pos_text(cell), rotation)))
+                    moves.append(Move(kind, prefix + (pile + 1, at, rotation)))
         return tuple(moves)
 
     def _place(self, move: Move, next_to_start: bool) -> "TricolorState":
@@ -443,13 +463,16 @@ class TricolorState:
         if tile == -1:
             raise IllegalMove(f"pile {pile + 1} is empty")
         cell = parse_pos(move.args[1])
-        if cell not in self._free_cells(next_to_start):
+        if cell not in self._free_cells(next_to_start, tile):
+            if TILES[tile].kind == END and cell in START_SIDES:
+                raise IllegalMove(f"an End Tile is never placed next to the Start Tile ({pos_text(cell)})")
             where = "next to the Start Tile" if next_to_start else "orthogonally next to a tile"
             raise IllegalMove(f"{pos_text(cell)} is not a free position {where}")
         board = self.board + ((cell[0], cell[1], tile, move.args[2], False, self.placed),)
         tops, sizes = list(self.tops), list(self.sizes)
         tops[pile], sizes[pile] = -1, sizes[pile] - 1
-        pending = self.pending + ((("top", pile, 0),) if sizes[pile] else ())
+        # An End Tile turned up during the setup round is shuffled back in too (Setup 6).
+        pending = self.pending + ((("top", pile, int(self.phase == SETUP)),) if sizes[pile] else ())
         return replace(self, board=board, placed=self.placed + 1, tops=tuple(tops), sizes=tuple(sizes), pending=pending)
 
     def _do_place(self, move: Move) -> "TricolorState":
@@ -590,12 +613,12 @@ class TricolorState:
         grid = self.grid
         if kind == "demolition":
             return [p for p, t in grid.items() if TILES[t.tile].kind in (ROAD, DEAD) and t.built]
-        if kind == "earthquake":
-            return [p for p, t in grid.items() if TILES[t.tile].kind != START]
+        if kind == "earthquake":  # the Start and End Tiles are immune (Events)
+            return [p for p, t in grid.items() if TILES[t.tile].kind in (ROAD, DEAD)]
         if kind == "storm":
             return [p for p, t in grid.items() if TILES[t.tile].kind in (ROAD, DEAD) and not t.built]
         if kind == "survey":
-            return [p for p in range(PILES) if self.tops[p] != -1]
+            return self._placeable_piles()
         if kind == "embargo":
             order = [(self.turn + k) % self.seats for k in range(1, self.seats)]
             return [s for s in order if self.hands[s]]
@@ -739,15 +762,19 @@ class TricolorState:
         blueprints = sorted(
             (p, t) for p, t in self.grid.items() if TILES[t.tile].kind in (ROAD, DEAD) and not t.built
         )
+        paying: dict[tuple[str, int], list[list[str]]] = {}  # blueprints of one colour and cost pay alike
         for pos, placed in blueprints:
             tile = TILES[placed.tile]
-            for pay in self.payments(seat, tile.colour, tile.cost):
+            key = (tile.colour, tile.cost)
+            if key not in paying:
+                paying[key] = self.payments(seat, *key)
+            for pay in paying[key]:
                 moves.append(Move("construct", (pos_text(pos), *pay)))
         if len(hand) >= 2:
             pairs = self._choose(seat, 2)
             for pos, _ in blueprints:
-                for pay in pairs:
-                    moves.append(Move("modify", (pos_text(pos), *pay)))
+                at = pos_text(pos)
+                moves.extend(Move("modify", (at, *pay)) for pay in pairs)
         if hand and UNKNOWN not in hand:
             tokens = [CARDS[c].token for c in sorted(hand)]
             for target in self._targets():

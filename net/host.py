@@ -5,9 +5,11 @@ replica accepts it, otherwise the author hears `refused` with the reason (and th
 the host's transcript). Every accepted frame goes to every joiner with its log index; each joiner
 checks it again with its own replica, so a lying host is caught, not trusted.
 
-Default claims are the one check that needs a clock: the host's replica gets a `claim_check` that
-accepts a claim only when, by the host's clock, the claimed-against seat has missed its deadline or
-stayed away past the grace period. Joiners and `verify` accept the host's order of such claims.
+Default claims (FAIRNESS.md §4; net/deadlines.py): the host orders any claim that passes the log's
+rules; with 3 or more seats it takes effect only once the other seats' witnesses are in, the host's
+own among them only when its clock agrees. A claim against the host's own seat that its own view
+refutes is kept out of the log (`refuses_claims`: the orderer can, at no cost to anyone): the
+claimant hears `refused` ("disputed: ..."), and the host's player hears `disputed`.
 
 A connection gets a seat's route only with a hello that proves the seat's key (net/session.py): the
 host's challenge for a connection is HMAC-SHA256 of its routing id under a secret made when this
@@ -17,7 +19,8 @@ joiner's join frame must be for its own reserved seat and carry the key it prove
 
 A hello holds a free seat only for `timing.seat_hold` seconds: a key whose signed join does not
 follow in time loses the seat (its connection hears `full` saying so, and that key is not given
-another), so nobody can keep a table "full" with a hello alone. The host hears `waiting` (the seat,
+another), so nobody can keep a table "full" with a hello alone; a joiner silent for `drop_after`
+before joining frees its seat sooner, and may hello again. The host hears `waiting` (the seat,
 the key's fingerprint, the key as data) when a key takes a hold and `released` when a hold ends
 without a join; `refuse(key)` takes a held seat back from a key and refuses it any other. A full
 table's refusal names the players seated (and the seats held).
@@ -42,7 +45,7 @@ from dicetable.core import registry
 from dicetable.net import wire
 from dicetable.net.hidden import TableDeals
 from dicetable.net.identity import fingerprint, verify_signature
-from dicetable.net.refusals import BadClaim, BadJoin, BadSeal, DealRefused, Refusal
+from dicetable.net.refusals import BadJoin, BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.replica import Replica
 from dicetable.net.seat_file import SeatFileError, load_seat
 from dicetable.net.session import SessionError, TableSession
@@ -73,6 +76,8 @@ def _hello_fault(body: dict) -> str:
 
 
 class HostSession(TableSession):
+    refuses_claims = True  # the orderer keeps a claim it disputes out of everyone's log
+
     def __init__(
         self,
         profile,
@@ -94,7 +99,6 @@ class HostSession(TableSession):
         self._challenge_secret = secrets.token_bytes(32)  # per run: a restarted host asks every joiner again
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
-        self._replaying = False
         self._relay: list[bytes] | None = None  # frames accepted in the batch under way
         self.socket: HostSocket | None = None
         self.invite = None
@@ -107,7 +111,7 @@ class HostSession(TableSession):
             info.check_seats(seats)
             self.game_options = info.resolve_options(options)
             self.game_name, self.seat_count = info.name, seats
-            self.replica = Replica(secrets.token_bytes(16), claim_check=self._claim_check, deal_handler=TableDeals(seat=0))
+            self.replica = Replica(secrets.token_bytes(16), claim_check=self.check_claim, deal_handler=TableDeals(seat=0))
             self.seat = 0
 
     # -- opening ---------------------------------------------------------------------------------
@@ -153,17 +157,15 @@ class HostSession(TableSession):
         except Exception as error:  # not a transcript, damaged, unreadable: one sentence for a person
             raise SessionError(f"cannot resume from {path}: {error}") from None
         deals = TableDeals(seat=0, secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
-        self.replica = Replica(transcript.header["table"], claim_check=self._claim_check, deal_handler=deals)
+        self.replica = Replica(transcript.header["table"], deal_handler=deals)  # a replayed claim was checked live
         self.seat = 0
         self.restore_chains(seat)
-        self._replaying = True
         try:
             for frame in transcript.frames:
                 self.replica.accept(frame)
         except Refusal as refusal:
             raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
-        finally:
-            self._replaying = False
+        self.replica.claim_check = self.check_claim
         self.game_name, self.seat_count = self.replica.game.name, self.replica.seat_count
         self.game_options = self.replica.options
         self.transcript, self.transcript_path = writer, path
@@ -184,7 +186,10 @@ class HostSession(TableSession):
         except Refusal as refusal:
             reason = str(refusal)
             told = self._tell_fault(refusal, reason, frame, origin)
-            self.emit("fault" if told else "refused", seat=refusal.seat, text=reason)
+            if isinstance(refusal, Disputed):  # a claim against my seat that my own view refutes
+                self.emit("disputed", seat=refusal.seat, text=reason)
+            else:
+                self.emit("fault" if told else "refused", seat=refusal.seat, text=reason)
             self.record_refusal(frame, reason)
             if origin is None:
                 self._own_frame_refused(reason)
@@ -259,13 +264,6 @@ class HostSession(TableSession):
                 size += len(frame)
             self.socket.send(peer, "entries", {"start": start, "frames": frames})
             start += len(frames)
-
-    def _claim_check(self, replica: Replica, envelope: wire.Envelope) -> None:
-        if self._replaying:
-            return  # the claim was checked when it was first ordered
-        against = envelope.body["against"]
-        if not self.default_reason(against, time.monotonic()):
-            raise BadClaim(envelope.seat, f"seat {against} is not in default yet by the host's clock")
 
     # -- packets ---------------------------------------------------------------------------------
     def handle(self, peer: bytes, data: bytes, now: float) -> None:
@@ -385,17 +383,21 @@ class HostSession(TableSession):
                 self._release(seat, told, f"the host refused {fingerprint(arg)}")
 
     def watch_holds(self, now: float) -> None:
-        """Free every seat whose hold ran out before its join."""
-        hold = self.timing.seat_hold
+        """Free every seat whose hold ran out before its join, or whose joiner vanished before it."""
+        hold, drop = self.timing.seat_hold, self.timing.drop_after
         for seat, (key, _, since) in list(self.reserved.items()):
             if now - since > hold:
                 self._release(seat, f"your hold on seat {seat} ran out: no join came within {hold:g} s",
                               f"{fingerprint(key)} did not join within {hold:g} s")
+            elif now - since > 2 * drop and self.last_seen.get(seat, since) < now - drop:
+                self._release(seat, f"you went silent before joining: seat {seat} is free again",
+                              f"{fingerprint(key)} went silent before joining", refuse=False)
 
-    def _release(self, seat: int, told: str, said: str) -> None:
-        """Free a held seat: its key gets no other (`told` says why, to it), and its connections go."""
+    def _release(self, seat: int, told: str, said: str, refuse: bool = True) -> None:
+        """Free a held seat (`told` says why, to its connections, which go); a key refused gets no other."""
         key = self.reserved.pop(seat)[0]
-        self.refused_keys[key] = told
+        if refuse:
+            self.refused_keys[key] = told
         for peer in [p for p, s in self.routes.items() if s == seat]:
             del self.routes[peer]
             self.socket.send(peer, "full", {"reason": told})

@@ -24,7 +24,7 @@ from dicetable.net import wire
 from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals
 from dicetable.net.invite import BadInvite, Invite
-from dicetable.net.refusals import Refusal
+from dicetable.net.refusals import Disputed, Refusal
 from dicetable.net.replica import Replica
 from dicetable.net.seat_file import SeatFileError, load_seat
 from dicetable.net.session import SessionError, TableSession
@@ -43,15 +43,17 @@ class PeerSession(TableSession):
         self.last_heard = time.monotonic()
         self.last_ping = 0.0
         self.host_away_since: float | None = None
+        self._outage: tuple[float, float | None] | None = None  # (from, to) the last time the host was out of reach
         self._joined_sent = False
         self.welcomed = False
+        self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
             if invite is None:
                 raise SessionError("joining needs an invite (or --resume TRANSCRIPT)")
             self.invite = _read_invite(invite)
-            self.replica = Replica(self.invite.table_id, deal_handler=TableDeals())
+            self.replica = Replica(self.invite.table_id, deal_handler=TableDeals(), claim_check=self.check_claim)
 
     def _resume(self, path: Path, invite) -> None:
         try:
@@ -66,12 +68,14 @@ class PeerSession(TableSession):
         if transcript.header["table"] != self.invite.table_id:
             raise SessionError(f"{path} is a transcript of another table than the invite's")
         deals = TableDeals(seat=seat["seat"], secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
-        self.replica = Replica(self.invite.table_id, deal_handler=deals)
+        self.replica = Replica(self.invite.table_id, deal_handler=deals)  # a replayed claim was checked live
         try:
             for frame in transcript.frames:
                 self.replica.accept(frame)
         except Refusal as refusal:
             raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
+        self.replica.claim_check = self.check_claim
+        self._outage = (float("-inf"), None)  # away since the crash, for all this seat can tell, until caught up
         self.seat = seat["seat"]
         self.restore_chains(seat)
         self.transcript, self.transcript_path = writer, path
@@ -126,6 +130,7 @@ class PeerSession(TableSession):
             return
         self.last_heard = now
         if self.host_away_since is not None:
+            self._outage = (self.host_away_since, now)
             self.host_away_since = None
             self.emit("returned", seat=0, text="the host is back")
             self.ask_who()  # the host may have restarted: it asks this seat to prove itself again
@@ -205,6 +210,10 @@ class PeerSession(TableSession):
                 index = start + offset
                 have = len(self.replica.log)
                 if index < have:
+                    mine = self.replica.log[index]
+                    if mine.kind == "dispute" and mine.seat == self.seat and mine.envelope.body["frame"] == frame:
+                        self._disputed_at = (index, wire.decode(frame).seat)  # resumed after my dispute
+                        break
                     if self.replica.log[index].frame != frame:  # the orderer rewrites what it gave us
                         self._leave_forked(frame, f"forked log: seat 0: the host sent another entry {index + 1} "
                                                   "than the one it sent before: it shows seats different logs")
@@ -214,11 +223,21 @@ class PeerSession(TableSession):
                     return
                 try:
                     record = self.replica.accept(frame)
+                except Disputed as refusal:  # a claim against this seat that would take effect alone
+                    with self.batch():  # the records before it first, then the refusal, then my dispute
+                        for earlier in records:
+                            self.applied(earlier)
+                    records.clear()
+                    self.record_refusal(frame, str(refusal))
+                    leaving = self._disputed_claim(frame, index, refusal)
+                    if leaving is not None:
+                        records.append(leaving)
+                    break
                 except Refusal as refusal:
                     self._leave_forked(frame, f"the host relayed a message this seat refuses: {refusal}", refusal.seat)
                 self._own_frame_landed(record)
                 records.append(record)
-            if records and len(self.replica.log) >= self.host_length:
+            if records and self._disputed_at is None and len(self.replica.log) >= self.host_length:
                 # Reveal first, write after: the host's log is the durable one and a crash here is
                 # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
                 self.reveal_if_due()
@@ -226,6 +245,34 @@ class PeerSession(TableSession):
             with self.batch():  # one fsync for the whole packet
                 for record in records:
                     self.applied(record)
+        if self._disputed_at is not None:
+            index, claimant = self._disputed_at
+            self.close()
+            raise SessionError(f"{self.replica.who(claimant)} claimed this seat in default at entry {index + 1} and "
+                               "this seat disputes it: the host's log holds the claim, so this seat leaves the table; "
+                               "its transcript keeps the game as it stood, with its signed dispute")
+
+    def _disputed_claim(self, frame: bytes, index: int, refusal: Disputed):
+        """Refuse the claim at `index` of the host's log: my copy holds my signed dispute in its place
+        (sent to the host too), and I leave a log that holds a claim I dispute. Returns its record."""
+        self._disputed_at = (index, refusal.seat)
+        dispute = self.dispute(frame, index, refusal.seat, self.own_view(time.monotonic()))
+        if dispute is None:
+            return None
+        record = self.replica.accept(dispute)  # my own copy: the claim's place holds my dispute
+        self._own_frame_landed(record)
+        return record
+
+    def own_away(self, now: float, since: float) -> float | None:
+        """How long the host was out of this seat's reach since `since` (a resumed seat: since its crash)."""
+        if self.host_away_since is not None:
+            return now - self.host_away_since
+        if self._outage is None:
+            return None
+        start, end = self._outage
+        if end is not None and end < since:
+            return None
+        return (now if end is None else end) - start
 
     def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0) -> None:
         """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave."""
@@ -258,6 +305,8 @@ class PeerSession(TableSession):
             self._joined_sent = True
             self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
         if len(self.replica.log) >= self.host_length:  # act only on a caught-up log
+            if self._outage is not None and self._outage[1] is None:
+                self._outage = (self._outage[0], now)  # resumed and caught up: back at the table
             self.act()
             self.watch_deadlines(now)
         if now - self.last_ping >= self.timing.heartbeat:

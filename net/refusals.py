@@ -86,6 +86,14 @@ class BadClaim(Refusal):
     fault = "bad claim"
 
 
+class Disputed(BadClaim):
+    """A default claim against this peer's own seat that its own view refutes (FAIRNESS.md §4): by its
+    clock the deadline had not passed, or it had answered and the log does not hold its answer. The
+    claimant is the seat at fault, by this peer's word; the peer answers with a signed "dispute"."""
+
+    fault = "disputed"
+
+
 class BadSeal(Refusal):
     fault = "bad seal"
 

@@ -19,9 +19,13 @@ API (stable; the session in net/session.py builds on it)
                       Optional: `owing(replica) -> seats` (who the deal waits for: waiting_for,
                       deadlines) and `pay(seat, payment)` (the check of a move paying hidden
                       cards) — net/hidden.py's TableDeals has both.
-        claim_check:  callable(replica, envelope) -> None, raising Refusal when a "claim" is not
-                      justified by the session's deadline rules; None accepts a claim whenever the
-                      claimed-against seat is the one the table is waiting for.
+        claim_check:  callable(replica, envelope) -> None: this peer's own view of a "claim" that
+                      passed the log's checks, called before it is applied or held pending; it
+                      raises a Refusal (net/refusals.py's Disputed) to keep the claim out of this
+                      peer's log. The sessions pass their own (net/session.py: a claim against their
+                      own seat that their clock and frames refute); None (verify, replays, in-process
+                      tables) takes the log as it is: a replayed claim is checked by its witnesses,
+                      not by the replayer's clock. `replica.claim_check` may be set later too.
 
     replica.accept(frame: bytes) -> Record
         Decode (net/wire.py), check, apply, append. Raises only Refusal (net/refusals.py), and then
@@ -30,7 +34,8 @@ API (stable; the session in net/session.py builds on it)
         carry an empty signature, FAIRNESS.md §1), author sequence number (OutOfOrder), then the
         kind's own rules: NotDue (not this seat's turn / wrong phase), IllegalMoveRefused,
         BadReveal (does not open the seat's chain, wrong event), BadAnchor, BadOpen, BadJoin,
-        DealRefused, BadClaim, BadSeal (an unseal that does not open the seat's seal).
+        DealRefused, BadClaim (Disputed: refused by claim_check), BadSeal (an unseal that does not
+        open the seat's seal). A "dispute" checks its own sequence number (it may carry evidence).
 
     Read-only views (never mutate them):
         replica.table        -> bytes | None          table id
@@ -63,6 +68,15 @@ API (stable; the session in net/session.py builds on it)
         replica.settled      -> bool                  over, and the deal owes nothing (every deck
                                                      opened at the end and checked live)
         replica.who(seat) -> str                      "seat 1 (bob)" for messages
+        replica.claims       -> tuple[Claim, ...]     every default claim, in log order, with its state
+                                                     (pending, out, answered, lapsed) and witnesses
+        replica.pending_claim(seat) -> Claim | None   the claim against seat waiting for witnesses
+        replica.needed(seat) -> int                   signatures a claim against seat needs now
+        replica.disputes     -> tuple[Dispute, ...]   the accused seats' disputes, in log order
+        replica.ending       -> Claim | None          the claim whose default ended the game
+        replica.basis(claim) -> str                   what supports it: "unwitnessed claim by seat 1",
+                                                     "claim by seat 0, witnessed by seat 2", then
+                                                     ", disputed by seat 1" when the accused disputed it
 
     Refusal: .fault (short name, e.g. "bad reveal"), .seat (the seat at fault, or None when the
     frame names no one), .reason (one line); str() is "<fault>: seat <n>: <reason>".
@@ -96,7 +110,22 @@ Log rules
   when chain_left(seat) < net.chain.REFRESH_MARGIN.
 - "chat" from any seated seat; "resign" from a seated seat while playing (others share the win);
   "claim" {against, reason} from a seated seat against a seat the table waits for (default,
-  FAIRNESS.md §4). Two seats: the game ends, the other wins. More seats: the game goes on without
+  FAIRNESS.md §4; who decides a default: net/deadlines.py). A claim takes effect once it has
+  `needed(against)` signatures, the claimant's and witnesses': a majority of the seats still in, the
+  accused excepted — 1 (the claim alone) with 2 seats in, 2 with 3 or 4, 3 with 5 or 6. Until then it
+  is pending (`replica.claims`, one per accused; another claim against that seat is refused: witness
+  it) and it changes nothing; it lapses when the wait it is about ends (`deadlines.waiting_key`
+  changes or the accused is no longer awaited: the accused acted, or the game moved on).
+  "witness" {claim} co-signs the pending claim at that log index, from a seat in the game that is
+  neither the accused nor a signer yet. "dispute" {claim, frame, reason, evidence} is the accused's
+  answer: `frame` is the claim's exact frame, and either this log holds it at index `claim`, or
+  `claim` is this log's length (the dispute's author refused the claim, so its copy holds the
+  dispute in the claim's place; the frame must then be signed by the claimant on this log).
+  `evidence` lists the author's own frames the log does not hold: each must be its next frames in
+  order (or the very frame the log holds at that sequence number), and the dispute's sequence number
+  follows them; they take no effect. A dispute changes no state: it is recorded (`replica.disputes`)
+  and `dicetable verify` reports the claim as disputed. Once in effect: Two seats: the game ends, the
+  other wins. More seats: the game goes on without
   the defaulted seat (`replica.out`) where its rules allow — the state has `without(seat)`, called
   whenever the out seat would act (it returns the state with that seat's due action skipped, or
   None), its reveals count as 32 zero bytes in every later event's seed, and no card deal needs its
@@ -117,6 +146,15 @@ Log rules
 - "deal" from a seated seat once every seat has joined, also after the game ended (the deal's
   end-of-game opening): its body goes to the deal handler.
 - Every seat's frames carry sequence numbers 0, 1, 2, ... with no gap or repeat.
+- Every frame names its parent (`prev` = [n, head(n)], net/log_chain.py): n must be at most the log's
+  length, head(n) must be this log's head after n entries, and n never goes back behind the author's
+  previous frame — else ForkedLog, naming the author (a signed parent that is not in this log proves
+  that the log this seat saw differs: the host showed seats different logs, or a copy was changed).
+  A second, different frame signed by one seat with a sequence number already in the log is
+  Equivocation: signed proof that the seat forked the log. The replica keeps every head, so a check
+  is one lookup and appending costs one SHA-256 of the frame.
+- Chains are bound to their table and seat (net/chain.py); a join or anchor naming an anchor another
+  seat committed to is refused as a copied chain.
 """
 
 from __future__ import annotations
@@ -129,6 +167,7 @@ from dicetable.core import registry
 from dicetable.core.game import ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, sealed_seats
 from dicetable.net import chain as hashchain
 from dicetable.net import fair, log_chain, seal, wire
+from dicetable.net.deadlines import waiting_key
 from dicetable.net.hidden import paid_cards
 from dicetable.net.identity import fingerprint
 from dicetable.net.refusals import (
@@ -248,6 +287,41 @@ class Sealing:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """The default claim at log entry `index`: `seat` says `against` is in default (FAIRNESS.md §4).
+
+    `state`: "pending" (it waits for witnesses), "out" (the accused went out of the game, or the game
+    ended), "answered" (a default answer was given for the accused, which stays in), "lapsed" (the
+    wait it was about ended first). `wait` is that wait's `deadlines.waiting_key`."""
+
+    index: int
+    seat: int
+    against: int
+    reason: str
+    wait: tuple
+    witnesses: tuple[int, ...] = ()
+    state: str = "pending"
+
+    @property
+    def signers(self) -> tuple[int, ...]:
+        return (self.seat, *self.witnesses)
+
+
+@dataclass(frozen=True)
+class Dispute:
+    """The accused's signed answer (log entry `index`) to `claimant`'s claim at index `claim` of the
+    orderer's log; `held` is False when this copy does not hold the claim (its author refused it)."""
+
+    index: int
+    seat: int
+    claimant: int
+    claim: int
+    held: bool
+    reason: str
+    evidence: int  # frames of its own the log did not hold
+
+
+@dataclass(frozen=True)
 class Record:
     """One accepted frame at log position `index`, with what it did in plain words."""
 
@@ -324,6 +398,9 @@ class Replica:
         self.moves = 0
         self.steps = 0  # state changes so far (moves and resolved chance steps): one key per thing awaited
         self.out: frozenset[int] = frozenset()  # seats out of the game after a default (FAIRNESS.md §4)
+        self.claims: tuple[Claim, ...] = ()  # every default claim, with its state
+        self.disputes: tuple[Dispute, ...] = ()
+        self.ending: Claim | None = None  # the claim whose default ended the game
         self._seqs: tuple[int, ...] = (0,) * wire.MAX_SEATS
         self._seen: tuple[int, ...] = (0,) * wire.MAX_SEATS  # per seat: the log entries its last frame built on
         self._heads: list[bytes] = [log_chain.genesis(table)] if table is not None else []  # head(n), n = 0..len(log)
@@ -412,6 +489,26 @@ class Replica:
             return f"seat {seat} ({self.seats[seat].name})"
         return f"seat {seat}"
 
+    def needed(self, against: int) -> int:
+        """Signatures (the claimant's among them) a claim against `against` needs to take effect
+        now: a majority of the seats still in, the accused excepted (FAIRNESS.md §4)."""
+        voters = sum(1 for s in range(self.seat_count) if s != against and s not in self.out)
+        return voters // 2 + 1
+
+    def pending_claim(self, against: int) -> Claim | None:
+        return next((c for c in self.claims if c.against == against and c.state == "pending"), None)
+
+    def basis(self, claim: Claim) -> str:
+        """What in the log supports `claim`: its signers, and the accused's dispute if it made one."""
+        seats = lambda group: f"seat{'s' if len(group) > 1 else ''} {', '.join(str(s) for s in group)}"
+        if claim.witnesses:
+            text = f"claim by seat {claim.seat}, witnessed by {seats(claim.witnesses)}"
+        else:
+            text = f"unwitnessed claim by seat {claim.seat}"
+        if any(d.claim == claim.index and d.held for d in self.disputes):
+            text += f", disputed by seat {claim.against}"
+        return text
+
     # -- the one entry point -------------------------------------------------------------------
     def accept(self, frame: bytes) -> Record:
         """Check `frame` completely and append it, or raise a Refusal and change nothing."""
@@ -436,11 +533,12 @@ class Replica:
             if env.signature or env.kind not in wire.UNSIGNED_KINDS:
                 if not env.signed_by(info.key):
                     raise BadSignature(seat, f"the {env.kind} is not signed by {self.who(seat)}'s key")
-            self._check_seq(env)
+            if env.kind != "dispute":  # a dispute's number follows the evidence it carries
+                self._check_seq(env)
             self._check_link(env)
             effect = self._dispatch(env)
         seqs, seen = list(self._seqs), list(self._seen)
-        seqs[seat] += 1
+        seqs[seat] = env.seq + 1
         seen[seat] = env.prev.entries
         heads = self._heads or [log_chain.genesis(env.table)]
         for name, value in {**effect.changes, "_seqs": tuple(seqs), "_seen": tuple(seen)}.items():
@@ -450,7 +548,18 @@ class Replica:
         self._frames[(seat, env.seq)] = len(self._log)
         record = Record(len(self._log), env, effect.note, effect.move, effect.event)
         self._log.append(record)
+        if any(c.state == "pending" for c in self.claims):
+            self._lapse()
         return record
+
+    def _lapse(self) -> None:
+        """Pending claims end with the wait they are about: the accused did what the table waited for,
+        or the game moved on (derived from the state just committed; it cannot fail)."""
+        wait, seats = waiting_key(self), self.waiting_for.seats
+        self.claims = tuple(
+            replace(c, state="lapsed") if c.state == "pending" and (c.wait != wait or c.against not in seats) else c
+            for c in self.claims
+        )
 
     def _check_place(self, env: wire.Envelope) -> None:
         """A second, different frame at a (seat, seq) already in the log is signed proof of a fork."""
@@ -481,8 +590,8 @@ class Replica:
                                   f"its earlier frame built on {self._seen[seat]}: a seat's view never goes back")
 
     # -- kinds ---------------------------------------------------------------------------------
-    def _check_seq(self, env: wire.Envelope) -> None:
-        expected = self._seqs[env.seat]
+    def _check_seq(self, env: wire.Envelope, ahead: int = 0) -> None:
+        expected = self._seqs[env.seat] + ahead
         if env.seq != expected:
             what = "repeated or replayed" if env.seq < expected else "ahead: a message is missing"
             raise OutOfOrder(env.seat, f"sequence number {env.seq}, expected {expected} ({what})")
@@ -571,6 +680,10 @@ class Replica:
             return self._resign(env)
         if kind == "claim":
             return self._claim(env)
+        if kind == "witness":
+            return self._witness(env)
+        if kind == "dispute":
+            return self._dispute(env)
         if kind == "deal":
             return self._deal(env)
         raise MalformedFrame(env.seat, f"unhandled kind {kind}")  # wire.SCHEMAS and this agree
@@ -586,7 +699,8 @@ class Replica:
         while out and state.result is None and state.actor is not None and state.actor in out:
             skipped = state.without(state.actor) if hasattr(state, "without") else None
             if skipped is None:
-                changes.update({"forced": self._as_it_stands(state, out), "phase": _OVER})
+                ending = next((c for c in reversed(self.claims) if c.state == "out"), None)  # the default that led here
+                changes.update({"forced": self._as_it_stands(state, out), "phase": _OVER, "ending": ending})
                 break
             state = skipped
         changes["state"] = state
@@ -801,9 +915,54 @@ class Replica:
             raise BadClaim(seat, f"seat {against} is not the seat the table waits for ({waiting})")
         if seat in self.out:
             raise BadClaim(seat, f"seat {seat} is itself out of the game")
+        pending = self.pending_claim(against)
+        if pending is not None:
+            raise BadClaim(seat, f"{self.who(pending.seat)}'s claim against seat {against} (entry {pending.index + 1}) "
+                                 "is pending: witness it instead")
         if self.claim_check is not None:
             self.claim_check(self, env)
-        why = env.body["reason"] or "no reason given"
+        claim = Claim(len(self._log), seat, against, env.body["reason"] or "no reason given", waiting_key(self))
+        need = self.needed(against)
+        if need > 1:  # FAIRNESS.md §4: no one party's clock decides a default
+            more = need - 1
+            note = (f"{self.who(seat)} claims {self.who(against)} is in default ({claim.reason}); it takes effect "
+                    f"once {more} more seat{'s' if more > 1 else ''} witness{'' if more > 1 else 'es'} it")
+            return Effect({"claims": self.claims + (claim,)}, note)
+        changes, verb, what = self._default(claim)
+        return Effect(changes, f"{self.who(seat)} {verb} {what}")
+
+    def _witness(self, env: wire.Envelope) -> Effect:
+        seat, index = env.seat, env.body["claim"]
+        claim = next((c for c in self.claims if c.index == index), None)
+        if claim is None:
+            raise BadClaim(seat, f"log entry {index + 1} is not a default claim")
+        if claim.state != "pending":
+            raise NotDue(seat, f"the claim at entry {index + 1} is no longer pending ({claim.state})")
+        if seat == claim.against:
+            raise BadClaim(seat, f"seat {seat} cannot witness a claim against itself")
+        if seat in self.out:
+            raise BadClaim(seat, f"seat {seat} is itself out of the game")
+        if seat in claim.signers:
+            raise NotDue(seat, f"seat {seat} has already signed the claim at entry {index + 1}")
+        claim = replace(claim, witnesses=claim.witnesses + (seat,))
+        need = self.needed(claim.against)
+        signed = sum(1 for s in claim.signers if s not in self.out)
+        note = (f"{self.who(seat)} witnesses {self.who(claim.seat)}'s claim against {self.who(claim.against)} "
+                f"({signed} of {need} signatures)")
+        if signed < need:
+            return Effect({"claims": self._with_claim(claim)}, note)
+        changes, _, what = self._default(claim)
+        return Effect(changes, f"{note}: {what}")
+
+    def _with_claim(self, claim: Claim) -> tuple[Claim, ...]:
+        """The claims with `claim` in its place (or added)."""
+        if any(c.index == claim.index for c in self.claims):
+            return tuple(claim if c.index == claim.index else c for c in self.claims)
+        return self.claims + (claim,)
+
+    def _default(self, claim: Claim) -> tuple[dict, str, str]:
+        """The changes of a claim that takes effect, with the claim's verb and what it does in words."""
+        against, why = claim.against, claim.reason
         default = self._default_move(against)
         if default is not None:
             # A step with a default answer (Dice Breaker's Latent Dice claim): a seat that does not
@@ -812,7 +971,8 @@ class Replica:
                 changes = self._answered(self.sealing, against, default)
             else:
                 changes = {"moves": self.moves + 1, **self._after(self.state.apply(default), self.events)}
-            return Effect(changes, f"{self.who(seat)} claims {self.who(against)} did not answer in time ({why}): {default}")
+            return (self._settled(changes, claim, "answered"), "claims",
+                    f"{self.who(against)} did not answer in time ({why}): {default}")
         reason = f"seat {against} in default"
         out = self.out | {against}
         if self.seat_count - len(out) >= 2 and self._goes_on_without(against):
@@ -829,13 +989,90 @@ class Replica:
                     changes.update(decided)
             else:
                 changes.update(self._after(self.state, self.events, out))
-            return Effect(changes, f"{self.who(seat)} claims a default: {reason} ({why}); the game goes on without it")
+            return self._settled(changes, claim, "out"), "claims a default:", f"{reason} ({why}); the game goes on without it"
         if self.seat_count > 2 and hasattr(self.state, "score_now"):
             result = self._as_it_stands(self.state, out)
         else:
             result = self._ending(set(out), reason)
-        note = f"{self.who(seat)} claims the game: {reason} ({why})"
-        return Effect({"forced": result, "phase": _OVER, "pending": None, "out": out}, note)
+        changes = {"forced": result, "phase": _OVER, "pending": None, "out": out}
+        return self._settled(changes, claim, "out"), "claims the game:", f"{reason} ({why})"
+
+    def _settled(self, changes: dict, claim: Claim, state: str) -> dict:
+        """`changes` with `claim` in effect; the claim ended the game if they force a result."""
+        claim = replace(claim, state=state)
+        changes["claims"] = self._with_claim(claim)
+        if "forced" in changes:
+            changes["ending"] = claim
+        return changes
+
+    def _dispute(self, env: wire.Envelope) -> Effect:
+        seat, body = env.seat, env.body
+        if self.phase not in (_PLAYING, _OVER):
+            raise NotDue(seat, "a dispute before the game has started")
+        index = body["claim"]
+        try:
+            claimed = wire.decode(body["frame"])
+        except wire.WireError as error:
+            raise BadClaim(seat, f"the claim it disputes is not a frame: {error}") from None
+        if claimed.kind != "claim" or claimed.table != self.table or claimed.body["against"] != seat:
+            raise BadClaim(seat, f"seat {seat} disputes only a claim against itself at this table")
+        claimant = claimed.seat
+        if index < len(self._log):
+            if self._log[index].frame != body["frame"]:
+                raise BadClaim(seat, f"log entry {index + 1} is not the claim it disputes")
+            if any(d.claim == index and d.seat == seat for d in self.disputes):
+                raise NotDue(seat, f"seat {seat} has already disputed the claim at entry {index + 1}")
+            held = True
+        elif index == len(self._log):  # its author refused the claim: its copy holds the dispute there
+            info = self.seats[claimant] if claimant < len(self.seats) else None
+            if info is None or claimant == seat or not claimed.signed_by(info.key):
+                raise BadClaim(seat, "the claim it disputes is not signed by the seat that made it")
+            link = claimed.prev
+            if link.entries > len(self._log) or self._heads[link.entries] != link.head:
+                raise BadClaim(seat, "the claim it disputes builds on another log than this one")
+            held = False
+        else:
+            raise BadClaim(seat, f"there is no log entry {index + 1} to dispute")
+        carried = self._evidence(env)
+        self._check_seq(env, ahead=carried)
+        dispute = Dispute(len(self._log), seat, claimant, index, held, body["reason"], carried)
+        note = f"{self.who(seat)} disputes {self.who(claimant)}'s claim"
+        if held:
+            note += f" (entry {index + 1}): {body['reason']}"
+        else:
+            note += f" against it ({claimed.body['reason']}): {body['reason']}; this copy does not hold the claim"
+        if carried:
+            note += f"; it shows {carried} frame{'s' if carried > 1 else ''} of its own the log does not hold"
+        return Effect({"disputes": self.disputes + (dispute,)}, note)
+
+    def _evidence(self, env: wire.Envelope) -> int:
+        """Check a dispute's evidence: its author's own frames, each either the frame this log holds at
+        its sequence number or one of the author's next frames, in order. Returns how many are new."""
+        seat, expected = env.seat, self._seqs[env.seat]
+        key = self.seats[seat].key
+        new = 0
+        for n, frame in enumerate(env.body["evidence"], 1):
+            try:
+                shown = wire.decode(frame)
+            except wire.WireError as error:
+                raise BadClaim(seat, f"evidence frame {n} is not a frame: {error}") from None
+            if shown.table != self.table or shown.seat != seat:
+                raise BadClaim(seat, f"evidence frame {n} is not seat {seat}'s own at this table")
+            if (shown.signature or shown.kind not in wire.UNSIGNED_KINDS) and not shown.signed_by(key):
+                raise BadSignature(seat, f"evidence frame {n} is not signed by {self.who(seat)}'s key")
+            if shown.seq < expected:
+                logged = self._frames.get((seat, shown.seq))
+                if logged is None or self._log[logged].frame != frame:
+                    if logged is not None and shown.signature and self._log[logged].envelope.signature:
+                        raise Equivocation(seat, f"evidence frame {n} and log entry {logged + 1} are two different "
+                                                 f"frames signed by {self.who(seat)} with sequence number {shown.seq}")
+                    raise BadClaim(seat, f"evidence frame {n} is not the frame the log holds at its sequence number")
+            elif shown.seq != expected + new:
+                raise BadClaim(seat, f"evidence frames are the seat's next frames in order: sequence number "
+                                     f"{expected + new}, not {shown.seq}")
+            else:
+                new += 1
+        return new
 
     def _default_move(self, seat: int) -> Move | None:
         """The move `seat` is taken to make when it does not answer in time, if its step has one."""

@@ -27,13 +27,13 @@ treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, 
 host's and reaches joiners in its welcome.
 
 Event kinds: invite, transcript, joined, started, record, your_turn, refused, fault, dropped,
-returned, claimable, chat, result, error, and on the host waiting, released. A `record` event carries
+returned, claimable, disputed, chat, result, error, and on the host waiting, released. A `record` event carries
 the log index, the Record (data) and its note (text); `refused` names the seat at fault and the
 reason; `fault` names a seat caught cheating, once, the moment this seat knows (a frame of its own
 signing the host refused as a broken commitment or deal rule, or what the card deal finds in the log:
 a shown card that opens to another, a wrong key, a deck whose end-of-game replay fails);
 `dropped`/`returned` name the seat (seat 0 on a joiner: the host); `claimable` names a seat in
-default and why; `waiting`/`released` name a seat held for a joiner's key (data) and its end.
+default and why; `disputed` names the claimant of a claim against this seat that its own view refutes; `waiting`/`released` name a seat held for a joiner's key (data) and its end.
 
 Packets between host and joiners (net/transport.py carries them as `[op, body]`):
 
@@ -82,6 +82,14 @@ Deal steps run on the reveal deadline (FAIRNESS.md §4): a seat that does not de
 lock pass, its card keys or its commitment in time is in default, as for a withheld reveal; a card
 game cannot go on without it (every position carries its key), so the claim ends the game.
 
+Default claims (FAIRNESS.md §4; who decides: net/deadlines.py). A session claims a seat its own
+clock finds in default (`auto_claim`, or `claim()` from the app), co-signs ("witness") a pending claim
+only when its own clock agrees, and checks every claim against its own seat with its own view
+(`own_view`: its clock since it saw the wait begin, with the deadline's slack, how long it was cut
+off, and its answers the log does not hold): its replica's `claim_check` refuses such a claim when it
+would take effect alone (net/refusals.py's Disputed) and the session answers it with a signed
+"dispute" carrying its unordered frames; a pending one is disputed in the log.
+
 Sealed answers (net/seal.py; Dice Breaker's Latent Dice claim): when the table waits for "seal", every
 asked seat is asked at once (the chooser, or a person through `your_turn` and `move()`, sees the
 state as it asks this seat); the move becomes a seal, and once every seat has sealed the session
@@ -107,7 +115,7 @@ from dicetable.net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
 from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals, paid_cards
 from dicetable.net.identity import Profile, home
-from dicetable.net.refusals import DealError
+from dicetable.net.refusals import DealError, Disputed
 from dicetable.net.seat_file import save_seat
 from dicetable.net.transcript import TranscriptWriter, header_for
 
@@ -143,6 +151,8 @@ def transcript_dir() -> Path:
 
 class TableSession:
     """What host and joiner share: replica, chains, own frames, deadlines, events, commands."""
+
+    refuses_claims = False  # keep any claim I dispute out of my log (the host: it orders the log)
 
     def __init__(
         self,
@@ -180,6 +190,9 @@ class TableSession:
         self._away_since: dict[int, float] = {}  # seats the host reports dropped
         self._claimable: set[int] = set()
         self._last_claim = 0.0
+        self._answered: tuple[Any, float] | None = None  # (wait, when) I first sent an answer to it
+        self._witnessed: set[int] = set()  # claims (log index) I co-signed
+        self._disputed: set[int] = set()  # claims against me (log index) I disputed
         self._announced_turn: Any = None
         self._paying: Move | None = None  # a move waiting for the public reveal of the cards it pays
         self._sealed: tuple[int, Move] | None = None  # (step, answer) I sealed and have not opened yet
@@ -225,7 +238,12 @@ class TableSession:
         """A frame of mine with the next sequence number, on the log as my replica has it, sent to the log."""
         seq = self.next_seq()
         frame = wire.make_frame(self.profile, self.replica.table, self.seat, seq, kind, body, self.replica.head, sign=sign)
-        self._sent[seq] = (time.monotonic(), frame)
+        now = time.monotonic()
+        self._sent[seq] = (now, frame)
+        if kind in deadlines.ANSWERS.get(self.replica.waiting_for.action, ()):  # when I answered: my evidence
+            wait = deadlines.waiting_key(self.replica)
+            if self._answered is None or self._answered[0] != wait:
+                self._answered = (wait, now)
         self.submit(frame)
         return frame
 
@@ -253,6 +271,8 @@ class TableSession:
         self.emit("record", seat=record.seat, index=index, text=record.note, data=record)
         if kind == "deal":
             self.watch_deal()
+        elif kind == "claim" and body["against"] == self.seat:
+            self.answer_claim(record)
         latest = record.index == len(self.replica.log) - 1  # a batch's earlier records come first
         if latest and self.replica.result is not None and not self.result_announced:
             self.result_announced = True
@@ -549,8 +569,15 @@ class TableSession:
             if why:
                 self._claimable.add(seat)
                 self.emit("claimable", seat=seat, text=why)
-        if self.auto_claim and self._claimable and now - self._last_claim > max(self.timing.heartbeat, 0.2):
-            self.send_claim(min(self._claimable))
+        for claim in replica.claims:  # co-sign what my own clock agrees with, and nothing else
+            if claim.state == "pending" and claim.index not in self._witnessed and self.seat != claim.against \
+                    and self.seat not in claim.signers and self.seat not in replica.out \
+                    and self.default_reason(claim.against, now):
+                self._witnessed.add(claim.index)
+                self.author("witness", wire.witness_body(claim.index))
+        unclaimed = [s for s in self._claimable if replica.pending_claim(s) is None]
+        if self.auto_claim and unclaimed and now - self._last_claim > max(self.timing.heartbeat, 0.2):
+            self.send_claim(min(unclaimed))
 
     def default_reason(self, seat: int, now: float) -> str:
         """Why `seat` is in default now by this session's clock, or "" when it is not."""
@@ -559,9 +586,69 @@ class TableSession:
                                         None if away is None else now - away)
 
     def send_claim(self, against: int) -> None:
-        self._last_claim = time.monotonic()
-        reason = self.default_reason(against, time.monotonic()) or f"seat {against} is in default"
+        """Claim `against` in default; a claim already pending against it is witnessed instead, when
+        my clock agrees."""
+        now = self._last_claim = time.monotonic()
+        pending = self.replica.pending_claim(against)
+        if pending is not None:
+            if self.seat in pending.signers or pending.index in self._witnessed:
+                return
+            if not self.default_reason(against, now):
+                self.emit("error", text=f"seat {against} is not in default by this seat's clock: no witness")
+                return
+            self._witnessed.add(pending.index)
+            self.author("witness", wire.witness_body(pending.index))
+            return
+        reason = self.default_reason(against, now) or f"seat {against} is in default"
         self.author("claim", wire.claim_body(against, reason[:200]))
+
+    # -- claims against my seat (FAIRNESS.md §4: no one party's clock decides) --------------------
+    def own_away(self, now: float, since: float) -> float | None:
+        """How long this seat was cut off from the table since `since` (None: it was not)."""
+        return None
+
+    def own_view(self, now: float) -> str:
+        """Why my seat is not in default by my own view (my clock since I saw the wait begin, and my
+        answer the log does not hold), or "" when I agree it is."""
+        replica = self.replica
+        wait = deadlines.waiting_key(replica)
+        since = self._waiting_since if wait == self._waiting_key else now  # a wait begun in this batch: my clock starts now
+        answered = None
+        if self._answered is not None and self._answered[0] == wait and self._sent:
+            answered = max(0.0, self._answered[1] - since)
+        return deadlines.disputes(replica, self.timing, self.seat, now - since, self.own_away(now, since), answered)
+
+    def check_claim(self, replica, envelope: wire.Envelope) -> None:
+        """My replica's `claim_check`: a claim against my seat that my own view refutes is kept out of
+        my log when it would take effect alone (a pending one changes nothing: `answer_claim`)."""
+        if envelope.body["against"] != self.seat or self.seat is None:
+            return
+        if not self.refuses_claims and replica.needed(self.seat) > 1:
+            return
+        why = self.own_view(time.monotonic())
+        if why:
+            raise Disputed(envelope.seat, f"{replica.who(self.seat)} disputes {replica.who(envelope.seat)}'s claim: {why}")
+
+    def answer_claim(self, record) -> None:
+        """A pending claim against my seat landed: dispute it in the log if my own view refutes it."""
+        claim = self.replica.pending_claim(self.seat)
+        if claim is None or claim.index != record.index or claim.index in self._disputed:
+            return
+        why = self.own_view(time.monotonic())
+        if why:
+            self.dispute(record.frame, record.index, record.seat, why)
+
+    def dispute(self, frame: bytes, index: int, claimant: int, why: str) -> bytes | None:
+        """Tell the player "disputed", naming the claimant, and sign a dispute of the claim at log index
+        `index`, carrying my frames the log does not hold; returns the dispute (None if it cannot
+        carry them all)."""
+        self._disputed.add(index)
+        self.emit("disputed", seat=claimant, text=f"{self.replica.who(claimant)} claims this seat is in default: {why}")
+        evidence = [sent for _, (_, sent) in sorted(self._sent.items())]
+        if len(evidence) > wire.MAX_EVIDENCE or len(frame) + sum(map(len, evidence)) > wire.MAX_FRAME - 4096:
+            self.emit("error", text="too many frames the log does not hold to carry in a dispute")
+            return None
+        return self.author("dispute", wire.dispute_body(index, frame, why[:200], evidence))
 
     # -- secrets and transcript --------------------------------------------------------------------
     def new_chain(self) -> Chain:

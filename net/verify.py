@@ -6,12 +6,19 @@ the core engine, every "deal" record (net/hidden.py's TableDeals: a game's own h
 whose end-of-game replay names a cheating seat; every deck a finished game formed must have been
 opened by every seat and replayed, else the seat that did not open it is named) — then the header is checked against the log and the recorded result against the
 replayed one. The first fault found is reported with the seat at fault where the log names one.
+
+What a lone transcript cannot prove is said as such (FAIRNESS.md §4, §5): a result that rests on a
+default claim names what supports it — `seat 1 wins (seat 0 in default — unwitnessed claim by seat
+1)` when no other seat co-signed it (a 2-seat default), `claim by seat 0, witnessed by seat 2` when
+others did, `, disputed by seat 1` when the accused answered it with a signed dispute; decks a claim
+or resignation left unopened are a card audit not done. A copy that ends in its owner's dispute of a
+claim it refused (its owner left the host's log there) is `disputed: ...`, not a finished game.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dicetable.core.game import GameError, Result
 from dicetable.net.hidden import TableDeals
@@ -26,7 +33,7 @@ __all__ = ["Verdict", "verify", "verify_transcript", "NotATranscript"]
 class Verdict:
     game: str
     moves: int
-    result: str | None = None  # Result.describe() when valid
+    result: str | None = None  # Result.describe() when valid, with what supports a default claim it rests on
     fault: str | None = None  # one line: where, what, who
     fault_kind: str | None = None  # the Refusal's fault name ("bad reveal", ...) or a transcript fault
     seat: int | None = None  # the seat at fault, when known
@@ -43,12 +50,18 @@ class Verdict:
     def line(self) -> str:
         if self.valid:
             checked = f"; {self.deals} card deal{'s' if self.deals != 1 else ''} checked" if self.deals else ""
+            replica = self.replica
             if self.unopened:
-                checked += f"; {self.unopened} not opened (the game ended early)"
-            out = sorted(self.replica.out) if self.replica is not None and self.replica.forced is None else []
-            if out:  # defaults the game went on without (FAIRNESS.md §4)
-                checked += f"; {', '.join(f'seat {s}' for s in out)} in default, the game went on without"
+                cause = "a claim" if replica is not None and replica.ending is not None else "a resignation"
+                decks = f"{self.unopened} deck{'s' if self.unopened != 1 else ''}"
+                checked += f"; card audit not done: {decks} never opened (the game ended by {cause})"
+            went_on = [c for c in replica.claims if c.state == "out" and c != replica.ending] if replica is not None else []
+            if went_on:  # defaults the game went on without (FAIRNESS.md §4)
+                each = ", ".join(f"seat {c.against} in default ({replica.basis(c)})" for c in went_on)
+                checked += f"; {each}, the game went on without"
             return f"valid: {self.game}, {self.moves} moves, result: {self.result}{checked}"
+        if self.fault_kind == "disputed":
+            return f"disputed: {self.fault}"
         return f"invalid: {self.fault}"
 
 
@@ -79,6 +92,11 @@ def verify_transcript(transcript: Transcript) -> Verdict:
     except DealError as fault:
         who = f" by {replica.who(fault.seat)}" if fault.seat is not None else ""
         return _fault(replica, game, "deal", f"card deal{who}: {fault.reason}", fault.seat, None)
+    refused = [d for d in replica.disputes if not d.held]
+    if replica.result is None and refused:  # its owner refused a claim the host's log holds, and left
+        dispute = refused[-1]
+        text = f"{replica.game.name}, {replica.moves} moves, no result: {replica.log[dispute.index].note}"
+        return _fault(replica, game, "disputed", text, dispute.claimant, dispute.index + 1)
     if replica.result is None:
         end = " (the last record is torn)" if transcript.torn else ""
         waiting = replica.waiting_for
@@ -102,7 +120,10 @@ def verify_transcript(transcript: Transcript) -> Verdict:
             f" ({replica.result.describe()})"
         )
         return _fault(replica, game, "result", text, None, None)
-    return Verdict(replica.game.name, replica.moves, replica.result.describe(), replica=replica, deals=book.checked,
+    result = replica.result
+    if replica.ending is not None:  # FAIRNESS.md §5: what the claim rests on, never a plain win
+        result = replace(result, reason=f"{result.reason} — {replica.basis(replica.ending)}")
+    return Verdict(replica.game.name, replica.moves, result.describe(), replica=replica, deals=book.checked,
                    unopened=len(unopened))
 
 
@@ -164,13 +185,28 @@ def _signed_by_seat(frame: bytes, keys: dict[int, bytes]):
     return env if env.signature and key is not None and env.signed_by(key) else None
 
 
+def _authored(frame: bytes, keys: dict[int, bytes]):
+    """The envelope of `frame` if it is its seat's own: signed by it, or an unsigned reveal (its hash
+    chain authenticates it, which the verdict on that copy checks)."""
+    from dicetable.net import wire
+
+    env = _signed_by_seat(frame, keys)
+    if env is not None:
+        return env
+    try:
+        env = wire.decode(frame)
+    except wire.WireError:
+        return None
+    return env if not env.signature and env.kind in wire.UNSIGNED_KINDS else None
+
+
 def compare(transcripts: list[Transcript]) -> Agreement:
     """Check that copies of one table agree, or name where they fork and who signed both branches.
 
     Two different frames signed by one seat with one sequence number, in any two copies, prove that
     seat forked the log. Without such a pair the orderer (the host) showed seats different logs — or a
-    copy was cut short and its owner appended its own frames: a claim on one branch against the author
-    of a signed frame on the other is then disputed by that frame."""
+    copy was cut short and its owner appended its own frames. Either way, a claim on one branch against
+    the author of a frame on the other (its move, its reveal, its dispute) is disputed by that frame."""
     tables = {t.header["table"] for t in transcripts}
     if len(tables) != 1:
         raise ValueError("the transcripts are of different tables: compare copies of one table")
@@ -185,6 +221,19 @@ def compare(transcripts: list[Transcript]) -> Agreement:
                 break
     if first_fork is None:
         return Agreement(len(transcripts), len(longest.frames))
+    index, copy = first_fork
+    ours, theirs = copy.frames[index], longest.frames[index] if index < len(longest.frames) else None
+    if theirs is None:  # cannot happen: a shorter copy that differs is a fork at a common index
+        return Agreement(len(transcripts), len(longest.frames))
+    a, b = _authored(ours, keys), _authored(theirs, keys)
+    where, disputed = f"at entry {index + 1} the copies hold different frames", ""
+    if a is not None and b is not None:
+        where += f" ({a.kind} by seat {a.seat} / {b.kind} by seat {b.seat})"
+        for claim, other in ((a, b), (b, a)):
+            if claim.kind == "claim" and claim.body["against"] == other.seat:
+                signed = "signed " if other.signature else ""
+                disputed = (f"seat {claim.seat}'s claim against seat {other.seat} is disputed by seat {other.seat}'s "
+                            f"{signed}{other.kind} on the same log")
     # signed proof: one seat, one sequence number, two different frames
     placed: dict[tuple[int, int], bytes] = {}
     for copy in transcripts:
@@ -196,19 +245,8 @@ def compare(transcripts: list[Transcript]) -> Agreement:
             if other != frame:
                 text = (f"seat {env.seat} ({transcripts[0].header['seats'][env.seat]['name']}) signed two different "
                         f"frames with sequence number {env.seq}: it forked the log")
-                return Agreement(len(transcripts), len(longest.frames), text, env.seat)
-    index, copy = first_fork
-    ours, theirs = copy.frames[index], longest.frames[index] if index < len(longest.frames) else None
-    if theirs is None:  # cannot happen: a shorter copy that differs is a fork at a common index
-        return Agreement(len(transcripts), len(longest.frames))
-    a, b = _signed_by_seat(ours, keys), _signed_by_seat(theirs, keys)
-    text = f"at entry {index + 1} the copies hold different frames"
-    if a is not None and b is not None:
-        text += f" ({a.kind} by seat {a.seat} / {b.kind} by seat {b.seat})"
-        for claim, other in ((a, b), (b, a)):
-            if claim.kind == "claim" and claim.body["against"] == other.seat:
-                text += (f"; seat {claim.seat}'s claim against seat {other.seat} is disputed by seat {other.seat}'s "
-                         f"signed {other.kind} on the same log")
-                return Agreement(len(transcripts), len(longest.frames), text)
-    text += "; no seat signed both branches: the host ordered different logs, or a copy was cut and added to"
-    return Agreement(len(transcripts), len(longest.frames), text)
+                return Agreement(len(transcripts), len(longest.frames), text + (f"; {disputed}" if disputed else ""), env.seat)
+    if disputed:
+        return Agreement(len(transcripts), len(longest.frames), f"{where}; {disputed}")
+    where += "; no seat signed both branches: the host ordered different logs, or a copy was cut and added to"
+    return Agreement(len(transcripts), len(longest.frames), where)

@@ -39,8 +39,9 @@ MAX_LOG = 2**32  # log entries a table may have
 HASH_BYTES = 32
 
 # Frame size caps per kind: the general cap is for the card deal's point lists.
-KIND_CAP = {"deal": MAX_FRAME, "chat": 2048, "reveal": 512}
+KIND_CAP = {"deal": MAX_FRAME, "dispute": MAX_FRAME, "chat": 2048, "reveal": 512}
 DEFAULT_CAP = 4096
+MAX_EVIDENCE = 16  # frames a dispute may carry: its author's frames the log does not hold
 
 
 class WireError(Exception):
@@ -126,6 +127,14 @@ def _plain(x: Any, depth: int = 0) -> bool:
     return False
 
 
+def _frame(x: Any) -> bool:
+    return type(x) is bytes and 0 < len(x) <= MAX_FRAME
+
+
+def _frames(x: Any) -> bool:
+    return type(x) is list and len(x) <= MAX_EVIDENCE and all(_frame(f) for f in x)
+
+
 KEY = _bytes(32)
 # kind -> {field: (check, required)}
 SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
@@ -153,6 +162,16 @@ SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
     "seal": {"step": (_int(1, MAX_EVENT), True), "commit": (KEY, True)},
     "unseal": {"step": (_int(1, MAX_EVENT), True), "move": (_move, True), "nonce": (KEY, True)},
     "claim": {"against": (_int(0, MAX_SEATS - 1), True), "reason": (_str(200), True)},
+    # a co-signature of the pending claim at log index `claim`, by a seat whose own clock agrees
+    "witness": {"claim": (_int(0, MAX_LOG), True)},
+    # the accused's answer to the claim at log index `claim` (its exact frame), with its own frames
+    # that the log does not hold (FAIRNESS.md §4)
+    "dispute": {
+        "claim": (_int(0, MAX_LOG), True),
+        "frame": (_frame, True),
+        "reason": (_str(200), True),
+        "evidence": (_frames, True),
+    },
     "chat": {"text": (_str(500, 1), True)},
     "resign": {},
     "deal": {},  # opaque: any plain map, checked by net/deal.py
@@ -379,6 +398,14 @@ def anchor_body(anchor: bytes, length: int, first: int) -> dict:
 
 def claim_body(against: int, reason: str) -> dict:
     return {"against": against, "reason": reason}
+
+
+def witness_body(claim: int) -> dict:
+    return {"claim": claim}
+
+
+def dispute_body(claim: int, frame: bytes, reason: str, evidence: list[bytes]) -> dict:
+    return {"claim": claim, "frame": frame, "reason": reason, "evidence": list(evidence)}
 
 
 def chat_body(text: str) -> dict:

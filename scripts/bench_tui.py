@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Measure the app as a person feels it, in a real pseudo-terminal of 80 × 24:
 
-- start: from launching `dicetable play trice` to the first painted frame (the table on screen);
+- start: from launching `dicetable play trice` to the first painted frame (the table on screen),
+  beside a bare Textual app with one widget started the same way in the same run (the baseline:
+  what any Textual app costs on this machine); medians of --starts launches each;
 - key: the median time from a key press (cursor left/right) to the end of the repaint it causes.
 
-Usage: .venv/bin/python scripts/bench_tui.py [--keys 40]
+Usage: .venv/bin/python scripts/bench_tui.py [--keys 40] [--starts 5]
 """
 
 from __future__ import annotations
@@ -59,20 +61,61 @@ def repaint_time(fd: int, key: bytes) -> float:
         last = time.perf_counter()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keys", type=int, default=40, help="key presses to time")
-    args = parser.parse_args()
-    command = [str(ROOT / ".venv/bin/dicetable"), "play", "trice", "--vs", "human", "--seed", "1"]
+# The baseline: a bare Textual app with one widget, painted as the app's table is detected.
+BARE = """
+from textual.app import App
+from textual.widgets import Static
+
+class Bare(App):
+    def compose(self):
+        yield Static("Pool: act")
+
+Bare().run()
+"""
+APP = [str(ROOT / ".venv/bin/dicetable"), "play", "trice", "--vs", "human", "--seed", "1"]
+PYTHON = str(ROOT / ".venv/bin/python")
+
+
+def launch(command: list[str]) -> tuple[int, int, float]:
+    """Start `command` in an 80 × 24 pseudo-terminal: (pid, fd, the moment it was started)."""
     home = tempfile.mkdtemp()
     started = time.perf_counter()
     pid, fd = pty.fork()
-    if pid == 0:  # the child: the app in an 80 × 24 terminal
+    if pid == 0:  # the child: the command in an 80 × 24 terminal
         fcntl.ioctl(sys.stdout.fileno(), termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
         os.environ.update(TERM="xterm-256color", DICETABLE_HOME=home, COLUMNS="80", LINES="24")
         os.execv(command[0], command)
+    return pid, fd, started
+
+
+def painted(data: bytes) -> bool:
+    return b"Pool:" in data and b"act" in data
+
+
+def first_frame(command: list[str]) -> float:
+    """Seconds from launch to the first painted frame."""
+    pid, fd, started = launch(command)
     try:
-        _, painted = read_until(fd, lambda data: b"Pool:" in data and b"act" in data, 30.0)
+        _, at = read_until(fd, painted, 30.0)
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return at - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=40, help="key presses to time")
+    parser.add_argument("--starts", type=int, default=5, help="launches of each app to take the median of")
+    args = parser.parse_args()
+    app, bare = [], []
+    for _ in range(args.starts):  # interleaved, so both see the same machine
+        app.append(first_frame(APP))
+        bare.append(first_frame([PYTHON, "-c", BARE]))
+    pid, fd, _ = launch(APP)
+    try:
+        read_until(fd, painted, 30.0)
         # Let the first frame settle before timing keys.
         while select.select([fd], [], [], 0.3)[0]:
             os.read(fd, 65536)
@@ -80,7 +123,11 @@ def main() -> int:
     finally:
         os.kill(pid, signal.SIGTERM)
         os.waitpid(pid, 0)
-    print(f"start to first frame: {(painted - started) * 1000:.0f} ms")
+    a, b = statistics.median(app) * 1000, statistics.median(bare) * 1000
+    print(f"start to first frame: median {a:.0f} ms (min {min(app) * 1000:.0f}, max {max(app) * 1000:.0f}, "
+          f"{len(app)} starts)")
+    print(f"bare Textual app:     median {b:.0f} ms (min {min(bare) * 1000:.0f}, max {max(bare) * 1000:.0f})")
+    print(f"first frame ratio: {a / b:.2f} x (app {a:.0f} ms / bare Textual {b:.0f} ms)")
     print(f"key press to repaint: median {statistics.median(times) * 1000:.1f} ms "
           f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}, {len(times)} keys)")
     return 0

@@ -20,21 +20,23 @@ from dicetable.core import registry
 from dicetable.tui.tables.controller import LocalTable, Player, TableController
 from dicetable.tui.tables.history import history_path
 from dicetable.tui.tables.local_save import kept_table, new_save_path
-from dicetable.tui.screens.by_game import screen_for, table_screens
+from dicetable.tui.screens.by_game import screen_for
+from dicetable.tui.tables.games import TABLE_GAMES
 from dicetable.tui.screens.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 
 
-def player_name() -> str:
-    """The profile's name when there is one, else the login name (no key is made to play a bot)."""
+def player_name(directory=None) -> str:
+    """The profile's name when there is one, else the login name, else "You" (no key is made to
+    play a bot; the app asks for a name on its first run)."""
     try:
         from dicetable.net import identity
 
-        profile = identity.load()
+        profile = identity.load(directory)
     except Exception:  # a damaged profile must not stop an offline game
         profile = None
     if profile is not None:
         return profile.name
-    return (os.environ.get("USER") or "player")[:32]
+    return (os.environ.get("USER") or "You")[:32]
 
 
 def leave_on_hangup(app: App) -> None:
@@ -60,12 +62,13 @@ class DiceTableApp(App):
     browse_lan = True  # False: the LAN list opens no mDNS socket and shows what it is given (tests)
 
     def __init__(self, table: TableController | None = None, bot_delay: float = 0.5,
-                 seed: int | None = None, profile_dir=None) -> None:
+                 seed: int | None = None, profile_dir=None, ask_name: bool = False) -> None:
         super().__init__()
         self.first_table = table
         self.bot_delay = bot_delay
         self.seed = seed  # for local games opened from the home screen (tests); None: from the clock
         self.profile_dir = profile_dir  # where the profile lives; None: the data directory
+        self.ask_name = ask_name  # the first run (no profile yet) asks for the name first (`dicetable`)
 
     def on_mount(self) -> None:
         from dicetable.tui.screens.home_screen import HomeScreen
@@ -73,6 +76,8 @@ class DiceTableApp(App):
         self.push_screen(HomeScreen())
         if self.first_table is not None:
             self.open_table(self.first_table)
+        elif self.needs_name():
+            self.ask_for_name()
         self._check_size()
         leave_on_hangup(self)  # a kill or a dropped SSH connection still leaves the terminal clean
 
@@ -83,7 +88,7 @@ class DiceTableApp(App):
         elif action in ("play_bot", "hot_seat"):
             from dicetable.tui.screens.new_game_screen import NewGameScreen
 
-            self.push_screen(NewGameScreen(list(table_screens()), hot_seat=action == "hot_seat"))
+            self.push_screen(NewGameScreen(list(TABLE_GAMES), hot_seat=action == "hot_seat"))
         elif action == "rules":
             from dicetable.tui.screens.rules_screen import RulesScreen
 
@@ -113,7 +118,7 @@ class DiceTableApp(App):
                     options=None) -> None:
         """A local table: one person against `seats - 1` bots `bot`, or `seats` people when `bot` is ""."""
         info = registry.get(game)
-        me = player_name()
+        me = player_name(self.profile_dir)
         if bot:
             players = [Player(me), Player(f"{bot} bot", bot)] if seats == 2 else (
                 [Player(me)] + [Player(f"{bot} {n}", bot) for n in range(2, seats + 1)])
@@ -132,15 +137,36 @@ class DiceTableApp(App):
 
     def start_dice_room(self) -> None:
         """A dice room for one person at this terminal, with local dice."""
-        me = player_name()
+        me = player_name(self.profile_dir)
         seed = self.seed if self.seed is not None else time.time_ns() % 2**63
         self.open_table(LocalTable(registry.get("diceroom"), [Player(me)], seed=seed, bot_delay=self.bot_delay))
 
-    # -- network tables ------------------------------------------------------------------------
-    def profile(self):
-        """This player's profile (made on first use), or None after telling why it cannot be read."""
+    # -- the profile ---------------------------------------------------------------------------
+    def needs_name(self) -> bool:
+        """This app asks for the first name and there is no profile yet (a damaged one is told when
+        a table needs it)."""
         from dicetable.net import identity
 
+        try:
+            return self.ask_name and identity.load(self.profile_dir) is None
+        except identity.ProfileError:
+            return False
+
+    def ask_for_name(self) -> None:
+        from dicetable.tui.screens.welcome_screen import WelcomeScreen
+
+        self.push_screen(WelcomeScreen(self.profile_dir))
+
+    def profile(self):
+        """This player's profile, or None after telling why there is none: a network table needs one,
+        so the first name is asked for here when the app has not asked yet (made on first use with
+        the login name when the app asks no names: tests, scripts)."""
+        from dicetable.net import identity
+
+        if self.needs_name():
+            self.ask_for_name()
+            self.notify("Choose your name first: the other players see it at the table.", title="Profile")
+            return None
         try:
             return identity.load_or_create(directory=self.profile_dir)
         except identity.ProfileError as error:
@@ -184,10 +210,10 @@ class DiceTableApp(App):
 
 
 def run_app() -> int:
-    DiceTableApp().run()
+    DiceTableApp(ask_name=True).run()
     return 0
 
 
 def run_table(table: TableController) -> int:
-    DiceTableApp(table).run()
+    DiceTableApp(table, ask_name=True).run()
     return 0

@@ -1,7 +1,7 @@
 """The `dicetable` command: no arguments opens the app; sub-commands give the same powers headless.
 
 Each sub-command lives in its own module `tui/commands/<name>.py` with `add_parser(subparsers)` (which
-sets `func`) — adding one is one line in COMMANDS.
+sets `func`) — adding one is one name in COMMANDS.
 """
 
 from __future__ import annotations
@@ -12,18 +12,20 @@ import sys
 
 from dicetable.tui.commands.args import CommandError
 
-COMMANDS = [
-    "dicetable.tui.commands.selfplay",
-    "dicetable.tui.commands.rules",
-    "dicetable.tui.commands.analyze",
-    "dicetable.tui.commands.play",
-    "dicetable.tui.commands.verify",
-    "dicetable.tui.commands.host",
-    "dicetable.tui.commands.join",
-    "dicetable.tui.commands.roll",
-    "dicetable.tui.commands.lan",
-    "dicetable.tui.commands.deal",
-]
+# sub-command -> its module; only the module of the command given is imported (the app's first frame
+# waits for no network code)
+COMMANDS = {
+    "selfplay": "dicetable.tui.commands.selfplay",
+    "rules": "dicetable.tui.commands.rules",
+    "analyze": "dicetable.tui.commands.analyze",
+    "play": "dicetable.tui.commands.play",
+    "verify": "dicetable.tui.commands.verify",
+    "host": "dicetable.tui.commands.host",
+    "join": "dicetable.tui.commands.join",
+    "roll": "dicetable.tui.commands.roll",
+    "lan": "dicetable.tui.commands.lan",
+    "deal": "dicetable.tui.commands.deal",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,18 +34,24 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for `argv`: with only the sub-command it names, or every one (help, a wrong name)."""
     parser = _Parser(prog="dicetable", description="Dice and card board games, peer to peer and verifiably fair.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    for name in COMMANDS:
-        importlib.import_module(name).add_parser(sub)
+    named = argv[0] if argv and argv[0] in COMMANDS else None
+    if argv is not None and not argv:
+        return parser  # no sub-command: the app
+    for name, module in COMMANDS.items():
+        if named is None or name == named:
+            importlib.import_module(module).add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     from dicetable.core.game import GameError
 
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     if args.command is None:
         from dicetable.tui.app import run_app
 

@@ -241,6 +241,15 @@ def test_battle_trump_first_then_one_die_at_a_time_breaking_any_die():
     assert state.hand(0) == (6, 2) and state.hand(1) == (6, 2)  # the Trump Die is in every hand
 
 
+def test_trump_die_never_flies_out_nor_spins():
+    # Even when every thrown die flies out and spins, the opening throw only shows a face (Battle).
+    state = decided(2, starter=0, out_num=1, out_den=1, spinning_num=1, spinning_den=1)
+    state = state.apply(Move("throw", (db.TRUMP,)))
+    assert state.chance().ranges == (6,)
+    state = state.resolve(Outcome((2,)))
+    assert state.arena == (("T", db.EVERY_HAND, 3),) and state.phase == db.THROW and not state.spinning
+
+
 def test_battle_caught_die_is_thrown_on_own_turn():
     state = with_trump(decided(2, starter=0))
     state = throw(state, "throw A1", out=True, caught=True)

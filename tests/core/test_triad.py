@@ -91,6 +91,19 @@ def test_first_option_lets_white_start():
     assert state.actor == 1 and state.colour(1) == "W"
 
 
+def test_a_rematch_keeps_the_colours_and_the_other_player_starts():
+    state = GAME.start()
+    state = state.resolve(Outcome((1,))).resolve(Outcome((0,) * 12))  # seat 1 drew Black and starts
+    assert state.first == 1
+    following = state.rematch_options()
+    assert following["black"] == "seat1" and following["first"] == "white"
+    state = GAME.start(options=following).resolve(Outcome((0,) * 12))
+    assert state.black == 1 and state.actor == 0 and state.first == 0  # White (seat 0) starts now
+    third = GAME.start(options=state.rematch_options()).resolve(Outcome((0,) * 12))
+    assert third.black == 1 and third.actor == 1  # and back again
+    assert GAME.start().rematch_options() == GAME.resolve_options()  # no colours drawn yet: as the first
+
+
 # -- a turn: choose, turn, move (triad.md, A turn) ------------------------------------------------
 
 

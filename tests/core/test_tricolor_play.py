@@ -51,6 +51,11 @@ def settle_chance(state, *values):
     return state.resolve(Outcome(tuple(values)))
 
 
+def road_index(state) -> int:
+    """The outcome turning up the first unseen tile that is not an End Tile."""
+    return next(i for i, t in enumerate(state.unseen) if TILES[t].kind != END)
+
+
 def event_index(kind: str) -> int:
     """The index of the first card of `kind` in a full event deck."""
     k = EVENT_NAMES.index(kind)
@@ -94,10 +99,10 @@ def test_first_setup_placement_is_next_to_the_start_tile_later_ones_anywhere():
         state.apply(Move("place", (1, "2,0", 0)))
     state = state.apply(Move("place", (1, "1,0", 1)))
     assert state.seat == 1 and state.tops[0] == -1
-    state = settle_chance(state, 0)  # pile 1's next top
+    state = settle_chance(state, road_index(state))  # pile 1's next top: a road tile
     assert "2,0" in {m.args[1] for m in state.legal_moves()}
     state = state.apply(Move("place", (2, "2,0", 0)))
-    state = settle_chance(state, 0)
+    state = settle_chance(state, road_index(state))
     state = state.apply(Move("place", (3, "0,1", 0)))
     assert state.phase == DRAW and state.seat == 0
 
@@ -197,10 +202,12 @@ def test_supply_drop_draws_two():
     assert len(settle_chance(state).hands[0]) == 3
 
 
-def test_earthquake_turns_any_tile_but_the_start_tile():
-    state = constructed("earthquake", entries=[(0, 1, RC, 0, True)])
+def test_earthquake_turns_any_tile_but_the_start_and_end_tiles():
+    state = constructed("earthquake", entries=[(0, 1, RC, 0, True), (2, 0, END_TILES[0], 0, False)])
     targets = {m.args[0] for m in state.legal_moves()}
     assert targets == {"1,0", "0,1"}
+    with pytest.raises(IllegalMove):
+        state.apply(Move("quake", ("2,0",)))
     state = state.apply(Move("quake", ("1,0",)))
     assert state.grid[(1, 0)].rotation == 2 and state.grid[(1, 0)].built
     with pytest.raises(IllegalMove):
@@ -253,11 +260,63 @@ def test_event_deck_is_reshuffled_when_it_runs_out():
     assert state.chance().ranges == (20,)
 
 
-def test_start_tile_is_immune():
-    state = constructed("demolition")
-    for name in ("demolish",):
+@pytest.mark.parametrize("kind, name", [("demolition", "demolish"), ("earthquake", "quake"), ("storm", "storm")])
+def test_start_and_end_tiles_are_immune(kind, name):
+    state = constructed(kind, entries=[(2, 0, END_TILES[0], 0, False), (0, 1, RC, 0, False)])
+    for pos in ("0,0", "2,0"):
+        assert pos not in {m.args[0] for m in state.legal_moves()}
         with pytest.raises(IllegalMove):
-            state.apply(Move(name, ("0,0",)))
+            state.apply(Move(name, (pos,)))
+
+
+def test_an_end_tile_is_never_placed_next_to_the_start_tile():
+    end = END_TILES[0]
+    sides = {"0,-1", "1,0", "0,1", "-1,0"}
+    # Route planning: the End Tile of pile 1 goes anywhere free but beside the Start Tile.
+    state = table(entries=[(1, 0, RS, 1, False)], phase=PLAN, tops=(end, RS, -1))
+    cells = {pile: {m.args[1] for m in state.legal_moves() if m.args[0] == pile} for pile in (1, 2)}
+    assert cells[1] == {"2,0", "1,-1", "1,1"} and cells[2] == {"2,0", "1,-1", "1,1"} | sides - {"1,0"}
+    with pytest.raises(IllegalMove, match="never placed next to the Start Tile"):
+        state.apply(Move("place", (1, "0,1", 0)))
+    assert (2, 0) in state.apply(Move("place", (1, "2,0", 0))).grid
+    # Survey places as route planning does.
+    survey = constructed("survey", tops=(end, -1, -1))
+    assert {m.args[1] for m in survey.legal_moves()} == {"2,0", "1,-1", "1,1"}
+    with pytest.raises(IllegalMove, match="never placed next to the Start Tile"):
+        survey.apply(Move("survey", (1, "0,-1", 0)))
+    # Setup: a later player's placement follows the same rule.
+    setup = table(entries=[(1, 0, RS, 1, False)], phase=SETUP, tops=(end, -1, -1), setup_left=1, first=0)
+    assert {m.args[1] for m in setup.legal_moves()} == {"2,0", "1,-1", "1,1"}
+
+
+def test_route_planning_and_survey_skip_an_end_tile_with_nowhere_to_go():
+    end = END_TILES[0]
+    # Nothing on the table but the Start Tile (a Storm took the rest): the End Tile cannot go anywhere.
+    state = settle_chance(table(phase=DRAW, tops=(end, -1, -1)).apply(Move("draw", (2,))))
+    assert state.phase == ACT
+    state = table(phase=DRAW, tops=(end, RS, -1))
+    state = settle_chance(state.apply(Move("draw", (2,))))
+    assert state.phase == PLAN and {m.args[0] for m in state.legal_moves()} == {2}
+    survey = settle_chance(table(tops=(end, -1, -1), pending=(("event",),)), event_index("survey"))
+    assert survey.played == "survey: fallback" and survey.chance().private == 0
+
+
+def test_an_end_tile_turned_up_during_the_setup_round_is_shuffled_back():
+    state = table(phase=SETUP, tops=(RS, RC, -1), setup_left=3, first=0)
+    state = state.apply(Move("place", (1, "1,0", 1)))
+    end = state.unseen.index(END_TILES[0])
+    state = settle_chance(state, end)
+    assert state.tops[0] == -1 and state.inside[0] == (END_TILES[0],) and state.actor == CHANCE
+    state = settle_chance(state, 1, road_index(state))  # an unseen road tile comes up this time
+    assert TILES[state.tops[0]].kind == ROAD and state.phase == SETUP and state.seat == 1
+    # Once the setup round is over, an End Tile on a pile's top stays there.
+    last = table(entries=[(1, 0, RS, 1, False)], phase=SETUP, tops=(RC, -1, -1), setup_left=1, first=0)
+    last = last.apply(Move("place", (1, "2,0", 0)))
+    assert last.phase == DRAW
+    assert settle_chance(last, last.unseen.index(END_TILES[0])).tops[0] == -1  # the last setup placement too
+    plan = table(entries=[(1, 0, RS, 1, False)], phase=PLAN, tops=(RC, -1, -1))
+    plan = plan.apply(Move("place", (1, "2,0", 0)))
+    assert settle_chance(plan, plan.unseen.index(END_TILES[0])).tops[0] == END_TILES[0]
 
 
 # -- attack --------------------------------------------------------------------------------------
@@ -370,10 +429,25 @@ def test_stalemate_scores_the_one_route_that_exists():
     assert state.scores() == (3 + 1, 0)  # red route tile; red is the Winner Colour
 
 
+@pytest.mark.parametrize("east_first", [True, False])
+def test_two_valid_routes_end_the_game_whatever_the_placement_order(east_first):
+    # End Tile A at 1,1 is reached via 1,0 or 0,1, End Tile B at 2,0 only via 1,0: the pair
+    # (A via 0,1, B via 1,0) exists whichever cross was placed first.
+    east, south = (1, 0, RC, 0, True), (0, 1, tile_id(ROAD, "cross", "Y"), 0, True)
+    entries = [east, south] if east_first else [south, east]
+    entries += [(1, 1, END_TILES[0], 0, False), (2, 0, END_TILES[1], 0, False)]
+    state = table(seats=2, entries=entries, hands=((R,), (Y,))).apply(Move("end"))
+    assert state.reason == "two valid routes" and state.ender == 0
+    assert state.routes == (((0, 0), (0, 1), (1, 1)), ((0, 0), (1, 0), (2, 0)))
+
+
 def test_turn_limit_ends_the_game():
     state = table(seats=2, turns=9, options=(("turn_limit", 10),))
     state = state.apply(Move("end"))
     assert state.reason.startswith("turn limit")
+    assert GAME.resolve_options()["turn_limit"] == 400  # the safety end of the rules (Special cases)
+    state = table(seats=2, turns=399).apply(Move("end"))
+    assert state.reason == "turn limit of 400 turns" and state.ender == -1
 
 
 def test_every_move_and_phase_has_plain_words():

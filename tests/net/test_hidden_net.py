@@ -8,6 +8,7 @@ cards. Issue 4 item 3: a three-seat table goes on without a seat that defaulted.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 from pathlib import Path
@@ -202,9 +203,14 @@ def test_a_seat_withholding_its_deal_part_is_in_default(tmp_path):
     assert result is not None and "seat 2 in default" in result.reason and 2 not in result.winners
     claimable = next(e for e in events if e.kind == "claimable")  # the host's or the honest joiner's
     assert claimable.seat == 2 and "did not deliver its part of the card deal within 0.8 s" in claimable.text
+    # Three seats: the claim took effect with a second seat's signature, and the verdict names both.
+    claim = host.replica.ending
+    assert claim.against == 2 and {claim.seat, *claim.witnesses} == {0, 1}
+    backed = dataclasses.replace(result, reason=f"{result.reason} — claim by seat {claim.seat}, witnessed by seat {claim.witnesses[0]}")
     for path in (tmp_path / "t0.dtt", tmp_path / "t1.dtt"):
         verdict = verify(path)
-        assert verdict.valid and verdict.result == result.describe(), verdict.line()
+        assert verdict.valid and verdict.result == backed.describe(), verdict.line()
+        assert "card audit not done" in verdict.line() and "(the game ended by a claim)" in verdict.line()
         claim = [wire.decode(f) for f in read(path).frames if wire.decode(f).kind == "claim"]
         assert claim and claim[0].body["against"] == 2
 
@@ -238,11 +244,14 @@ def test_three_dice_breaker_peers_finish_without_the_one_killed(tmp_path):
         assert verdict.valid, verdict.line()
         replica = verdict.replica
         assert replica.out == {gone} and replica.forced is None  # the game ended by its own rules
-        assert verdict.line().endswith(f"; seat {gone} in default, the game went on without")
+        default = next(c for c in replica.claims if c.state == "out")
+        assert default.against == gone and len(default.witnesses) == 1  # three seats: co-signed by the other
+        basis = f"claim by seat {default.seat}, witnessed by seat {default.witnesses[0]}"
+        assert verdict.line().endswith(f"; seat {gone} in default ({basis}), the game went on without")
         # (A claim may first answer a Latent Dice question for it: that seat stays in the game.)
-        claim = next(r for r in replica.log if r.kind == "claim" and "goes on without it" in r.note)
-        assert claim.envelope.body["against"] == gone
-        later = [r for r in replica.log[claim.index:] if r.kind == "move"]
+        took = next(r for r in replica.log if r.kind == "witness" and "goes on without it" in r.note)
+        assert took.envelope.body["claim"] == default.index and replica.log[default.index].envelope.body["against"] == gone
+        later = [r for r in replica.log[took.index:] if r.kind == "move"]
         assert later and all(r.seat != gone for r in later)  # the others played on, the gone seat never again
         logs.append(read(tmp_path / f"t{i}.dtt").frames)
     assert logs[0] == logs[1]
@@ -258,7 +267,9 @@ def test_a_room_of_three_goes_on_without_a_defaulted_seat():
     game = registry.get("diceroom")
     table = Table(game, game.resolve_options({"rolls": 0}), ["ann", "bob", "cy"])
     table.post(table.seats[0].move(Move("pass")))  # seat 1's turn; it never comes
-    record = table.post(table.seats[0].frame("claim", wire.claim_body(1, "gone")))
+    claim = table.post(table.seats[0].frame("claim", wire.claim_body(1, "gone")))
+    assert table.host.out == frozenset() and table.host.pending_claim(1) is not None  # one clock decides nothing
+    record = table.post(table.seats[2].frame("witness", wire.witness_body(claim.index)))
     assert "the game goes on without it" in record.note
     for replica in (table.host, *table.peers):
         assert replica.out == {1} and replica.result is None and replica.state.turn == 2  # seat 1 skipped
@@ -276,6 +287,7 @@ def test_a_room_of_three_goes_on_without_a_defaulted_seat():
     assert table.host.state.turn == 0
     table.post(table.seats[0].move(Move("pass")))
     assert table.host.state.turn == 2  # seat 1 passes by itself whenever its turn comes
+    assert table.host.needed(2) == 1  # seat 0 is the only other seat in: its claim stands alone
     table.post(table.seats[0].frame("claim", wire.claim_body(2, "gone too")))  # one seat left: it wins
     assert table.host.result.winners == (0,) and "seat 2 in default" in table.host.result.reason
     assert all(peer.result == table.host.result for peer in table.peers)

@@ -126,15 +126,19 @@ def test_a_seat_late_to_seal_or_to_open_answers_no_and_stays_in():
     late_to_seal, late_to_open, honest = order
     table.post(table.seats[honest].seal(step, YES))
     table.post(table.seats[late_to_open].seal(step, YES))
-    claim = table.seats[honest].frame("claim", wire.claim_body(late_to_seal, "no answer within 20 s"))
-    record = table.post(claim)
+    claim = table.post(table.seats[honest].frame("claim", wire.claim_body(late_to_seal, "no answer within 20 s")))
+    assert host.pending_claim(late_to_seal) is not None and host.sealing.answers[late_to_seal] is None
+    # Three seats: the claim takes effect once another seat's clock agrees (FAIRNESS.md §4).
+    record = table.post(table.seats[late_to_open].frame("witness", wire.witness_body(claim.index)))
     assert "did not answer in time" in record.note and "latent no" in record.note
+    assert host.claims[-1].state == "answered"
     assert host.waiting_for.action == "unseal" and late_to_seal not in host.waiting_for.seats
     with pytest.raises(NotDue, match="already answered"):
         host.accept(table.seats[late_to_seal].seal(step, YES))  # too late: its answer was given
     table.seats[late_to_seal].seq -= 1
     table.post(table.seats[honest].unseal(step))
-    table.post(table.seats[honest].frame("claim", wire.claim_body(late_to_open, "did not open")))
+    claim = table.post(table.seats[honest].frame("claim", wire.claim_body(late_to_open, "did not open")))
+    table.post(table.seats[late_to_seal].frame("witness", wire.witness_body(claim.index)))
     assert host.sealing is None and host.out == frozenset()
     assert host.state.answers[late_to_seal] == "no" and host.state.answers[late_to_open] == "no"
     assert host.state.answers[honest] == "yes"
@@ -171,7 +175,9 @@ def test_a_seat_out_of_the_game_is_not_asked_and_declines():
         table.step(bots, rng)
     gone = host.state.actor
     claimer = (gone + 1) % 4
-    table.post(table.seats[claimer].frame("claim", wire.claim_body(gone, "left the table")))
+    claim = table.post(table.seats[claimer].frame("claim", wire.claim_body(gone, "left the table")))
+    assert host.out == frozenset() and host.needed(gone) == 2  # a majority of the three others
+    table.post(table.seats[(gone + 2) % 4].frame("witness", wire.witness_body(claim.index)))
     assert host.out == frozenset({gone})
     while host.waiting_for.action != "seal":
         table.step(bots, rng)

@@ -210,9 +210,11 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
             seq = cheater.replica.next_seq(seat) if seq is None else seq
             return wire.make_frame(profile, table, seat, seq, kind, body, cheater.replica.head, sign=sign)
 
-        # Not its turn (seat 0 is due), then a claim the host's clock does not support.
+        # Not its turn (seat 0 is due), then a claim against the host that the host's own view refutes.
         attempt(seal(cheater_profile, 2, "move", wire.move_body(Move("roll", ("3d6",)))), "not due", 2)
-        attempt(seal(cheater_profile, 2, "claim", wire.claim_body(0, "impatient")), "bad claim", 2)
+        attempt(seal(cheater_profile, 2, "claim", wire.claim_body(0, "impatient")), "disputed", 2)
+        disputed = next(e for e in host_events if e.kind == "disputed")  # the host's player is told, naming seat 2
+        assert disputed.seat == 2 and "seat 0 (host) disputes seat 2 (cheater)'s claim" in disputed.text
         host.move(Move("pass"))
         wait_until(lambda: honest.replica.state is not None and honest.replica.state.turn == 1, what="seat 1's turn")
         honest.move(Move("pass"))
@@ -280,7 +282,8 @@ def test_a_withheld_reveal_puts_the_seat_in_default_and_the_claim_verifies(tmp_p
     logs = assert_verifies(tmp_path / "host.dtt", tmp_path / "staller.dtt")
     claim = wire.decode(logs[0][-1])
     assert claim.kind == "claim" and claim.seat == 0 and claim.body["against"] == 1
-    assert verify(tmp_path / "host.dtt").result == "seat 0 wins (seat 1 in default)"
+    # Two seats: nobody else could witness it, and the verdict says so (FAIRNESS.md §5).
+    assert verify(tmp_path / "host.dtt").result == "seat 0 wins (seat 1 in default — unwitnessed claim by seat 0)"
 
 
 @pytest.mark.slow

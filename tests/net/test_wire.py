@@ -25,6 +25,8 @@ BODIES = {
     "seal": wire.seal_body(12, KEY),
     "unseal": wire.unseal_body(12, Move("latent", ("yes",)), KEY),
     "claim": wire.claim_body(1, "no move within 120 s"),
+    "witness": wire.witness_body(41),
+    "dispute": wire.dispute_body(41, b"the claim's frame", "by its own clock the table had waited 2.0 s", [b"a frame"]),
     "chat": wire.chat_body("good luck"),
     "resign": {},
     "deal": {"deck": b"d1", "step": "shuffle", "points": [b"\x01" * 32, b"\x02" * 32]},

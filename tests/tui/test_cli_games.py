@@ -1,5 +1,6 @@
-"""The command line over the games' rules: `dicetable analyze` for TRIAD and Dice Breaker, and
-`selfplay` between TRIAD's bots (the rules themselves: tests/core/test_triad.py, test_dicebreaker.py).
+"""The command line over the games' rules: `dicetable analyze` for TRIAD, Dice Breaker and Tricolor
+Line, and `selfplay` between TRIAD's bots (the rules themselves: tests/core/test_triad.py,
+test_dicebreaker.py, test_tricolor_routes.py).
 """
 
 from __future__ import annotations
@@ -111,3 +112,88 @@ def test_analyze_refuses_a_malformed_hand(capsys, hand):
     code, out, err = analyze(capsys, hand)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "Dice Breaker hand" in err
+
+
+# -- `dicetable analyze tricolor` -----------------------------------------------------------------
+def analyze_tricolor(capsys, board, *args):
+    code = main(["analyze", "tricolor", board, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_analyze_tricolor_the_example_of_the_issue():
+    run = dicetable("analyze", "tricolor", "0,0 start; 1,0 road R EW built; 2,0 road Y NSW built; 2,1 end", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"ends": [{"at": "2,1", "shortest": 4}], "valid_pair": None, "tiles": None}
+    text = dicetable("analyze", "tricolor", "0,0 start; 1,0 road R EW built; 2,0 road Y NSW built; 2,1 end").stdout
+    assert text.splitlines() == ["End Tile 2,1: shortest route 4 tiles", "no valid pair: the game goes on"]
+
+
+def test_analyze_tricolor_names_the_valid_pair(capsys):
+    board = "0,0 start; -1,0 road B EW built; -2,0 end; 1,0 road R EW built; 2,0 road Y NSW built; 2,1 end"
+    code, out, _ = analyze_tricolor(capsys, board, "--json")
+    assert code == 0 and json.loads(out) == {
+        "ends": [{"at": "-2,0", "shortest": 3}, {"at": "2,1", "shortest": 4}],
+        "valid_pair": [["0,0", "-1,0", "-2,0"], ["0,0", "1,0", "2,0", "2,1"]],
+        "tiles": 6,
+    }
+    code, out, _ = analyze_tricolor(capsys, board)
+    assert "valid pair: 6 tiles" in out and "  0,0 1,0 2,0 2,1" in out.splitlines()
+
+
+@pytest.mark.parametrize("east_first", [True, False])
+def test_analyze_tricolor_placement_order_never_decides_a_pair(capsys, east_first):
+    # End Tile 1,1 is reached via 1,0 or via 0,1; End Tile 2,0 only via 1,0.
+    east, north = "1,0 road R NESW built", "0,1 road Y NESW built"
+    crosses = f"{east}; {north}" if east_first else f"{north}; {east}"
+    code, out, _ = analyze_tricolor(capsys, f"0,0 start; {crosses}; 1,1 end; 2,0 end", "--json")
+    assert code == 0 and json.loads(out) == {
+        "ends": [{"at": "1,1", "shortest": 3}, {"at": "2,0", "shortest": 3}],
+        "valid_pair": [["0,0", "0,1", "1,1"], ["0,0", "1,0", "2,0"]],
+        "tiles": 5,
+    }
+
+
+@pytest.mark.parametrize(
+    "board, shortest",
+    [
+        ("0,0 start; 0,1 road R NS built; 0,2 end", 3),  # N faces y+1
+        ("0,0 start; 1,0 road R WN built; 1,1 end", 3),
+        ("0,0 start; 1,0 road R WS built; 1,1 end", None),  # S faces y-1: the road turns away
+        ("0,0 start; 1,0 road R EW plan; 2,0 end", None),  # a blueprint carries no route
+        ("0,0 start; 1,0 deadend R EW built; 2,0 end", None),  # nor does a dead end
+        ("0,0 start; 3,3 end", None),
+    ],
+)
+def test_analyze_tricolor_shortest_routes(capsys, board, shortest):
+    code, out, _ = analyze_tricolor(capsys, board, "--json")
+    assert code == 0 and json.loads(out)["ends"][0]["shortest"] == shortest
+    if shortest is None:
+        assert "no route" in analyze_tricolor(capsys, board)[1]
+
+
+@pytest.mark.parametrize(
+    "board, message",
+    [
+        ("0,0 start; 1,0 end", "next to the Start Tile"),
+        ("0,0 start; 1,0 road R EW built; 0,-1 end", "next to the Start Tile"),
+        ("0,0 start; 1,0 road R EW built; 1,0 road Y NS plan", "two tiles on 1,0"),
+        ("0,0 start; 0,0 end", "two tiles on 0,0"),
+        ("1,0 road R EW built; 2,0 end", "no Start Tile"),
+        ("0,0 start; 2,0 start", "the Start Tile lies on 0,0"),
+        ("0,0 start; 1,0 bridge R EW built", "start, end, road or deadend"),
+        ("0,0 start; 1,0 road G EW built", "R, Y or B"),
+        ("0,0 start; 1,0 road R E built", "two, three or four roads"),
+        ("0,0 start; 1,0 road R EXW built", "letters among N, E, S and W"),
+        ("0,0 start; 1,0 road R EW done", "built or plan"),
+        ("0,0 start; 1,0 road R EW", "write X,Y road COLOUR EDGES STATE"),
+        ("0,0 start; 2,0 end R", "take no colour"),
+        ("0,0 start; 1;0 end", "not a position"),
+        ("0,0 start; " + "; ".join(f"{x},5 road R NS built" for x in range(4)), "only 3 red straight"),
+        ("0,0 start; " + "; ".join(f"{x},5 end" for x in range(7)), "only 6 End Tiles"),
+    ],
+)
+def test_analyze_tricolor_refuses_what_the_rules_forbid_with_one_line(capsys, board, message):
+    code, out, err = analyze_tricolor(capsys, board)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1 and err.startswith("dicetable: not a Tricolor Line position")

@@ -48,6 +48,19 @@ def test_a_save_replays_to_the_very_position_and_the_game_ends_in_the_history(na
     assert kept.names == tuple(again.names) and kept.moves == len(again.moves)
 
 
+def test_a_triad_rematch_replays_from_its_save_with_the_same_colours_and_starter():
+    game = registry.get("triad")
+    path = local_save.new_save_path("triad")
+    table = local_save.kept_table(game, [Player("Ann"), Player("bot", "greedy")], save=path, seed=4, first="bot")
+    first_black = table.names[table.state.black]
+    table.rematch()  # the other player (Ann) starts the rematch, with the same colours
+    assert table.names[table.state.first] == "Ann" and table.names[table.state.black] == first_black
+    me = game.bots["random"](game, random.Random(5))
+    person_plays(table, me, lambda t: len(t.moves) >= 6 and t.state.actor == t.names.index("Ann"))
+    again = local_save.resume(path)
+    assert again.state == table.state and again.names == table.names and again.log == table.log
+
+
 def test_a_damaged_save_is_one_line_changes_nothing_and_others_still_resume(tmp_path):
     trice = registry.get("trice")
     good = local_save.new_save_path("trice")

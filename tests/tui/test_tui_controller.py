@@ -8,6 +8,7 @@ from dicetable.tui.tables.controller import LocalTable, Player
 from dicetable.tui.tables.view import LOCAL, Decided, Moved, Phrase, SatDown, result_words
 
 TRICE = registry.get("trice")
+TRIAD = registry.get("triad")
 
 
 def test_two_bots_play_a_whole_game_and_log_it():
@@ -36,6 +37,31 @@ def test_same_seed_same_game_and_rematch_differs():
     assert first == again
     table.rematch()
     assert table.view().log != first
+
+
+@pytest.mark.parametrize("first", ["roll", "me", "bot"])
+def test_triad_rematches_keep_the_colours_and_alternate_who_starts(first):
+    for seed in range(6):
+        table = LocalTable(TRIAD, [Player("me"), Player("bot", "random")], seed=seed, first=first)
+        black = table.names[table.state.black]
+        starters = []
+        for game in range(3):
+            state = table.state
+            assert table.names[state.black] == black, (seed, game)  # the colours stay
+            starters.append(table.names[state.first])
+            table.rematch()
+        assert starters[0] != starters[1] and starters[1] != starters[2], (seed, starters)
+        if first != "roll":
+            assert starters[0] == ("me" if first == "me" else "bot")
+
+
+def test_other_games_rematch_as_the_first_game_was_made():
+    table = LocalTable(TRICE, [Player("me"), Player("bot", "random")], seed=3, first="me")
+    for _ in range(3):
+        human = next(s for s, seat in enumerate(table.view().seats) if seat.kind == "human")
+        assert human == table.state.first  # the person starts every game, as chosen
+        table.rematch()
+    assert table.first == "me" and table.options == TRICE.resolve_options()
 
 
 @pytest.mark.parametrize("who", ["me", "bot"])

@@ -129,8 +129,8 @@ async def test_a_joiner_resumes_from_the_home_screen_and_plays_on(tmp_path, monk
             menu = screen.query_one("#resume-list", OptionList)
             assert menu.option_count == 1
             words = str(menu.get_option_at_index(0).prompt)
-            assert words.startswith(f"TRICE: alice vs bob, {left_with} moves, ")
-            assert words.endswith(", you joined as seat 1")
+            assert words.startswith(f"TRICE: alice vs bob (you), {left_with} moves, ")
+            assert words.endswith(", you joined")
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
             view = app.screen.view
@@ -162,7 +162,7 @@ async def test_a_host_resumes_from_the_home_screen_on_its_invite_and_plays_on(tm
             assert isinstance(screen, ResumeScreen)
             await wait_a_while(pilot, lambda: screen.loaded)
             words = str(screen.query_one("#resume-list", OptionList).get_option_at_index(0).prompt)
-            assert words.startswith(f"TRICE: alice vs bob, {moves_in(paths['alice'])} moves, ")
+            assert words.startswith(f"TRICE: alice (you) vs bob, {moves_in(paths['alice'])} moves, ")
             assert words.endswith(", you host")
             await pilot.press("x")  # a network game is not forgotten: its transcript is the record
             assert "not forgotten" in str(screen.query_one("#resume-note", Static).render())

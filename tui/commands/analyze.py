@@ -77,15 +77,52 @@ def analyse_dicebreaker(text: str, args) -> tuple[dict, list[str]]:
     return {"hand": name, "points": points}, lines
 
 
+def analyse_tricolor(text: str, args) -> tuple[dict, list[str]]:
+    from dicetable.core.tricolor_routes import best_pair, parse_board, shortest_routes
+    from dicetable.core.tricolor_tiles import END, TILES
+
+    try:
+        board = parse_board(text)
+    except ValueError as error:
+        raise CommandError(f"not a Tricolor Line position: {error}") from None
+    at = lambda pos: f"{pos[0]},{pos[1]}"  # noqa: E731
+    routes = shortest_routes(board)
+    ends = sorted((p for p, placed in board.items() if TILES[placed.tile].kind == END), key=lambda p: board[p].order)
+    pair = best_pair(board)
+    if pair is not None:
+        pair = sorted(pair, key=lambda route: board[route[-1]].order)
+    tiles = len({p for route in pair for p in route}) if pair else None  # the Start Tile counted once
+    data = {
+        "ends": [{"at": at(end), "shortest": len(routes[end]) if end in routes else None} for end in ends],
+        "valid_pair": [[at(p) for p in route] for route in pair] if pair else None,
+        "tiles": tiles,
+    }
+    lines = [
+        f"End Tile {at(end)}: " + (f"shortest route {len(routes[end])} tiles" if end in routes else "no route")
+        for end in ends
+    ] or ["no End Tile on the table"]
+    if pair:
+        lines.append(f"valid pair: {tiles} tiles (the Start Tile counted once)")
+        lines += [f"  {' '.join(at(p) for p in route)}" for route in pair]
+    else:
+        lines.append("no valid pair: the game goes on")
+    return data, lines
+
+
 ANALYSERS = {
     "trice": analyse_trice,
     "dicebreaker": analyse_dicebreaker,
     "triad": analyse_triad,
+    "tricolor": analyse_tricolor,
 }
 
 
 def add_parser(sub) -> None:
-    parser = sub.add_parser("analyze", aliases=["analyse"], help="analyse a position")
+    parser = sub.add_parser(
+        "analyze", aliases=["analyse"], help="analyse a position",
+        epilog="Tricolor Line: tiles in placement order separated by ';', each X,Y KIND [COLOUR EDGES STATE], "
+        "e.g. '0,0 start; 1,0 road R EW built; 2,0 road Y NSW built; 2,1 end' (N faces y+1, E faces x+1).",
+    )
     parser.add_argument("game")
     parser.add_argument("position", help="the position in the notation of the game's rules")
     parser.add_argument("--to-move", default=None, help="the side to move, where the game needs it")

@@ -9,7 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 TRICE_HELP = """\
-[b]Playing TRICE[/b]  (full rules: Home → Rules)
+[b]Playing TRICE[/b]
 Take turns: one player [b]chooses[/b] a die from the pool, the other [b]places[/b] it.
 A full line of three (row, column, diagonal) meeting exactly one condition
 - same colour, same value, or ordered values - is a [b]Trice[/b]: the placer wins.
@@ -21,24 +21,34 @@ Board full: [b]indicate[/b] a die; the other player [b]swaps[/b] it with a neigh
 a-d and 1-3 jump to a square (b2) · w p o and 1-6 jump to a pool die (w6)
 f fairness · m moves · r rematch (game over) · Esc leaves the table
 Dice show colour [b]and[/b] letter: W white, P purple, O orange; value bottom-left.
-Marks: ▶◀ cursor · • last move · ▲ indicated · ↔ swap target · ★ deciding line
+Marks: ▶◀ cursor · • last move · ▲ indicated · ↔ swap target
+       ★ deciding line"""
 
-Press any key to close."""
+CLOSING = "\n\n[b]r[/b] the full rules of {title} · any other key closes this help"
 
 
 class HelpDialog(ModalScreen[None]):
+    """A table's help (each game's screen passes its own text); `r` opens the game's full rules."""
+
     BINDINGS = [Binding("escape", "dismiss_help", "close")]
 
-    def __init__(self, text: str = TRICE_HELP) -> None:
+    def __init__(self, text: str = TRICE_HELP, game: str = "trice") -> None:
         super().__init__()
-        self.text = text  # each game's screen passes its own help
+        self.text = text
+        self.game = game
 
     def compose(self) -> ComposeResult:
-        yield Static(self.text, id="help-text")
+        from dicetable.core import registry
+
+        yield Static(self.text + CLOSING.format(title=registry.get(self.game).title), id="help-text")
 
     def on_key(self, event) -> None:
         event.stop()
         self.dismiss(None)
+        if event.key == "r":
+            from dicetable.tui.screens.rules_screen import RulesScreen
+
+            self.app.push_screen(RulesScreen(self.game))
 
     def on_click(self) -> None:
         self.dismiss(None)

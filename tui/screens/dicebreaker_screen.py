@@ -38,23 +38,23 @@ from dicetable.tui.widgets.seats import SeatsPanel
 from dicetable.tui.widgets.text_line import TextLine
 
 DICEBREAKER_HELP = """\
-[b]Playing Dice Breaker[/b]  (full rules: Home → Rules)
+[b]Playing Dice Breaker[/b]
 Each turn throw one of your dice: a [b]roll[/b] lands with a fair face, a [b]break[/b]
-hits a die in the arena (yours only in quick play, any in battle) and gives it a
-new face. A thrown die may fly out (and be caught by another player); in battle
-a landed die may spin: everyone may throw a [b]Latent Die[/b] at it.
+hits a die in the arena (yours only in quick play, any in battle) and gives
+it a new face. A thrown die may fly out (and be caught by another player);
+in battle a landed die may spin: everyone may throw a [b]Latent Die[/b] at it.
 When nobody has dice left, the best hand (best five dice) scores:
 pair 1 · two pairs 2 · three 3 · straight 4 · full house 5 · four 6 ·
 five of a kind wins. First to the target (33) wins.
 
 [b]Keys[/b]  r roll · arrows or h j k l move ▶◀ · Enter or Space breaks that die
 Tab picks another die to throw · y / n answer the Latent Dice claim
-mouse: click a die to break it, click [r] roll, [y] / [n]
+mouse: click a die to break it; click \\[r] roll, \\[y] or \\[n] on the line below
 o rounds · m moves · f fairness · t chat · Esc leaves the table
-Dice show the owner's letter (A-F, T Trump) [b]and[/b] colour; value as pips and digit.
-Marks: × may break · ◎ spinning · • last landed · ✱ just broken · ✚ Latent Die
+Dice show the owner's letter (A-F, T Trump) [b]and[/b] colour; value as pips
+and digit. Marks: × may break · ◎ spinning · • last landed · ✱ just broken
+✚ Latent Die"""
 
-Press any key to close."""
 
 def points_text(points: float) -> str:
     """Points as people write them: 12, 12.5, 1.67 (a three-way split)."""
@@ -315,13 +315,15 @@ class DiceBreakerScreen(TableScreen):
             pieces.append((f" {names[seat][:13]:<13} {points_text(state.points(seat)):>5}\n", "", ""))
             category = hands.category(state.hand(seat)) if state.arena else ""
             left = len(state.held[seat]) + len(state.extra[seat]) if state.held else 0
-            flags = [f"{category or 'nothing'} · {left} left"]
+            flags = []  # a line of their own: the hand's line is full with "three of a kind"
             if info is not None and view.network and info.kind == "remote" and not info.connected:
-                flags.insert(0, "AWAY")
+                flags.append("AWAY")
             if info is not None and info.deadline is not None and due:
                 flags.append(f"⏱{max(0, int(info.deadline - time.monotonic()))}s")
-            if not compact or due or len(flags) > 1:
-                pieces.append(("    " + " · ".join(flags) + "\n", "", "arena--muted"))
+            if not compact or due or flags:
+                pieces.append((f"   {category or 'nothing'} · {left} left\n", "", "arena--muted"))
+            if flags:
+                pieces.append(("   " + " · ".join(flags) + "\n", "", "arena--muted"))
         return tuple(pieces)
 
     def status_line(self) -> str:
@@ -330,7 +332,7 @@ class DiceBreakerScreen(TableScreen):
         if view.result is not None:
             headline, detail = verdict_words(view)
             said = f"{headline} — {detail}"
-            return said if len(said) <= 78 else headline
+            return self.fit(said, headline)
         if view.note:
             return view.note
         if state.phase == THROWOFF:

@@ -72,12 +72,12 @@ class GameRecordScreen(Screen):
     def _check(self) -> None:
         """In a thread: replay the transcript as `dicetable verify` does; its log in words."""
         from dicetable.net.verify import verify
-        from dicetable.tui.tables.net_table import fair_events, replica_log
+        from dicetable.tui.tables.net_table import fair_events, replica_log, seat_names
 
         verdict = verify(self.game.path)
         log, names = (), self.game.names
         if verdict.replica is not None and verdict.replica.game is not None:
-            names = tuple(verdict.replica.names)
+            names = seat_names(verdict.replica)
             log = tuple(replica_log(verdict.replica, fair_events(verdict.replica)))
         self.app.call_from_thread(self._show, f"{verdict.line()}\n{self.game.path}", log, names)
 

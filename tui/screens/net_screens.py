@@ -67,7 +67,7 @@ class HostScreen(Screen):
 
     def compose(self) -> ComposeResult:
         from dicetable.core import registry
-        from dicetable.tui.screens.by_game import table_screens
+        from dicetable.tui.tables.games import TABLE_GAMES
 
         with Vertical(id="net-box"):
             yield Static("Host a dice room" if self.game == "diceroom" else "Host a table", id="net-title")
@@ -76,7 +76,7 @@ class HostScreen(Screen):
                 yield Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
             else:
                 with RadioSet(id="host-game"):
-                    for name in table_screens():
+                    for name in TABLE_GAMES:
                         yield Choice(registry.get(name).title, value=name == self.game, name=name)
                 yield Static("Seats, you included (Dice Breaker 2-6, battle mode; Tricolor Line 2-8; others 2):",
                              classes="net-label")

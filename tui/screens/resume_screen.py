@@ -19,6 +19,7 @@ from textual.widgets import OptionList
 
 from dicetable.tui.screens.game_list_screen import GameListScreen
 from dicetable.tui.tables.history import game_title, moves_words, when_words
+from dicetable.tui.tables.view import told_apart
 
 EMPTY = "No unfinished games: there is nothing to resume."
 
@@ -33,14 +34,16 @@ class Unfinished:
     seat: int
 
     def words(self) -> str:
-        who = "you host" if self.seat == 0 else f"you joined as seat {self.seat}"
-        return f"{self.game}: {' vs '.join(self.names)}, {moves_words(self.moves)}, {when_words(self.when)}, {who}"
+        names = " vs ".join(f"{name} (you)" if seat == self.seat else name for seat, name in enumerate(self.names))
+        who = "you host" if self.seat == 0 else "you joined"
+        return f"{self.game}: {names}, {moves_words(self.moves)}, {when_words(self.when)}, {who}"
 
 
 def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
     """The game in `path` when it is unfinished, None when it is over; raises ValueError (why) when
     it cannot be resumed by this profile."""
     from dicetable.net import wire
+    from dicetable.net.identity import fingerprint
     from dicetable.net.seat_file import SeatFileError, load_seat
     from dicetable.net.transcript import DamagedTranscript, NotATranscript, read
 
@@ -62,7 +65,7 @@ def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
             moves += wire.decode(frame).kind in ("move", "unseal")
         except wire.WireError as error:
             raise ValueError(f"a frame is unreadable: {error}") from None
-    names = tuple(s["name"] for s in seats)
+    names = told_apart([s["name"] for s in seats], [fingerprint(s["key"]) for s in seats])
     return Unfinished(path, game_title(transcript.header["game"]), names, moves, path.stat().st_mtime, seat)
 
 

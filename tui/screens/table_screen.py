@@ -79,7 +79,7 @@ class PanelActions:
 
 class TableScreen(PanelActions, Screen):
     AUTO_FOCUS = ""  # "" is off; None would mean the app's "*" (whichever widget is first)
-    HELP_TEXT: str | None = None  # None: the TRICE help (HelpDialog's default)
+    HELP_TEXT: str | None = None  # None: the TRICE help (HelpDialog's default); `r` in it opens the rules
 
     def __init__(self, controller: TableController) -> None:
         super().__init__()
@@ -181,6 +181,12 @@ class TableScreen(PanelActions, Screen):
     def status_line(self) -> str:
         raise NotImplementedError
 
+    def fit(self, *said: str) -> str:
+        """The first of `said` (the fullest first: words with their keys, then the words alone) that
+        fits the status line; the last one when none does (it ends in … then)."""
+        width = self.query_one("#status").content_region.width or self.app.size.width - 2
+        return next((words for words in said if len(words) <= width), said[-1])
+
     def show_panels(self) -> None:
         """The seats, the move log and the fairness panel, from the current view."""
         view = self.view
@@ -222,7 +228,8 @@ class TableScreen(PanelActions, Screen):
 
     # -- keys shared by every table ------------------------------------------------------------
     def action_help(self) -> None:
-        self.app.push_screen(HelpDialog() if self.HELP_TEXT is None else HelpDialog(self.HELP_TEXT))
+        game = self.controller.game.name
+        self.app.push_screen(HelpDialog(game=game) if self.HELP_TEXT is None else HelpDialog(self.HELP_TEXT, game))
 
     def action_rematch(self) -> None:
         if self.view is not None and self.view.result is not None and self.controller.can_rematch():

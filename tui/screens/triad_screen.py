@@ -36,7 +36,7 @@ from dicetable.tui.widgets.text_line import TextLine
 from dicetable.tui.widgets.triad_board import ROMAN, SquareLook, TriadBoard
 
 TRIAD_HELP = """\
-[b]Playing TRIAD[/b]  (full rules: Home → Rules)
+[b]Playing TRIAD[/b]
 Choose one of your dice, [b]turn[/b] it to another value and [b]move[/b] it exactly
 that many cells in a straight line (8 directions), not over a die, onto an
 empty cell. Three dice in a line, both players in it, all equal or 1-2-3:
@@ -44,13 +44,12 @@ a [b]Triad[/b]. If your die made a new one, take one of [b]your own[/b] dice in 
 The first to take off a third die wins.
 
 [b]Keys[/b]  arrows or h j k l: cursor · Enter or Space: choose a die, land
-1 2 3: the value to turn to · Tab: next die or square · Esc: back, leave
-f fairness · m moves · r rematch (game over) · mouse: click a die, a square
+a-f then 1-6 jump to a square (b6) · 1 2 3: the value to turn to
+Tab: next die or square · Esc: back, leave · r rematch (game over)
+f fairness · m moves · mouse: click a die, a square
 Dice: B Black, heavy frame ┏━┓ · W White, round frame ╭─╮ · value I, II, III
 Marks: ▶◀ cursor · ◆ chosen · →II lands here as II · ✖ take off · ★ Triad
-       • last move
-
-Press any key to close."""
+       • last move"""
 
 
 def reach(state, square: int) -> dict[int, list[Move]]:
@@ -168,7 +167,7 @@ class TriadScreen(TableScreen):
             return
         self.query_one("#triad-score", TextLine).update(self.score_lines())
         self.query_one("#triad-legend", TextLine).update(
-            "◆ chosen →II lands as II ✖ take off ★ Triad • last"
+            "◆ chosen →II lands as II ✖ take off ★ Triad"  # • last: in the help (44 columns)
         )
         self.show_panels()
 
@@ -215,7 +214,7 @@ class TriadScreen(TableScreen):
             headline, detail = verdict_words(view)
             said = f"{headline} — {detail}"
             keys = "r: rematch · Esc: leave" if self.controller.can_rematch() else "Esc: leave"
-            return said if len(said) <= 78 else f"{headline} — {keys}"
+            return self.fit(said, f"{headline} — {keys}", headline)
         if view.note:
             return view.note
         seat = state.actor
@@ -227,24 +226,29 @@ class TriadScreen(TableScreen):
             return f"{names[seat]} ({colour}) {doing}…"
         who = f"Your turn ({colour})" if len(view.local_seats) == 1 else f"{names[seat]} ({colour})"
         if state.phase == REMOVE:
-            return f"{who}: Triad! Take one of your dice marked ✖ off the board (Enter)"
+            return self.fit(f"{who}: Triad! Take one of your dice marked ✖ off the board (Enter)",
+                            f"{who}: Triad! Take one of your dice marked ✖ off")
         legal = state.legal_moves()
         if legal == (Move("pass"),):
             return f"{who}: no die can turn or move — press Enter to pass"
         fallback = legal[0].kind != "move"
         if self.chosen is None:
             if fallback:
-                return f"{who}: no normal move — choose a die to turn in place or move as it shows"
-            return f"{who}: choose a die to turn and move (arrows, Enter)"
+                return self.fit(f"{who}: no normal move — choose a die to turn in place or move as it shows",
+                                f"{who}: no normal move — choose a die to turn or move")
+            return self.fit(f"{who}: choose a die to turn and move (arrows, Enter)", f"{who}: choose a die to turn and move")
         die = state.board[self.chosen]
         square = SQUARES[self.chosen]
         values = sorted({landing_value(state, m) for ms in reach(state, self.chosen).values() for m in ms})
         digits = "/".join(str(v) for v in values)
         if self.value:
-            return f"{who}: {square} turned to {ROMAN[self.value]}: Enter on a →{ROMAN[self.value]} square (Esc: back)"
+            return self.fit(f"{who}: {square} turned to {ROMAN[self.value]}: Enter on a →{ROMAN[self.value]} square (Esc: back)",
+                            f"{who}: {square} turned to {ROMAN[self.value]}: Enter on a →{ROMAN[self.value]} square")
         if fallback:
-            return f"{who}: {digits} then Enter turns {square} in place, or Enter on a → square"
-        return f"{who}: {square} shows {ROMAN[int(die[1])]}: Enter on a → square, or {digits} picks the value"
+            return self.fit(f"{who}: {digits} then Enter turns {square} in place, or Enter on a → square",
+                            f"{who}: {digits} then Enter turns {square} in place")
+        return self.fit(f"{who}: {square} shows {ROMAN[int(die[1])]}: Enter on a → square, or {digits} picks the value",
+                        f"{who}: {square} shows {ROMAN[int(die[1])]}: Enter on a → square")
 
     # -- the cursor ----------------------------------------------------------------------------
     def _place_cursor(self) -> None:

@@ -167,7 +167,7 @@ class TriceScreen(TableScreen):
         state, names = view.state, view.names
         if view.result is not None:
             headline, detail = verdict_words(view)
-            return f"{headline} — {detail}"
+            return self.fit(f"{headline} — {detail}", headline)
         if view.note:
             return view.note
         seat = state.actor
@@ -176,14 +176,14 @@ class TriceScreen(TableScreen):
         other = names[1 - seat]
         if view.my_turn():
             who = "Your turn" if len(view.local_seats) == 1 else f"{names[seat]}'s turn"
-            what = {
-                CHOOSE: f"choose a die for {other} to place (w/p/o 1-6 or arrows, Enter)",
-                PLACE: f"place {state.chosen} on a free square (a-d 1-3 or arrows, Enter)",
-                INDICATE: f"indicate a die for {other} to swap (Enter)",
-                SWAP: f"swap {SQUARES[max(state.indicated, 0)]} with a neighbour marked ↔ (Enter)",
-                INCREMENT: "add 1 to one of the two swapped dice, marked +1 (Enter)",
+            what, keys = {
+                CHOOSE: (f"choose a die for {other} to place", "w/p/o 1-6 or arrows, Enter"),
+                PLACE: (f"place {state.chosen} on a free square", "a-d 1-3 or arrows, Enter"),
+                INDICATE: (f"indicate a die for {other} to swap", "Enter"),
+                SWAP: (f"swap {SQUARES[max(state.indicated, 0)]} with a neighbour marked ↔", "Enter"),
+                INCREMENT: ("add 1 to one of the two swapped dice, marked +1", "Enter"),
             }[state.phase]
-            return f"{who}: {what}"
+            return self.fit(f"{who}: {what} ({keys})", f"{who}: {what}")
         if not view.seats[seat].connected:
             return f"{names[seat]} dropped: waiting for them to come back (or a default claim)"
         target = "you" if len(view.local_seats) == 1 else other

@@ -60,7 +60,7 @@ from dicetable.tui.widgets.text_line import TextLine
 from dicetable.tui.widgets.tile_map import TileLook, TileMap
 
 TRICOLOR_HELP = """\
-[b]Playing Tricolor Line[/b]  (full rules: Home → Rules)
+[b]Playing Tricolor Line[/b]
 Your ID card is your secret colour. A turn: [b]draw[/b] 2 cards and place a pile's
 top tile, or draw 4 and go straight to discarding; then [b]construct[/b] (pay the
 blueprint's colour), [b]modify[/b] (2 cards turn a blueprint), [b]attack[/b] (your whole
@@ -77,9 +77,7 @@ discarded by choice (modify, discard, Embargo) — builders keep their colour
 [b]Tiles[/b]  R Y B colour letter · S start · E end · ═ ║ ╬ constructed ✓
 ┄ ┆ ┼ blueprint with its cost · ■ □ dead end · + a tile may go here
 Marks: ★ on a route to an End Tile · • last placed · × event target
-       $ you can construct it · ┌▶◀┐ cursor
-
-Press any key to close."""
+       $ you can construct it · ┌▶◀┐ cursor"""
 
 SHAPE_WORDS = {"straight": "straight", "curve": "curve", "tee": "tee", "cross": "cross"}
 PHASE_WORDS = {

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from dicetable.core.chance import LocalSource
-from dicetable.core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome
+from dicetable.core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome, rematch_options
 from dicetable.tui.tables.messages import Banner, MoveRefused, TableChanged
 from dicetable.tui.tables.view import LOCAL, Decided, FairEvent, LogEntry, Moved, Phrase, SeatInfo, TableView
 
@@ -162,6 +162,11 @@ class LocalTable(TableController):
         return True
 
     def rematch(self) -> None:
+        following = rematch_options(self.state)
+        if following is not None:
+            # The rules decide the next game (TRIAD: same colours, the other player starts): the seats
+            # stay as they are and nobody is seated anew, so a save replays this game too.
+            self.players, self.first, self.options = tuple(self.seating), "roll", following
         self.number += 1
         self._generation += 1
         self._new_game()

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from dicetable.tui.tables.view import LogEntry, Written, result_words
+from dicetable.tui.tables.view import LogEntry, Written, result_words, told_apart
 
 FILE = "history.jsonl"
 VERSION = 1
@@ -141,6 +141,7 @@ def _played(raw: bytes) -> Played:
 def network_games(directory: Path) -> tuple[list[Played], list[str]]:
     """The network games whose transcripts are in `directory`, and the files that could not be read."""
     from dicetable.net import wire
+    from dicetable.net.identity import fingerprint
     from dicetable.net.transcript import DamagedTranscript, NotATranscript, read
 
     games, unreadable = [], []
@@ -148,7 +149,8 @@ def network_games(directory: Path) -> tuple[list[Played], list[str]]:
         try:
             transcript = read(path)
             header = transcript.header
-            names = tuple(seat["name"] for seat in header["seats"])
+            names = told_apart([seat["name"] for seat in header["seats"]],
+                               [fingerprint(seat["key"]) for seat in header["seats"]])
             moves = sum(wire.kind_of(frame) in ("move", "unseal") for frame in transcript.frames)
             when = path.stat().st_mtime
         except (NotATranscript, DamagedTranscript, OSError, KeyError, TypeError) as error:

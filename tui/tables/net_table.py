@@ -27,6 +27,7 @@ from dicetable.tui.tables.view import (
     SatDown,
     SeatInfo,
     TableView,
+    told_apart,
 )
 
 
@@ -45,6 +46,12 @@ def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
         elif record.kind in ("claim", "resign"):
             log.append(Moved(record.seat, Phrase.of(record.note)))
     return log
+
+
+def seat_names(replica) -> tuple[str, ...]:
+    """The seats' names as a table shows them: two people who chose one name are told apart by their
+    keys (view.told_apart)."""
+    return told_apart(replica.names, [info.fingerprint if info is not None else "" for info in replica.seats])
 
 
 def fair_events(replica) -> tuple[FairEvent, ...]:
@@ -186,10 +193,8 @@ class NetTable(TableController):
 
     # -- snapshots (session thread only) ---------------------------------------------------------
     def _names(self) -> tuple[str, ...]:
-        """The seats' names, told apart by seat number when two people chose the same name."""
         replica = self.session.replica
-        names = replica.names if replica is not None else ()
-        return tuple(f"{n} (seat {s})" if names.count(n) > 1 else n for s, n in enumerate(names))
+        return seat_names(replica) if replica is not None else ()
 
     def _name(self, seat: int) -> str:
         names = self._names()

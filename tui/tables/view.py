@@ -28,6 +28,22 @@ def seat_name(seat: int, names: Sequence[str]) -> str:
     return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
 
 
+def told_apart(names: Sequence[str], fingerprints: Sequence[str]) -> tuple[str, ...]:
+    """The seats' names as a table shows them: people who chose one name are told apart by the start
+    of their key's fingerprint, `Ann (K3QF)` (longer when those starts match too)."""
+    shown = []
+    for seat, name in enumerate(names):
+        twins = [s for s, other in enumerate(names) if other == name]
+        if len(twins) == 1 or not fingerprints[seat]:
+            shown.append(name)
+            continue
+        size = 4  # one group of `ABCD-EFGH-...`, then two, ...
+        while size < len(fingerprints[seat]) and len({fingerprints[s][:size] for s in twins}) < len(twins):
+            size += 5
+        shown.append(f"{name} ({fingerprints[seat][:size]})")
+    return tuple(shown)
+
+
 @dataclass(frozen=True)
 class Phrase:
     """Words that name seats, each seat kept as its number (an int part) until drawn."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -179,6 +180,7 @@ class ActionLine(Widget):
     """
 
     COMPONENT_CLASSES = {*SEAT_CLASSES, "arena--trump", "arena--key", "arena--muted", "arena--chosen"}
+    DEFAULT_CSS = "ActionLine { text-wrap: nowrap; }"  # its lines are never wrapped: each must fit
 
     pieces: reactive[tuple[tuple[str, str, str], ...]] = reactive(())
 
@@ -195,6 +197,9 @@ class ActionLine(Widget):
 
     def get_content_height(self, container, viewport, width: int) -> int:
         return self.plain().count("\n") + 1
+
+    def get_content_width(self, container, viewport) -> int:
+        return max(cell_len(line) for line in self.plain().split("\n"))
 
     def watch_pieces(self, old, new) -> None:
         if sum(t.count("\n") for t, _, _ in old) != sum(t.count("\n") for t, _, _ in new):

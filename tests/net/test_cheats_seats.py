@@ -1,0 +1,127 @@
+"""Seat squatting, performed through the real sessions over sockets on 127.0.0.1: a hello that holds
+a free seat and never joins loses it after a short hold, the host sees who waits and can refuse a
+key, and a full table names who sits at it."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import pytest
+
+from dicetable.net.host import HostSession
+from dicetable.net.identity import Profile
+from dicetable.net.peer import PeerSession
+from dicetable.net.session import SessionError
+from dicetable.tui.commands.host import print_event
+from net_helpers import FAST, wait_until
+
+ROOM = ("diceroom", {"rolls": 0})
+
+
+class Squatter(PeerSession):
+    """Holds the seat its hello got, and never sends the signed join that should follow."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._joined_sent = True  # as if its join had gone: it never will
+        self.error: SessionError | None = None
+
+    def run(self):
+        try:
+            return super().run()
+        except SessionError as error:
+            self.error = error
+
+
+def in_thread(session) -> threading.Thread:
+    thread = threading.Thread(target=session.run, daemon=True)
+    thread.start()
+    return thread
+
+
+def seat_refused(profile: Profile, invite: str) -> str:
+    """What a person joining with `profile` is told when the host gives no seat."""
+    with pytest.raises(SessionError) as refused:
+        PeerSession(profile, invite, timing=FAST).connect()
+    return str(refused.value)
+
+
+def events_of(events, kind: str) -> list:
+    return [e for e in events if e.kind == kind]
+
+
+def test_a_squatters_hold_runs_out_and_the_honest_joiner_takes_the_seat(capsys):
+    events = []
+    hold = 1.5  # long enough for bob to hear the table is full meanwhile, short for a test
+    host = HostSession(Profile.generate("alice"), ROOM[0], 2, ROOM[1], timing=replace(FAST, seat_hold=hold),
+                       on_event=events.append)
+    invite = host.open()
+    in_thread(host)
+    squatter_profile = Profile.generate("mallory")
+    squatter = Squatter(squatter_profile, invite, timing=FAST)
+    thread = in_thread(squatter)
+    bob = Profile.generate("bob")
+    honest = None
+    try:
+        wait_until(lambda: events_of(events, "waiting"), what="the host to see who waits")
+        [waiting] = events_of(events, "waiting")
+        assert waiting.seat == 1 and waiting.data == squatter_profile.public_key
+        assert waiting.text == f"{squatter_profile.fingerprint} holds seat 1 for its join (at most {hold:g} s)"
+        print_event(waiting)  # what `dicetable host` prints
+        assert capsys.readouterr().out == f"waiting: {waiting.text}\n"
+        # While the hold lasts the table is full, and says who sits at it.
+        assert seat_refused(bob, invite).startswith(
+            "the host did not seat us: the table is full: alice; seat 1 held for a joiner for "), events
+        # No join comes: the hold runs out, the squatter is told so, and the seat is free again.
+        thread.join(5)
+        assert f"your hold on seat 1 ran out: no join came within {hold:g} s" in str(squatter.error)
+        [released] = events_of(events, "released")
+        assert released.seat == 1 and released.data == squatter_profile.public_key
+        assert released.text == f"{squatter_profile.fingerprint} did not join within {hold:g} s: seat 1 is free again"
+        assert host.reserved == {} and host.replica.seats[1] is None
+        honest = PeerSession(bob, invite, timing=FAST)
+        in_thread(honest)
+        wait_until(lambda: host.replica.phase == "playing", what="bob seated and the game started")
+        assert host.replica.seats[1].key == bob.public_key and honest.seat == 1
+        # The squatter's key gets no second hold; a late comer hears who plays.
+        assert "your hold on seat 1 ran out" in seat_refused(squatter_profile, invite)
+        assert seat_refused(Profile.generate("carol"), invite) == (
+            "the host did not seat us: the game has already started and every seat is taken: alice, bob")
+    finally:
+        for session in (honest, squatter, host):
+            if session is not None:
+                session.stop()
+
+
+def test_the_host_refuses_a_waiting_key_and_the_seat_goes_to_the_next_joiner():
+    events = []
+    host = HostSession(Profile.generate("alice"), ROOM[0], 3, ROOM[1], timing=FAST, on_event=events.append)
+    invite = host.open()
+    in_thread(host)
+    bob = PeerSession(Profile.generate("bob"), invite, timing=FAST)
+    in_thread(bob)
+    wait_until(lambda: host.replica.seats[1] is not None, what="bob's join")
+    squatter = Squatter(Profile.generate("mallory"), invite, timing=FAST)  # the default hold: 10 s
+    thread = in_thread(squatter)
+    carol = None
+    try:
+        wait_until(lambda: events_of(events, "waiting")[1:], what="the squatter waiting")
+        waiting = events_of(events, "waiting")[-1]
+        assert waiting.seat == 2 and waiting.data == squatter.profile.public_key
+        assert seat_refused(Profile.generate("dave"), invite).startswith(
+            "the host did not seat us: the table is full: alice, bob; seat 2 held for a joiner for ")
+        host.refuse(waiting.data)
+        thread.join(5)
+        assert str(squatter.error) == "the host did not seat us: the host refused you a seat at this table"
+        [released] = events_of(events, "released")
+        assert released.seat == 2 and released.text == f"the host refused {squatter.profile.fingerprint}: seat 2 is free again"
+        carol = PeerSession(Profile.generate("carol"), invite, timing=FAST)
+        in_thread(carol)
+        wait_until(lambda: host.replica.phase == "playing", what="carol seated at once")
+        assert [info.name for info in host.replica.seats] == ["alice", "bob", "carol"]
+        assert "the host refused you a seat" in seat_refused(squatter.profile, invite)
+    finally:
+        for session in (carol, squatter, bob, host):
+            if session is not None:
+                session.stop()
