@@ -312,12 +312,13 @@ class DiceBreakerState:
             )
         face = values.pop(0) + 1
         arena = list(self.arena)
-        target = ""
+        target, broken = "", 0
         if len(self.throw) == 2:
             target = self.throw[1]
             i = next(i for i, (name, _, _) in enumerate(arena) if name == target)
             name, owner, _ = arena[i]
-            arena[i] = (name, owner, values.pop(0) + 1)  # a break always hits (Throws)
+            broken = values.pop(0) + 1
+            arena[i] = (name, owner, broken)  # a break always hits (Throws)
         out_v, caught_v, catcher_v = values[:3]
         spin_v = values[3] if self.battle else None
         seat = self.thrower
@@ -346,7 +347,7 @@ class DiceBreakerState:
             arena=tuple(arena),
             out=out,
             throw=(),
-            last=("throw", die, target, fate, catcher, face, int(spinning)),
+            last=("throw", die, target, fate, catcher, face, broken, int(spinning)),  # broken: the target's new face
         )
         if spinning and self.latent_left > 0:
             first = (seat + 1) % self.seats
@@ -577,8 +578,8 @@ def describe_outcome(state: DiceBreakerState | None, chance: Chance, outcome: Ou
     if last and last[0] == "trump":
         return f"the Trump Die shows {last[2]}"
     if last and last[0] == "throw":
-        _, die, target, fate, catcher, face, spinning = last
-        words = f"{target} breaks to {values[1]}, " if target else ""
+        _, die, target, fate, catcher, face, broken, spinning = last
+        words = f"{target} breaks to {broken}, " if target else ""
         if fate == "landed":
             return words + f"{die} lands on {face}" + (", spinning" if spinning else "")
         if fate == "caught":

@@ -89,6 +89,11 @@ START_SIDES = frozenset(neighbour((0, 0), e) for e in range(4))  # where an End 
 EVENT_MOVES = {"demolition": "demolish", "earthquake": "quake", "survey": "survey", "storm": "storm"}
 
 
+def _cells_for(tile: int, cells: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Of free `cells`, where `tile` may go: an End Tile never next to the Start Tile (Route planning)."""
+    return [c for c in cells if c not in START_SIDES] if TILES[tile].kind == END else cells
+
+
 def pos_text(pos: tuple[int, int]) -> str:
     return f"{pos[0]},{pos[1]}"
 
@@ -422,12 +427,11 @@ class TricolorState:
 
     # -- moves ---------------------------------------------------------------------------------
     def _free_cells(self, next_to_start: bool, tile: int) -> list[tuple[int, int]]:
-        """Where `tile` may be placed: free, next to a tile (or to the Start Tile), and an End Tile
-        never next to the Start Tile (Route planning)."""
-        cells = self._open_cells(next_to_start)
-        return [c for c in cells if c not in START_SIDES] if TILES[tile].kind == END else cells
+        """Where `tile` may be placed: free, next to a tile (or to the Start Tile)."""
+        return _cells_for(tile, self._open_cells(next_to_start))
 
     def _open_cells(self, next_to_start: bool) -> list[tuple[int, int]]:
+        """The free squares next to a tile (or to the Start Tile), whatever is placed there."""
         grid = board_grid(self.board)  # read only
         anchors = [(0, 0)] if next_to_start else grid
         cells = {(x + dx, y + dy) for x, y in anchors for dx, dy in STEP}
@@ -447,9 +451,7 @@ class TricolorState:
         for pile, tile in enumerate(self.tops):
             if tile == -1:
                 continue
-            for cell in cells:
-                if TILES[tile].kind == END and cell in START_SIDES:
-                    continue
+            for cell in _cells_for(tile, cells):
                 at = pos_text(cell)
                 for rotation in distinct_rotations(tile):
                     moves.append(Move(kind, prefix + (pile + 1, at, rotation)))

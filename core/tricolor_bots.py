@@ -2,11 +2,13 @@
 
 `greedy` scores every candidate move by `value(after, seat)`: an estimate built on the *plan*, the
 cheapest way (in construction cost) from the Start Tile to two End Tiles through tiles already on the
-table whose roads meet, ignoring which side is up. It builds toward two disjoint routes rich in its
-own colour, keeps cards of its colour, blocks nothing of its own, and ends the game only when its
-own points (exact: it knows its ID and hand) beat what the others can be expected to hold. It keeps
-its colour hard to read because the plan takes whatever tiles are cheapest, of any colour: it
-constructs other colours' tiles whenever they lie on its plan. Attacks cost the whole hand, so it
+table whose roads meet, ignoring which side is up; a blueprint of another colour than the bot's
+counts `OTHER_COLOUR` times its cost, for the bot keeps cards of its own colour and seldom can pay
+for it (without that, since End Tiles never lie next to the Start Tile, it waited for others to
+build). It builds toward two disjoint routes rich in its own colour, keeps cards of its colour,
+blocks nothing of its own, and ends the game only when its own points (exact: it knows its ID and
+hand) beat what the others can be expected to hold. It still constructs other colours' tiles that
+lie on its plan, which keeps its colour harder to read. Attacks cost the whole hand, so it
 attacks only when its hand is worth little.
 
 `search` is a determinized Monte-Carlo search: for greedy's best few candidates (those within
@@ -49,6 +51,7 @@ W_OWN = 1.5  # an own-colour tile on the plan
 W_OTHER = 0.4  # another colour's tile on the plan
 W_FRONT = 0.25  # an open road end of the planned network (room to grow)
 MISSING = 5.0  # the cost assumed for a route whose End Tile is not on the plan yet
+OTHER_COLOUR = 3.0  # a blueprint of another colour on the plan, against one of the bot's own
 OTHER_CARD = 0.35  # a card of another colour: it still pays for modifications and attacks
 WIN = 100.0
 
@@ -72,6 +75,7 @@ _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))
 _DEAD = frozenset(t.id for t in TILES if t.kind == DEAD)
 _END = frozenset(t.id for t in TILES if t.kind == END)
 _COST = tuple(t.cost for t in TILES)
+_COLOUR = tuple(t.colour for t in TILES)
 
 
 def _links(grid, pos):
@@ -86,8 +90,9 @@ def _links(grid, pos):
             yield there
 
 
-def plan_routes(board: tuple, blocked=frozenset()):
-    """Cheapest planned route to each End Tile (cost still to construct, path) and the open ends."""
+def plan_routes(board: tuple, blocked=frozenset(), colour: str = ""):
+    """Cheapest planned route to each End Tile (cost still to construct, path) and the open ends;
+    for a bot of `colour`, a blueprint of another colour costs OTHER_COLOUR times as much."""
     grid = board_grid(board)
     best = {(0, 0): 0.0}
     back = {}
@@ -116,7 +121,10 @@ def plan_routes(board: tuple, blocked=frozenset()):
             if there in blocked or there in done:
                 continue
             other = grid[there]
-            step = cost + 0.1 + (0 if other.built or other.tile in _END else _COST[other.tile])
+            due = 0 if other.built or other.tile in _END else _COST[other.tile]
+            if due and colour and _COLOUR[other.tile] != colour:
+                due *= OTHER_COLOUR
+            step = cost + 0.1 + due
             if step < best.get(there, 1e9):
                 best[there] = step
                 back[there] = here
@@ -125,14 +133,15 @@ def plan_routes(board: tuple, blocked=frozenset()):
 
 
 @lru_cache(maxsize=8192)
-def plan(board: tuple):
-    """The planned pair: (total cost, tiles on it, open ends, number of End Tiles reached)."""
-    ends, frontier = plan_routes(board)
+def plan(board: tuple, colour: str = ""):
+    """The planned pair for a bot of `colour`: (total cost, tiles on it, open ends, number of End
+    Tiles reached)."""
+    ends, frontier = plan_routes(board, colour=colour)
     if not ends:
         return 2 * MISSING, (), frontier, 0
     first = min(ends, key=lambda e: ends[e][0])
     cost1, path1 = ends[first]
-    others, _ = plan_routes(board, blocked=frozenset(path1[1:]))
+    others, _ = plan_routes(board, blocked=frozenset(path1[1:]), colour=colour)
     others.pop(first, None)
     if not others:
         return cost1 + MISSING, path1[1:], frontier, 1
@@ -190,7 +199,7 @@ def value(state, me: int) -> float:
         rivals = max(_expected_points(state, s, me, counts, winners, ender) for s in range(state.seats) if s != me)
         margin = mine - rivals - 1.5
         return (WIN + margin) if margin > 0 else (-WIN / 2 + margin)
-    cost, tiles, frontier, reached = plan(state.board)
+    cost, tiles, frontier, reached = plan(state.board, colour)
     own = sum(TILES[grid[p].tile].colour == colour for p in tiles)
     other = sum(TILES[grid[p].tile].colour not in ("", colour) for p in tiles)
     open_ends = min(frontier, 6)
@@ -306,7 +315,7 @@ class TricolorGreedy:
         hand = view.hands[me]
         tops = [t for t in view.tops if t != -1]
         useful = any(TILES[t].kind == END or TILES[t].colour == colour and TILES[t].kind != DEAD for t in tops)
-        cost, tiles, frontier, reached = plan(view.board)
+        cost, tiles, frontier, reached = plan(view.board, colour)
         grid = view.grid
         due = [TILES[grid[p].tile] for p in tiles if not grid[p].constructed]
         payable = any(

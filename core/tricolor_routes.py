@@ -1,5 +1,6 @@
 """Connections, shortest routes, the scored pair and the colour contest (tricolor-line.md,
-"Routes and the end of the game" and "Scoring").
+"Routes and the end of the game" and "Scoring"), and the position notation `dicetable analyze
+tricolor` reads (`parse_board`).
 
 A board is a mapping (x, y) -> Placed. A route ends at its End Tile (it never passes through another
 End Tile). When one End Tile has several shortest routes any of them may be its route, so a pair is
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-from dicetable.core.tricolor_tiles import COLOUR_NAMES, COLOURS, DEAD, END, N, ROAD, S, START, STEP, TILES, E, W, edges
+from dicetable.core.tricolor_tiles import COLOUR_NAMES, COLOURS, DEAD, E, END, N, ROAD, S, START, STEP, TILES, W, edges
 
 Pos = tuple[int, int]
 Route = tuple[Pos, ...]
@@ -157,7 +158,10 @@ def _pair(layers: _Layers, a: Pos, b: Pos) -> tuple[int, Route, Route] | None:
             for v in there:
                 if u == v:
                     continue
-                came = [(walked[(pu, pv)][0], (pu, pv)) for pu in layers.nearer[u] for pv in layers.nearer[v] if (pu, pv) in walked]
+                came = [
+                    (walked[(pu, pv)][0], (pu, pv))
+                    for pu in layers.nearer[u] for pv in layers.nearer[v] if (pu, pv) in walked
+                ]
                 if came:
                     value, back = max(came)
                     step[(u, v)] = (value + layers.weight[u] + layers.weight[v], back)
@@ -241,7 +245,9 @@ STATES = {"built": True, "plan": False}
 def _tile_for(kind: str, colour: str, wanted: frozenset[int], used: set[int]) -> tuple[int, int]:
     """The first unused copy of the tile of `kind` and `colour` whose roads, turned, are `wanted`,
     and that turn."""
-    fitting = [t for t in TILES if t.kind == kind and t.colour == colour and wanted in (edges(t.id, r) for r in range(4))]
+    fitting = [
+        t for t in TILES if t.kind == kind and t.colour == colour and wanted in (edges(t.id, r) for r in range(4))
+    ]
     if not fitting:
         raise ValueError("a road tile has two, three or four roads")
     free = [t for t in fitting if t.id not in used]

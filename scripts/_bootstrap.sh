@@ -1,16 +1,24 @@
 # Sourced by scripts/play and scripts/test: make .venv with the project installed, once.
-# Re-running is cheap: the install is redone only when pyproject.toml changed.
+# Re-running is cheap: the install is redone only when pyproject.toml changed. While it installs it
+# says so in one line; pip's output goes to .venv/install.log and is shown only when the install fails.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 py="${PYTHON:-python3}"
-if [ ! -x "$venv/bin/python" ]; then
-    "$py" -m venv "$venv"
-fi
 stamp="$venv/.dicetable-installed"
-if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
-    "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$venv/bin/python" -m pip install --quiet -e "$root[test]" >&2
+if [ ! -x "$venv/bin/python" ] || [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
+    mkdir -p "$venv"
+    log="$venv/install.log"
+    echo "dicetable: installing into .venv, once (usually about 30 s; pip's output: .venv/install.log)" >&2
+    if ! {
+        { [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"; } &&
+            "$venv/bin/python" -m pip install --upgrade pip &&
+            "$venv/bin/python" -m pip install -e "$root[test]"
+    } >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "dicetable: the install failed: pip's output is above and in $log" >&2
+        exit 1
+    fi
     touch "$stamp"
 fi
 export PATH="$venv/bin:$PATH"

@@ -23,15 +23,13 @@ import hashlib
 import secrets
 import sys
 import time
-from pathlib import Path
 
 import msgpack
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dicetable.core.chance import permutation  # noqa: E402
-from dicetable.net.cards import Deck, base_mul, check_point, invert, mul, scalar_mul  # noqa: E402
-from dicetable.net.deal import Deal, Party  # noqa: E402
+from dicetable.core.chance import permutation
+from dicetable.net.cards import Deck, base_mul, check_point, invert, mul, scalar_mul
+from dicetable.net.deal import Deal, Party
 
 TABLE = bytes(16)
 RESOURCE_CARDS = [f"{colour}-{kind}#{n}" for colour in ("red", "yellow", "blue")

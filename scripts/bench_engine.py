@@ -10,16 +10,13 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dicetable.core import registry  # noqa: E402
-from dicetable.core.chance import LocalSource  # noqa: E402
-from dicetable.core.game import CHANCE  # noqa: E402
-from dicetable.core.match import play_out  # noqa: E402
+from dicetable.core import registry
+from dicetable.core.chance import LocalSource
+from dicetable.core.game import CHANCE
+from dicetable.core.match import play_out
 
 
 def games_per_second(game, seats: int, games: int, seed: int) -> float:

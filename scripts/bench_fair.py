@@ -17,18 +17,15 @@ import argparse
 import random
 import secrets
 import statistics
-import sys
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dicetable.core.chance import LocalSource  # noqa: E402
-from dicetable.core.game import CHANCE, Chance, GameInfo, Outcome  # noqa: E402
-from dicetable.net.identity import Profile  # noqa: E402
-from dicetable.net.local_seats import ProtocolSeat  # noqa: E402
-from dicetable.net.replica import Replica  # noqa: E402
+from dicetable.core.chance import LocalSource
+from dicetable.core.game import CHANCE, Chance, GameInfo, Outcome
+from dicetable.net.identity import Profile
+from dicetable.net.local_seats import ProtocolSeat
+from dicetable.net.replica import Replica
 
 ROLL = Chance("two dice", (6, 6))
 

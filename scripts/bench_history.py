@@ -16,18 +16,16 @@ import argparse
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dicetable.core import registry  # noqa: E402
-from dicetable.net.local_seats import play_table  # noqa: E402
-from dicetable.tui.tables.controller import Player  # noqa: E402
-from dicetable.tui.tables.history import FILE, past_games  # noqa: E402
-from dicetable.tui.tables.local_save import kept_table  # noqa: E402
+from dicetable.core import registry
+from dicetable.net.local_seats import play_table
+from dicetable.tui.tables.controller import Player
+from dicetable.tui.tables.history import FILE, past_games
+from dicetable.tui.tables.local_save import kept_table
 
 
 def median_seconds(work, runs: int) -> float:

@@ -74,6 +74,10 @@ class DiceTableApp(App):
         from dicetable.tui.screens.home_screen import HomeScreen
 
         self.push_screen(HomeScreen())
+        if self.first_table is None and os.environ.get("DICETABLE_SERVED"):  # served over SSH: the lobby first
+            from dicetable.tui.screens.lobby_screen import open_served
+
+            open_served(self, lambda: player_name(self.profile_dir))
         if self.first_table is not None:
             self.open_table(self.first_table)
         elif self.needs_name():

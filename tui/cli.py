@@ -25,6 +25,7 @@ COMMANDS = {
     "roll": "dicetable.tui.commands.roll",
     "lan": "dicetable.tui.commands.lan",
     "deal": "dicetable.tui.commands.deal",
+    "serve-ssh": "dicetable.tui.commands.serve_ssh",
 }
 
 

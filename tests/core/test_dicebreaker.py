@@ -530,7 +530,7 @@ def count_fates(seed, throws_wanted, **options):
                     outs += fate in ("out", "caught")
                     caught += fate == "caught"
                     landed += fate == "landed"
-                    spinning += state.last[6]
+                    spinning += state.last[-1]
             else:
                 state = state.apply(bots[state.actor].choose(state.view(state.actor)))
     return throws, outs, caught, landed, spinning

@@ -6,21 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dicetable.core.tricolor_routes import Placed, best_pair, best_single, shortest_routes
+from dicetable.core.tricolor_routes import best_pair, best_single, shortest_routes
 from dicetable.core.tricolor_tiles import DEAD, END, ROAD, START, STEP, TILES, edges
-
-
-def tile_id(kind: str, shape: str = "cross", colour: str = "", skip: int = 0) -> int:
-    found = [t.id for t in TILES if t.kind == kind and (kind in (START, END) or (t.shape == shape and t.colour == colour))]
-    return found[skip]
-
-
-def grid(*entries) -> dict:
-    """A board from (x, y, tile, rotation, built) entries, placed in this order after the Start Tile."""
-    board = {(0, 0): Placed(0, 0, True, 0)}
-    for order, (x, y, tile, rotation, built) in enumerate(entries, start=1):
-        board[(x, y)] = Placed(tile, rotation, built, order)
-    return board
+from test_tricolor_rules import grid, tile_id
 
 
 END1, END2 = tile_id(END), tile_id(END, skip=1)
@@ -34,7 +22,8 @@ def _joined(board, a, edge) -> bool:
     if b not in board:
         return False
     up = [p.built or TILES[p.tile].kind in (START, END) for p in (board[a], board[b])]
-    return all(up) and edge in edges(board[a].tile, board[a].rotation) and (edge + 2) % 4 in edges(board[b].tile, board[b].rotation)
+    meet = edge in edges(board[a].tile, board[a].rotation) and (edge + 2) % 4 in edges(board[b].tile, board[b].rotation)
+    return all(up) and meet
 
 
 def _steps(board, here):
@@ -125,7 +114,8 @@ def test_pairs_of_equal_length_go_to_the_earliest_placed_tiles():
     # End Tile A at 1,1 is reached via 1,0 or via 0,1; End Tile B at -2,0 via -1,0. Both pairs are
     # valid and equally long: the scored one takes whichever cross was placed earlier.
     west = [(-1, 0, tile_id(ROAD, "cross", "B"), 0, True), (-2, 0, END2, 0, False)]
-    for first, second, via in (((1, 0, RX, 0, True), (0, 1, YX, 0, True), (1, 0)), ((0, 1, YX, 0, True), (1, 0, RX, 0, True), (0, 1))):
+    east, south = (1, 0, RX, 0, True), (0, 1, YX, 0, True)
+    for first, second, via in ((east, south, (1, 0)), (south, east, (0, 1))):
         board = grid(first, second, (1, 1, END1, 0, False), *west)
         assert best_pair(board) == (((0, 0), (-1, 0), (-2, 0)), ((0, 0), via, (1, 1)))
         assert brute_pair(board)[1] == {(0, 0), (-1, 0), (-2, 0), via, (1, 1)}

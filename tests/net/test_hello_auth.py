@@ -4,7 +4,6 @@ seat hogging over real sockets on 127.0.0.1, and the honest seat that reconnects
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 
 from dicetable.core import registry
@@ -18,13 +17,7 @@ from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.transport import PeerSocket, unpack
 from dicetable.net.verify import verify
-from net_helpers import FAST, wait_until
-
-
-def in_thread(session) -> threading.Thread:
-    thread = threading.Thread(target=session.run, daemon=True)
-    thread.start()
-    return thread
+from net_helpers import FAST, in_thread, wait_until
 
 
 class Recording(PeerSession):

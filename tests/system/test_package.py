@@ -191,7 +191,8 @@ def test_the_installed_wheel_runs_its_commands(installed, tmp_path):
 
 @pytest.mark.slow
 def test_the_installed_wheel_opens_the_app(installed, tmp_path):
-    """The app from the wheel paints its home screen in a real terminal (a pty, 80 x 24)."""
+    """The app from the wheel paints in a real terminal (a pty, 80 x 24): the first-run name prompt,
+    then, with a name given, the home screen."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NO_COLOR")}
     env.update(DICETABLE_HOME=str(tmp_path / "home"), TERM="xterm-256color", COLUMNS="80", LINES="24")
     pid, fd = pty.fork()
@@ -204,16 +205,23 @@ def test_the_installed_wheel_opens_the_app(installed, tmp_path):
 
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     seen = b""
-    try:
+
+    def read_until(text: bytes) -> None:
+        nonlocal seen
         end = time.monotonic() + 60
-        while time.monotonic() < end and b"Play against a bot" not in seen:
+        while time.monotonic() < end and text not in seen:
             ready, _, _ = select.select([fd], [], [], 0.5)
             if ready:
                 try:
                     seen += os.read(fd, 65536)
                 except OSError:
                     break
-        assert b"Play against a bot" in seen, seen[-2000:]
+        assert text in seen, seen[-2000:]
+
+    try:
+        read_until(b"Welcome to dicetable")  # a first run asks for the player's name
+        os.write(fd, b"ann\r")
+        read_until(b"Play against a bot")
     finally:
         os.kill(pid, 9)
         os.waitpid(pid, 0)

@@ -119,7 +119,7 @@ async def test_the_latent_dice_claim_by_keys_in_hot_seat():
         await wait_until(pilot, lambda: screen.view.state.phase != LATENT)
         after = screen.view.state
         assert after.latent_left == 3 and after.last[0] == "latent" and after.last[2] == starter
-        assert "Latent Die broke the spinning die" in screen.query_one("#db-hand").plain()
+        assert "Latent Die broke it to" in screen.query_one("#db-hand").plain()
 
 
 async def test_hot_seat_for_three_people_from_the_home_screen():

@@ -11,6 +11,7 @@ from dicetable.core import registry
 from dicetable.core.chance import LocalSource
 from dicetable.core.match import play_out
 from dicetable.tui.commands.args import CommandError, parse_options
+from dicetable.tui.commands.progress import Progress
 
 
 def add_parser(sub) -> None:
@@ -26,8 +27,10 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
-def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, options=None, seats=None, record=None):
-    """Play `games` games with seats rotating each game; returns the summary dict."""
+def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, options=None, seats=None, record=None,
+             on_game=None):
+    """Play `games` games with seats rotating each game; returns the summary dict. `on_game(n)` is
+    called after the n-th game (the progress bar)."""
     game = registry.get(game_name)
     seats = seats or len(bot_names)
     game.check_seats(seats)
@@ -68,6 +71,8 @@ def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, option
             draws += 1
         for seat in final.result.winners:
             wins[order[seat]] += 1 / len(final.result.winners)
+        if on_game is not None:
+            on_game(number + 1)
     seconds = time.perf_counter() - start
     return {
         "game": game.name,
@@ -82,10 +87,14 @@ def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, option
 def run(args) -> int:
     if args.games < 1:
         raise CommandError("--games must be at least 1")
-    summary = selfplay(
-        args.game, [b.strip() for b in args.bots.split(",") if b.strip()], args.games, args.seed,
-        parse_options(args.option), args.seats, args.record,
-    )
+    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+    registry.get(args.game)  # an unknown game is said before the bar is drawn
+    progress = Progress(args.games, f"{args.game}: game", quiet=args.json)  # on a terminal, on stderr
+    try:
+        summary = selfplay(args.game, bots, args.games, args.seed, parse_options(args.option), args.seats,
+                           args.record, on_game=progress.step)
+    finally:
+        progress.close()
     if args.json:
         print(json.dumps(summary))
         return 0

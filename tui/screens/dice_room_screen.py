@@ -82,11 +82,35 @@ def history_lines(view: TableView) -> list[Text]:
         elif event is not None:
             line.append("   (local dice)", "dim")
         lines.append(line)
-    if state.pending:
+    if state.pending and view.result is not None:  # closed (a seat left or defaulted) before every reveal came
+        lines.append(Text(f"     {names[state.rolling]} rolled {state.pending}: not decided, the room closed first", "dim"))
+    elif state.pending:
         lines.append(Text(f"     {names[state.rolling]} rolls {state.pending}: being decided…", "yellow"))
     for seat, expr in state.queue:
-        lines.append(Text(f"     {names[seat]} rolls {expr}: queued", "dim"))
+        lines.append(Text(f"     {names[seat]} rolls {expr}: {'not rolled' if view.result is not None else 'queued'}", "dim"))
     return lines
+
+
+def room_status(view: TableView, mine: bool) -> str:
+    """The status line of the room: closed, closing, waiting for someone's reveal, or who may roll."""
+    state, names = view.state, view.names
+    away = [names[s] for s, seat in enumerate(view.seats) if view.network and seat.kind == "remote" and not seat.connected]
+    if view.result is not None:
+        return f"The room is closed: {reason_words(view.result, names)}"
+    if state.free and state.closing:
+        waiting = f" (waiting for {', '.join(away)}, who is away)" if away and state.pending else ""
+        return f"Closing: the rolls under way are decided first{waiting}"
+    if view.note and away and state.pending:
+        return f"{', '.join(away)} is away: the roll waits for their reveal (the room closes if they do not return)"
+    if view.note:
+        return view.note
+    if state.free and mine:
+        return "Anyone may roll at any moment: type a roll and press Enter"
+    if mine:
+        return "Your turn: type a roll and press Enter, or pass (F2)"
+    if view.actor is not None and view.actor >= 0:
+        return f"{names[view.actor]} is rolling…"
+    return "Rolling…"
 
 
 class RollHistory(RichLog):
@@ -157,28 +181,13 @@ class DiceRoomScreen(PanelActions, Screen):
         self.controller.attach(self)
 
     def on_unmount(self) -> None:
-        self.controller.close()
+        self.controller.leave()  # nobody comes back to a room: a network seat resigns, so the room closes cleanly
 
     # -- messages from the table ---------------------------------------------------------------
     def on_table_changed(self, message: TableChanged) -> None:
         self.view = view = message.view
         mine = may_roll(view)
-        free = view.state.free
-        if view.result is not None:
-            status = f"The room is closed: {reason_words(view.result, view.names)}"
-        elif view.note:
-            status = view.note
-        elif free and view.state.closing:
-            status = "The host is closing the room: the last rolls are being decided"
-        elif free and mine:
-            status = "Anyone may roll at any moment: type a roll and press Enter"
-        elif mine:
-            status = "Your turn: type a roll and press Enter, or pass (F2)"
-        elif view.actor is not None and view.actor >= 0:
-            status = f"{view.names[view.actor]} is rolling…"
-        else:
-            status = "Rolling…"
-        self.query_one("#status", TextLine).update(status)
+        self.query_one("#status", TextLine).update(room_status(view, mine))
         self.query_one("#roll-picture", TextLine).update(roll_picture(view))
         self.query_one(SeatsPanel).show(view)
         self.query_one(MoveLog).show(view.log, view.names)

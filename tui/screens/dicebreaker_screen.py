@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import textwrap
 import time
+from dataclasses import replace
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -35,7 +36,7 @@ from dicetable.tui.tables.messages import TableChanged
 from dicetable.tui.screens.table_screen import CURSOR_KEYS, LEAVE_KEY, TableScreen, panel_keys
 from dicetable.tui.widgets.arena import SEAT_CLASSES, ActionLine, ArenaView, DieLook
 from dicetable.tui.widgets.seats import SeatsPanel
-from dicetable.tui.widgets.text_line import TextLine
+from dicetable.tui.widgets.text_line import TextLine, fitted
 
 DICEBREAKER_HELP = """\
 [b]Playing Dice Breaker[/b]
@@ -48,12 +49,16 @@ pair 1 · two pairs 2 · three 3 · straight 4 · full house 5 · four 6 ·
 five of a kind wins. First to the target (33) wins.
 
 [b]Keys[/b]  r roll · arrows or h j k l move ▶◀ · Enter or Space breaks that die
-Tab picks another die to throw · y / n answer the Latent Dice claim
+Tab picks another die to throw (+B5: a die you caught) · y / n answer the
+Latent Dice claim
 mouse: click a die to break it; click \\[r] roll, \\[y] or \\[n] on the line below
 o rounds · m moves · f fairness · t chat · Esc leaves the table
 Dice show the owner's letter (A-F, T Trump) [b]and[/b] colour; value as pips
 and digit. Marks: × may break · ◎ spinning · • last landed · ✱ just broken
 ✚ Latent Die"""
+
+
+HAND_WIDTH = 49  # the line under the arena at 80 columns (before the screen is laid out)
 
 
 def points_text(points: float) -> str:
@@ -79,10 +84,10 @@ def last_words(state, names: list[str]) -> str:
     if last[0] == "trump":
         return f"The Trump Die lands on {last[2]}: it counts in every hand."
     if last[0] == "throw":
-        _, die, target, fate, catcher, face, spinning = last
+        _, die, target, fate, catcher, face, broken, spinning = last
         words = f"{die}"
         if target:
-            words += f" broke {target} (now {state.face(target) if any(d[0] == target for d in state.arena) else '?'})"
+            words += f" broke {target} (now {broken})"
         if fate == "landed":
             words += f" and landed on {face}" if target else f" landed on {face}"
             if spinning:
@@ -96,8 +101,8 @@ def last_words(state, names: list[str]) -> str:
         _, name, claimant, spin_face, stays, face = last
         if not name:
             return "Nobody threw a Latent Die."
-        words = f"{names[claimant]}'s Latent Die broke the spinning die to {spin_face}"
-        return words + (f" and stays as {name} on {face} ✚." if stays else " and is lost.")
+        words = f"{names[claimant]}'s Latent Die broke it to {spin_face}"  # it: the spinning die
+        return words + (f"; {name} stays on {face} ✚." if stays else "; it is lost.")
     return ""
 
 
@@ -136,7 +141,7 @@ class DiceBreakerScreen(TableScreen):
     BINDINGS = [
         Binding("r", "roll", "roll"),
         Binding("enter,space", "act", "break"),
-        *CURSOR_KEYS,
+        *(replace(key, show=False) for key in CURSOR_KEYS),  # told by the status line (▶◀): the footer is full
         Binding("tab", "next_die", "die", show=False),
         Binding("y", "latent('yes')", "latent yes", show=False),
         Binding("n", "latent('no')", "latent no", show=False),
@@ -261,8 +266,9 @@ class DiceBreakerScreen(TableScreen):
         view, state = self.view, self.view.state
         names = view.names
         pieces: list[tuple[str, str, str]] = []
+        width = self.query_one("#db-hand").content_region.width or HAND_WIDTH
         words = last_words(state, names)
-        pieces.append(((words or " ") + "\n", "", "arena--muted"))
+        pieces.append(((fitted(words, width) or " ") + "\n", "", "arena--muted"))
         if view.result is not None:
             pieces.append(("The game is over: ", "", ""))
             if self.controller.can_rematch():
@@ -270,17 +276,19 @@ class DiceBreakerScreen(TableScreen):
             return tuple(pieces)
         phase = state.phase
         if self._acting() and phase == THROW:
-            pieces.append(("Throw ", "", ""))
-            dice = self.throwable()
-            for die in dice:
-                chosen = die == self.next_die()
-                pieces.append((f"{'▸' if chosen else ''}{die}", f"die:{die}", "arena--chosen" if chosen else "arena--muted"))
-                pieces.append((" ", "", ""))
-            pieces.append(("· ", "", ""))
-            pieces.append(("[r] roll", "roll", "arena--key"))
+            keys = [("· ", "", ""), ("[r] roll", "roll", "arena--key")]
             if self.targets():
-                pieces.append((" · ", "", ""))
-                pieces.append(("[Enter] break ▶◀", "act", "arena--key"))
+                keys += [(" · ", "", ""), ("[⏎] break ▶◀", "act", "arena--key")]
+            dice = []
+            for die in self.throwable():  # +B5: a die this seat caught (it keeps its thrower's letter)
+                chosen = die == self.next_die()
+                shown = f"{'▸' if chosen else ''}{'' if die in state.held[state.seat] else '+'}{die}"
+                dice += [(shown, f"die:{die}", "arena--chosen" if chosen else "arena--muted"), (" ", "", "")]
+            line = [("Throw ", "", ""), *dice, *keys]
+            if sum(len(text) for text, _, _ in line) > width:  # many dice in hand: the one to throw, Tab for the next
+                held = len(self.throwable())
+                line = [("Throw ", "", ""), dice[2 * (self.die_index % held)], (f" of {held} (Tab) ", "", ""), *keys]
+            pieces += line
         elif self._acting() and phase == TRUMP_THROW:
             pieces.append(("You start the round: ", "", ""))
             pieces.append(("[r] throw the Trump Die", "roll", "arena--key"))
@@ -291,8 +299,8 @@ class DiceBreakerScreen(TableScreen):
             pieces.append(("[n] no", "no", "arena--key"))
             pieces.append((f" · {state.latent_left} left", "", "arena--muted"))
         else:
-            left = [f"{LETTERS[s]} {len(state.held[s]) + len(state.extra[s])}" for s in range(state.seats)] if state.held else []
-            pieces.append(("Dice to throw: " + " · ".join(left) if left else "Deciding who starts…", "", "arena--muted"))
+            left = [f"{LETTERS[s]}{len(state.held[s]) + len(state.extra[s])}" for s in range(state.seats)] if state.held else []
+            pieces.append(("Dice to throw: " + " ".join(left) if left else "Deciding who starts…", "", "arena--muted"))
         return tuple(pieces)
 
     def score_pieces(self) -> tuple[tuple[str, str, str], ...]:
@@ -356,9 +364,11 @@ class DiceBreakerScreen(TableScreen):
         if state.phase == LATENT:
             return f"{rnd} · {who}: a Latent Die at the spinning {state.spinning}? (y/n)"
         scope = "any die ×" if state.battle else "your own dice ×"
+        die = self.next_die()
+        die = die if die in state.held[state.seat] else f"{die} (caught)"  # a caught die keeps its thrower's letter
         if self.targets():
-            return f"{rnd} · {who}: r rolls {self.next_die()}, Enter breaks ▶◀ ({scope})"
-        return f"{rnd} · {who}: r rolls {self.next_die()}"
+            return self.fit(f"{rnd} · {who}: r rolls {die}, Enter breaks ▶◀ ({scope})", f"{rnd} · {who}: r rolls {die}, Enter breaks ▶◀")
+        return f"{rnd} · {who}: r rolls {die}"
 
     # -- the cursor ----------------------------------------------------------------------------
     def _place_cursor(self) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -38,11 +40,13 @@ def menu_line(key: str, words: str, highlighted: bool) -> str:
 class HomeScreen(Screen):
     # The footer is full at 80 columns: resume's and history's keys are told by their menu lines alone.
     BINDINGS = [Binding(key, f"choose('{action}')", word, show=action not in ("resume", "history"))
-                for action, key, word, _ in CHOICES]
+                for action, key, word, _ in CHOICES] + [Binding("o", "lobby", "lobby", show=False)]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="home-box"):
             yield Static(BANNER, id="home-banner")
+            if os.environ.get("DICETABLE_SERVED"):  # served over SSH (tui/screens/lobby_screen.py)
+                yield Static("[b]o[/b]  Lobby: who is connected now, invitations", id="home-served")
             yield OptionList(
                 *(Option(menu_line(key, words, i == 0), id=action) for i, (action, key, _, words) in enumerate(CHOICES)),
                 id="home-menu",
@@ -61,3 +65,8 @@ class HomeScreen(Screen):
 
     def action_choose(self, action: str) -> None:
         self.app.open(action)
+
+    def action_lobby(self) -> None:
+        from dicetable.tui.screens.lobby_screen import open_lobby
+
+        open_lobby(self.app)  # only a served app has a lobby

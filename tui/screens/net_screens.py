@@ -71,22 +71,26 @@ class HostScreen(Screen):
 
         with Vertical(id="net-box"):
             yield Static("Host a dice room" if self.game == "diceroom" else "Host a table", id="net-title")
-            if self.game == "diceroom":
-                yield Static("Seats (2 to 8, you included):", classes="net-label")
-                yield Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
-            else:
-                with RadioSet(id="host-game"):
-                    for name in TABLE_GAMES:
-                        yield Choice(registry.get(name).title, value=name == self.game, name=name)
-                yield Static("Seats, you included (Dice Breaker 2-6, battle mode; Tricolor Line 2-8; others 2):",
-                             classes="net-label")
-                yield Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
-            yield Static("Address, port, seconds per move (127.0.0.1: this machine only, your LAN "
-                         "address lets others in; port 0: any free one; 0 s: no clock):", classes="net-label")
+            with Horizontal(id="host-top"):
+                if self.game != "diceroom":
+                    with RadioSet(id="host-game") as games:
+                        games.border_title = "Game"
+                        for name in TABLE_GAMES:
+                            yield Choice(registry.get(name).title, value=name == self.game, name=name)
+                seats = Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
+                seats.border_title = "Seats"
+                yield seats
+            yield Static("Seats, you included: 2 to 8." if self.game == "diceroom" else
+                         "Seats, you included: Dice Breaker 2-6 (battle), Tricolor Line 2-8, others 2.",
+                         classes="net-hint")
             with Horizontal(id="host-where"):
-                yield Input("127.0.0.1", id="host-address")
-                yield Input("0", id="host-port", restrict=r"[0-9]*", max_length=5)
-                yield Input("0", id="host-clock", restrict=r"[0-9]*", max_length=4)
+                for box, value, title, digits in (("host-address", "127.0.0.1", "Address", 0),
+                                                  ("host-port", "0", "Port", 5), ("host-clock", "0", "s per move", 4)):
+                    field = Input(value, id=box, restrict=r"[0-9]*" if digits else None, max_length=digits)
+                    field.border_title = title
+                    yield field
+            yield Static("127.0.0.1: this machine only; your LAN address lets others in. Port 0: any free "
+                         "one. 0 s per move: no clock.", classes="net-hint")
             with Horizontal(classes="net-buttons"):
                 yield Button("Open the table (Enter)", id="open", variant="primary")
                 yield Button("Back (Esc)", id="back")

@@ -12,7 +12,10 @@ from dicetable.core import registry
 from dicetable.tui.widgets.choice import Choice
 
 BOT_WORDS = {"random": "random (easy)", "greedy": "greedy", "search": "search (hard)"}
-FIRST_WORDS = (("roll", "the dice decide"), ("me", "me"), ("bot", "the bot"))
+FIRST_WORDS = (("roll", "the draw decides"), ("me", "me"), ("bot", "the bot"))
+# Who starts, in each game's words, where a person may choose it (two players; the game draws who
+# starts). Dice Breaker is not here: its starting die decides, with any number of players.
+FIRST_TITLES = {"trice": "Who places first", "triad": "Who moves first", "tricolor": "Who plays first"}
 MODE_WORDS = (("battle", "battle"), ("quick", "quick play"))
 
 
@@ -44,7 +47,7 @@ class NewGameScreen(Screen):
                         for name, words in BOT_WORDS.items():
                             yield Choice(words, value=name == "greedy", name=name)
                     with RadioSet(id="setup-first") as first:
-                        first.border_title = "Who places first"
+                        first.border_title = FIRST_TITLES.get(self.games[0], "Who starts")
                         for i, (name, words) in enumerate(FIRST_WORDS):
                             yield Choice(words, value=i == 0, name=name)
             # Games for more than two (Dice Breaker: 2-6): the number of players and the game's mode.
@@ -67,6 +70,20 @@ class NewGameScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#setup-game").focus()
+        self._ask_first()
+
+    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        if event.radio_set.id in ("setup-game", "setup-seats"):
+            self._ask_first()
+
+    def _ask_first(self) -> None:
+        """Who starts is asked only where a person may choose it, in the chosen game's words."""
+        if not self.query("#setup-first"):
+            return
+        game = self._picked("#setup-game", self.games[0])
+        box = self.query_one("#setup-first", RadioSet)
+        box.display = game in FIRST_TITLES and self._picked("#setup-seats", "2") == "2"
+        box.border_title = FIRST_TITLES.get(game, "")
 
     def _picked(self, selector: str, default: str) -> str:
         if not self.query(selector):
@@ -80,7 +97,8 @@ class NewGameScreen(Screen):
     def action_start(self) -> None:
         game = self._picked("#setup-game", self.games[0])
         bot = "" if self.hot_seat else self._picked("#setup-bot", "greedy")
-        first = self._picked("#setup-first", "roll")
+        asked = self.query("#setup-first") and self.query_one("#setup-first").display
+        first = self._picked("#setup-first", "roll") if asked else "roll"
         info = registry.get(game)
         seats = int(self._picked("#setup-seats", "2")) if info.max_seats > 2 else 2
         if not info.min_seats <= seats <= info.max_seats:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer
+from textual.widgets import Footer, TabbedContent
 
 from dicetable.core.game import Move
 from dicetable.core.triad import (
@@ -115,6 +115,8 @@ class TriadScreen(TableScreen):
         self.cursor = INDEX["c1"]
         self.chosen: int | None = None  # the die chosen to move this turn
         self.value = 0  # the value picked with a digit (0: any)
+        self.typing: str = ""  # a square's column letter just typed: the next digit is its row
+        self._panel_before = ""  # `f` both names column f and shows the fairness panel: put back by the row
 
     # -- building ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -284,6 +286,29 @@ class TriadScreen(TableScreen):
             later = [i for i in stops if i > self.cursor]
             self.cursor = later[0] if later else stops[0]
         self.redraw(board_only=True)
+
+    def on_key(self, event) -> None:
+        """A square by name moves the cursor (README: type a square): a letter a-f takes the cursor to
+        that column, and a digit 1-6 right after it to that row (b6). Other digits pick a value."""
+        char = (event.character or "").lower()
+        typed, self.typing = self.typing, ""
+        if self.view is None or not char:
+            return
+        if char in "abcdef":
+            self.typing = char
+            self.cursor = INDEX[char + SQUARES[self.cursor][1:]]
+            self.redraw(board_only=True)
+            if char == "f":  # also the fairness panel's key: the panel shows, until a row follows
+                self._panel_before = self.query_one(TabbedContent).active
+                return
+        elif typed and char in "123456":
+            self.cursor = INDEX[typed + char]
+            if typed == "f" and self._panel_before:
+                self.query_one(TabbedContent).active = self._panel_before
+            self.redraw(board_only=True)
+        else:
+            return
+        event.stop()
 
     def action_value(self, value: int) -> None:
         """A digit picks the value to turn the chosen die (or the die under the cursor) to."""

@@ -56,7 +56,7 @@ from dicetable.tui.tables.messages import TableChanged
 from dicetable.tui.screens.table_screen import CURSOR_KEYS, LEAVE_KEY, TableScreen, panel_keys
 from dicetable.tui.screens.tricolor_dialogs import ChoiceDialog, PassKeyboardScreen, ScoreDialog
 from dicetable.tui.widgets.arena import ActionLine
-from dicetable.tui.widgets.text_line import TextLine
+from dicetable.tui.widgets.text_line import TextLine, fitted
 from dicetable.tui.widgets.tile_map import TileLook, TileMap
 
 TRICOLOR_HELP = """\
@@ -102,6 +102,12 @@ def tile_label(tile: int) -> str:
     if t.kind == END:
         return "End Tile"
     return f"{t.colour} {SHAPE_WORDS[t.shape]}" + (" dead end" if t.kind == DEAD else "")
+
+
+def tile_cost(tile: int) -> int:
+    """What constructing the tile costs; Start and End Tiles are never paid for (they count as
+    constructed, tricolor-line.md), though core's Tile.cost names a cross's price for them."""
+    return 0 if TILES[tile].kind in (START, END) else TILES[tile].cost
 
 
 def tile_code(tile: int) -> str:
@@ -348,55 +354,58 @@ class TricolorScreen(TableScreen):
             choices = self.choices()
             if choices.placing() and self.cursor in choices.free_cells():
                 tile = self.seen.tops[self.pile - 1]
-                return where + f"free · Enter: {tile_label(tile)} turned {choices.rotation()}"
+                return where + f"free · Enter places {tile_code(tile)} ↻{choices.rotation()}"
             return where + "empty"
-        tile = TILES[placed.tile]
-        side = "built" if placed.constructed else f"blueprint, cost {tile.cost}"
-        return where + f"{tile_label(placed.tile)}, {side}, turned {placed.rotation}"
+        side = "built" if placed.constructed else f"blueprint, cost {tile_cost(placed.tile)}"
+        name = tile_label(placed.tile) if TILES[placed.tile].kind in (START, END) else tile_code(placed.tile)
+        return where + f"{name} · {side} · ↻{placed.rotation}"
 
     def pile_text(self) -> Text:
         s = self.seen
         text = Text("Piles", style="bold")
-        text.append(" (top tile · tiles left)\n")
+        text.append(" (top tile · tiles left)")
         choosing = self.choices().placing()
         for pile in range(1, PILES + 1):
             tile, size = s.tops[pile - 1], s.sizes[pile - 1]
             mark = "▸" if choosing and pile == self.pile else " "
             words = tile_code(tile) if tile != -1 else "empty"
-            cost = f"cost {TILES[tile].cost}" if tile != -1 and TILES[tile].cost else ""
-            text.append(f"{mark}{pile} {words:<14}{cost:<7}{size:>3}\n")
+            cost = f"cost {tile_cost(tile)}" if tile != -1 and tile_cost(tile) else ""
+            text.append(f"\n{mark}{pile} {words:<14}{cost:<7}{size:>3}")
         return text
 
     def hand_text(self) -> Text:
         s, seat = self.seen, self.viewer()
         text = Text()
+        width = self.query_one("#tc-hand").content_region.width or 29
         if seat is None:
-            text.append("Watching: every hand is hidden.\n\n", "dim")
+            text.append("Watching: every hand is hidden.", "dim")
             return text
         name = self.view.names[seat]
         if self.hidden:
-            text.append(f"{name}: hand and ID hidden\n", "bold")
-            text.append("press i to show them again\n", "dim")
+            text.append(fitted(f"{name}: hand and ID hidden", width) + "\n", "bold")
+            text.append("press i to show them again", "dim")
             return text
         card = s.ids[seat] if seat < len(s.ids) else UNKNOWN
         colour = ID_CARDS[card] if card != UNKNOWN else "?"
         hand = s.hands[seat] if seat < len(s.hands) else ()
-        text.append(f"{name[:12]}: ID {colour} {COLOUR_NAMES.get(colour, 'not dealt yet')}", "bold")
-        text.append(f" · {len(hand)} card{'s' if len(hand) != 1 else ''}\n")
-        text.append(f"{hand_words(hand)}\n")
+        card_id = f": ID {colour} {COLOUR_NAMES.get(colour, 'not dealt')}"
+        text.append(fitted(name, width - len(card_id)) + card_id + "\n", "bold")
+        count = f"{len(hand)} card{'s' if len(hand) != 1 else ''}"
+        held = f"{hand_words(hand)} · {count}" if hand else "no cards"
+        text.append(held if len(held) <= width else hand_words(hand))
         return text
 
     def seats_text(self) -> Text:
         s, view = self.seen, self.view
         names = view.names
         text = Text()
-        text.append(f"{'  seat':<11}hand  thrown away\n", "dim")
+        text.append(f"{'  seat':<10}{'hand':>4}  thrown away\n", "dim")
         for seat in range(s.seats):
             due = view.actor == seat and view.result is None
             flags = []
             if s.skips and s.skips[seat]:
-                flags.append("⊘ skips")
-            if seat == s.last_target:
+                flags.append("⊘ skips")  # attacked, and the turn not skipped yet
+            elif seat == s.last_target:
                 flags.append("attacked")
             info = view.seats[seat] if seat < len(view.seats) else None
             if info is not None and view.network and info.kind == "remote" and not info.connected:
@@ -404,16 +413,16 @@ class TricolorScreen(TableScreen):
             count = len(s.hands[seat]) if seat < len(s.hands) else 0
             you = "*" if seat == self.viewer() else " "
             mark = "…" if view.thinking == seat else "▶" if due else " "  # a bot that thinks is due
-            line = f"{mark}{you}{names[seat][:10]:<10}{count:>3}  {shed_words(s, seat)}"
+            line = f"{mark}{you}{fitted(names[seat], 8):<8}{count:>4}  {shed_words(s, seat)}"
             text.append(line, "bold" if due else "")
             text.append(f" {' · '.join(flags)}\n" if flags else "\n", "dim")
         discards = s.discards
         top = f", top {CARDS[discards[-1]].kind}" if discards else ""
-        text.append(f"Deck {s.deck_left} · discards {len(discards)}{top}\n", "bold")
+        text.append(f"Deck {s.deck_left} · discards {len(discards)}{top}", "bold")
         if discards:
-            text.append(f"{hand_words(discards)[:29]}\n", "dim")
+            text.append(f"\n{fitted(hand_words(discards), 29)}", "dim")
         if s.played:
-            text.append(self.event_words() + "\n")
+            text.append("\n" + self.event_words())
         return text
 
     def event_words(self) -> str:
@@ -476,13 +485,11 @@ class TricolorScreen(TableScreen):
             pieces.append(("Waiting for the others. ", "", "arena--muted"))
             pieces.append(("[i] hide hand" if not self.hidden else "[i] show hand", "hide", key))
         elif choices.placing():
-            pieces.append(("Pile ", "", ""))
+            pieces.append(("Pile ", "", ""))  # the piles' tiles are listed beside the map
             for pile in range(1, PILES + 1):
-                tile = s.tops[pile - 1]
                 if pile in choices.piles():
                     chosen = pile == self.pile
-                    pieces.append((f"[{pile}]{'▸' if chosen else ''}{tile_code(tile)}", f"pile:{pile}",
-                                   "arena--chosen" if chosen else key))
+                    pieces.append((f"{'▸' if chosen else ''}[{pile}]", f"pile:{pile}", "arena--chosen" if chosen else key))
                     pieces.append((" ", "", ""))
             pieces += [("· ", "", ""), (f"[r] turn ↻{choices.rotation()}", "turn", key), (" · ", "", ""),
                        ("[Enter] place on +", "act", key)]
@@ -504,7 +511,8 @@ class TricolorScreen(TableScreen):
             pieces.append((f"[d] discard {excess} card{'s' if excess != 1 else ''}", "discard", key))
         log = [e for e in view.log if e.seat != CHANCE]
         if log:
-            pieces.append(("\n" + log[-1].words(view.names)[:78], "", "arena--muted"))
+            width = self.query_one(ActionLine).content_region.width or 78
+            pieces.append(("\n" + fitted(log[-1].words(view.names), width), "", "arena--muted"))
         return tuple(pieces)
 
     # -- the cursor ----------------------------------------------------------------------------

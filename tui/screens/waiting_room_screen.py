@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from dicetable.tui.clipboard import copy
 from dicetable.tui.tables.messages import Banner, TableChanged, TableClosed
 from dicetable.tui.widgets.seats import SeatsPanel
 
@@ -42,7 +43,7 @@ class WaitingRoomScreen(Screen):
         self.seat_names = view.names
         if self.table.invite:
             self.query_one("#room-invite", Static).update(
-                f"Invite (give it to the other player; c copies it):\n[b]{self.table.invite}[/b]"
+                f"Invite (give it to the other players; c copies it):\n[b]{self.table.invite}[/b]"
             )
         self.query_one("#room-status", Static).update(view.note or "Starting…")
         if view.game is not None:
@@ -62,8 +63,7 @@ class WaitingRoomScreen(Screen):
 
     def action_copy_invite(self) -> None:
         if self.table.invite:
-            self.app.copy_to_clipboard(self.table.invite)
-            self.notify("Invite copied to the clipboard (where the terminal allows it).", timeout=3)
+            self.notify(copy(self.app, self.table.invite, "the invite"), title="Invite", timeout=10)
 
     def action_leave(self) -> None:
         self.table.close()

@@ -64,6 +64,11 @@ class TableController:
     def close(self) -> None:
         """Leave the table and stop every worker."""
 
+    def leave(self) -> None:
+        """Leave the table for good (the dice room: nobody comes back to a room); a table that can
+        be resumed later is only closed."""
+        self.close()
+
 
 @dataclass(frozen=True)
 class Player:

@@ -43,7 +43,7 @@ def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
             log.append(Decided(Phrase.of(record.event.label), outcome))
         elif record.kind == "join":
             log.append(SatDown(record.seat, record.envelope.body["name"], replica.seats[record.seat].fingerprint))
-        elif record.kind in ("claim", "resign"):
+        elif record.kind in ("claim", "witness", "dispute", "resign"):
             log.append(Moved(record.seat, Phrase.of(record.note)))
     return log
 
@@ -70,6 +70,9 @@ def fair_events(replica) -> tuple[FairEvent, ...]:
         status = VERIFIED if event.outcome is not None else WAITING
         events.append(FairEvent(event.number, Phrase.of(event.label), outcome, status, reveals))
     return tuple(events)
+
+
+LEAVE_WAIT = 5.0  # seconds a leaving seat waits for its resignation to come back in the log
 
 
 class NetTable(TableController):
@@ -132,6 +135,19 @@ class NetTable(TableController):
     def close(self) -> None:
         self.session.stop()
 
+    def leave(self) -> None:
+        """Leave a table still in play for good: resign (the others see it at once and every copy
+        of the log, this one too, ends with it), then stop once the session has it back, or after
+        LEAVE_WAIT seconds when the host does not answer."""
+        replica, session = self.session.replica, self.session
+        if replica is None or replica.phase != "playing" or session.seat is None:
+            self.close()
+            return
+        session.resign()
+        stop = threading.Timer(LEAVE_WAIT, session.stop)
+        stop.daemon = True
+        stop.start()
+
     # -- the session's thread ------------------------------------------------------------------
     def _run(self) -> None:
         from dicetable.net.session import SessionError
@@ -176,6 +192,8 @@ class NetTable(TableController):
                 self._post(MoveRefused(Phrase.of(event.text)))
             else:
                 self._post(Banner(Phrase(("refused: ",)) + Phrase.of(event.text), "error"))
+        elif kind == "disputed":  # a claim against this seat that its own view refutes (FAIRNESS.md §4)
+            self._post(Banner(Phrase(("disputed: ",)) + Phrase.of(event.text), "error"))
         elif kind == "fault":  # a seat caught cheating: every player is told at once (FAIRNESS.md §3)
             self._post(Banner(Phrase(("fault: ",)) + Phrase.of(event.text), "error"))
         elif kind in ("waiting", "released"):  # the host: who holds a free seat until its join

@@ -42,8 +42,8 @@ class FairnessPanel(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(id="fair-head")
+        yield Static(id="fair-verify")  # under the head: seen at once, however many events follow
         yield Static(id="fair-events")
-        yield Static(id="fair-verify")
 
     def show(self, view: TableView) -> None:
         key = (view.network, view.transcript, view.events, tuple(view.names))
@@ -71,4 +71,5 @@ class FairnessPanel(VerticalScroll):
         return self.get_component_rich_style(f"fair--{status}", partial=True)
 
     def show_verdict(self, line: str) -> None:
-        self.query_one("#fair-verify", Static).update(f"verify: {line}")
+        self.query_one("#fair-verify", Static).update(Text.assemble(("verify: ", "bold"), line))
+        self.scroll_home(animate=False)

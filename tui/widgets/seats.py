@@ -21,20 +21,20 @@ class SeatsPanel(TextLine):
             due = view.actor == seat and view.result is None
             you = " (you)" if seat in view.local_seats and len(view.local_seats) == 1 else ""
             you = "" if info.name.lower() == "you" else you
+            text.append("\n" if seat else "")  # no blank line after the last seat: it would need a row of its own
             text.append("▶ " if due else "  ")
             text.append(f"{info.name}{you}", "bold" if due else "")
             if due:
                 text.append(" · thinking…" if view.thinking == seat else " · to act")
-            text.append("\n")
             details = [info.detail]
             if view.network and info.kind == "remote":
                 details.append("connected" if info.connected else "DISCONNECTED")
             if info.deadline is not None:
                 left = max(0, int(info.deadline - time.monotonic()))
                 details.append(f"{left // 60}:{left % 60:02d} left")
-            text.append(f"  {' · '.join(d for d in details if d)}\n", "dim")
+            text.append(f"\n  {' · '.join(d for d in details if d)}", "dim")
             if info.fingerprint:
-                text.append(f"  {info.fingerprint}\n", "dim")
+                text.append(f"\n  {info.fingerprint}", "dim")
         self.update(text)
 
     def on_mount(self) -> None:

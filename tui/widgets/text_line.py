@@ -8,6 +8,11 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 
+def fitted(text: str, width: int) -> str:
+    """`text`, cut to `width` cells with … when longer (a name in a narrow panel)."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
 class TextLine(Widget):
     text: reactive[str | Text] = reactive("")
 

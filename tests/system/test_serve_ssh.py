@@ -1,0 +1,254 @@
+"""`dicetable serve-ssh` on 127.0.0.1, driven by asyncssh clients with a pty of 80 × 24.
+
+Each client logs in with a key made for it (any key is accepted; the key is the player) and reads
+the app's output, with the terminal's control sequences taken out, to see what the screen says.
+Two players see each other in the lobby, one invites with one key, the other accepts and both sit
+at the same TRICE table; a flood of half-open connections and a dropped connection leave the server
+serving; a full server and a session without a terminal are told so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+asyncssh = pytest.importorskip("asyncssh")
+
+pytestmark = pytest.mark.slow
+
+# CSI / OSC / DCS sequences, charset choices and two-byte escapes: what is left is the text drawn.
+CONTROLS = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[()][0-9A-Za-z]|.)")
+
+
+class Server:
+    def __init__(self, data: Path, *flags: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "dicetable.tui.cli", "serve-ssh", "--bind", "127.0.0.1", "--port", "0",
+             "--data", str(data), *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        line = self.process.stdout.readline()
+        match = re.fullmatch(r"ssh: listening on 127\.0\.0\.1:(\d+)\n", line)
+        assert match, f"serve-ssh said {line!r}"
+        self.port = int(match.group(1))
+        self.limits = self.process.stdout.readline()
+
+    def apps(self) -> list[int]:
+        """The app processes the server runs now (its children)."""
+        children = []
+        for entry in Path("/proc").iterdir():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == self.process.pid and fields[0] != "Z":
+                children.append(int(entry.name))
+        return children
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class Player:
+    """One SSH login with a pty; `wait_for` reads what the app drew since the last `mark`."""
+
+    def __init__(self, conn, process) -> None:
+        self.conn, self.process = conn, process
+        self.stream = bytearray()
+        self.since = 0
+        self.reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def login(cls, port: int, name: str, key=None, size=(80, 24)) -> "Player":
+        key = key or asyncssh.generate_private_key("ssh-ed25519")
+        conn = await asyncssh.connect("127.0.0.1", port, username=name, client_keys=[key], known_hosts=None,
+                                      agent_path=None)
+        process = await conn.create_process(term_type="xterm-256color", term_size=size, encoding=None)
+        return cls(conn, process)
+
+    async def _read(self) -> None:
+        while True:
+            data = await self.process.stdout.read(65536)
+            if not data:
+                return
+            self.stream.extend(data)
+
+    def text(self, since: int = 0) -> str:
+        return CONTROLS.sub(b"", bytes(self.stream[since:])).decode(errors="replace")
+
+    def mark(self) -> None:
+        self.since = len(self.stream)
+
+    async def wait_for(self, *words: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.text(self.since)
+            flat = re.sub(r"\s+", " ", text)
+            if all(word in flat for word in words):
+                return text
+            if time.monotonic() > deadline or self.reader.done():
+                raise AssertionError(f"{words!r} never appeared; the app drew:\n{self.text()[-2500:]}")
+            await asyncio.sleep(0.1)
+
+    async def press(self, keys: bytes) -> None:
+        self.mark()
+        self.process.stdin.write(keys)
+        await asyncio.sleep(0.05)
+
+    async def enter_lobby(self) -> None:
+        """The first login asks for the name (the login name is offered): Enter takes it."""
+        await self.wait_for("Welcome to dicetable")
+        await self.press(b"\r")
+        await self.wait_for("Lobby", "who is here now")
+
+    def close(self) -> None:
+        self.reader.cancel()
+        self.conn.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    served = Server(tmp_path / "served")
+    yield served
+    served.close()
+
+
+async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
+    alice = await Player.login(server.port, "alice")
+    await alice.enter_lobby()
+    await alice.wait_for("Served by this host", "trusted")  # the trust note is on screen
+    bob = await Player.login(server.port, "bob")
+    await bob.enter_lobby()
+    await bob.wait_for("alice", "in the lobby")
+    await alice.wait_for("bob", "in the lobby")
+    await alice.press(b"i")  # the cursor is on bob, the only other person
+    await alice.wait_for("Waiting room")
+    await bob.wait_for("alice invites you to TRICE", "a accepts")
+    await bob.press(b"a")
+    for player in (alice, bob):
+        # TRICE's own screen: both seated, the setup roll made by both, the fairness panel's tab
+        await player.wait_for("alice sits down", "bob sits down", "setup roll", "Fairness", timeout=40)
+    for app in server.apps():  # each app runs under the per-connection bounds
+        limits = Path(f"/proc/{app}/limits").read_text()
+        assert re.search(r"Max address space\s+536870912\s", limits), limits
+        assert re.search(r"Max cpu time\s+3600\s", limits), limits
+    await asyncio.sleep(1.5)
+    players = list((tmp_path / "served" / "players").iterdir())
+    assert len(players) == 2 and all(p.stat().st_mode & 0o777 == 0o700 for p in players)
+    assert (tmp_path / "served" / "host_key").stat().st_mode & 0o777 == 0o600
+    for player in (alice, bob):
+        player.close()
+    await _until(lambda: not server.apps(), "the apps ended after their connections closed")
+
+
+async def test_a_host_whose_connection_drops_in_the_waiting_room_frees_its_port(server, tmp_path):
+    """Alice invites Bob, then her connection drops: her app ends (hang-up), its table's port closes,
+    and the invitation leaves Bob's lobby."""
+    import json
+
+    from dicetable.net.invite import Invite
+
+    alice = await Player.login(server.port, "alice")
+    await alice.enter_lobby()
+    bob = await Player.login(server.port, "bob")
+    await bob.enter_lobby()
+    await alice.wait_for("bob")
+    await alice.press(b"i")
+    await bob.wait_for("alice invites you to TRICE")
+    sent = list((tmp_path / "served" / "lobby" / "invitations").glob("*.json"))
+    port = Invite.decode(json.loads(sent[0].read_text())["invite"]).port
+    socket.create_connection(("127.0.0.1", port), timeout=2).close()  # the table listens
+    bob.mark()
+    alice.conn.abort()
+    await _until(lambda: len(server.apps()) == 1, "alice's app ended")
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    await bob.wait_for("Nobody else is connected right now")
+    bob.close()
+
+
+async def test_the_same_key_is_the_same_player(server):
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    first = await Player.login(server.port, "carol", key)
+    await first.enter_lobby()
+    first.close()
+    await _until(lambda: not server.apps(), "the app ended")
+    again = await Player.login(server.port, "someone-else", key)
+    await again.wait_for("Lobby", "who is here now")  # no name asked: the profile is the key's
+    assert "Welcome to dicetable" not in again.text()
+    again.close()
+
+
+async def test_a_half_open_flood_and_a_dropped_connection_leave_the_server_up(server):
+    flood = []
+    for _ in range(100):  # TCP connections that never say a word of SSH
+        _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        flood.append(writer)
+    player = await Player.login(server.port, "dave")
+    await player.wait_for("Welcome to dicetable")
+    for junk in (b"\x00\xff\xfe", b"\x1b[999;999R", "é€😀".encode() * 50, b"\x1b" * 200, os.urandom(2000)):
+        player.process.stdin.write(junk)  # bad input at the name prompt: nothing breaks
+    player.conn.abort()  # the connection drops without a goodbye
+    for writer in flood:
+        writer.close()
+    await _until(lambda: not server.apps(), "the dropped player's app ended")
+    assert server.process.poll() is None
+    after = await Player.login(server.port, "erin")
+    await after.wait_for("Welcome to dicetable")
+    await after.press(b"\r")
+    await after.wait_for("Lobby")
+    after.close()
+
+
+async def test_a_full_server_an_idle_player_and_a_session_without_a_terminal_are_told(tmp_path):
+    served = Server(tmp_path / "served", "--max-sessions", "1", "--idle", "6")
+    try:
+        assert "at most 1 sessions" in served.limits
+        first = await Player.login(served.port, "frank")
+        await first.wait_for("Welcome to dicetable")
+        second = await Player.login(served.port, "grace")
+        await second.wait_for("the server is full")
+        second.close()
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        async with asyncssh.connect("127.0.0.1", served.port, username="h", client_keys=[key], known_hosts=None,
+                                    agent_path=None) as conn:
+            result = await conn.run("ls /", check=False)
+        assert result.exit_status == 1 and "log in with a terminal" in result.stderr
+        await first.wait_for("no key pressed for 6 s: disconnected", timeout=15)
+        await asyncio.wait_for(first.reader, 10)  # the server closed the session
+        await _until(lambda: not served.apps(), "the idle player's app ended")
+        first.close()
+    finally:
+        served.close()
+
+
+async def _until(condition, what: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        await asyncio.sleep(0.1)
+
+
+def test_serve_ssh_refuses_a_bad_port(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "dicetable.tui.cli", "serve-ssh", "--port", "70000",
+                          "--data", str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 2 and "between 0 and 65535" in out.stderr
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        out = subprocess.run([sys.executable, "-m", "dicetable.tui.cli", "serve-ssh", "--port",
+                              str(busy.getsockname()[1]), "--data", str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("dicetable: cannot serve on 127.0.0.1:"), out.stderr

@@ -1,0 +1,313 @@
+"""Everything fits 80 × 24: every screen and dialog of the app, drawn at that size with names as
+long as people choose (NAMES), shows each line whole — no text cut by an edge, no footer key
+covered or pushed off, no screen that needs a scrollbar — and a toast never covers a status line,
+a line of keys or a dialog's buttons.
+
+`cut_lines(screen)` is the check. A screen passes when, for every widget shown on it:
+- it lies inside the terminal and inside the widget that holds it (unless that one scrolls);
+- its text needs no more lines than it has and, where text is never wrapped (labels, radio buttons,
+  the lines of keys), no more columns; its border's title and subtitle fit the border;
+- a log never needs a sideways scrollbar; the screen itself never scrolls;
+- the footer's keys lie side by side within the footer.
+"""
+
+import random
+
+import pytest
+from rich.cells import cell_len
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.widgets import Button, Footer, Input, RichLog
+from textual.widgets._footer import FooterKey
+from textual.widgets._toast import Toast
+
+from dicetable.core import registry
+from dicetable.core.game import CHANCE
+from dicetable.net.identity import Profile
+from dicetable.tui.app import DiceTableApp
+from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
+from dicetable.tui.screens.tricolor_dialogs import ChoiceDialog, PassKeyboardScreen, ScoreDialog
+from dicetable.tui.tables.controller import LocalTable, Player
+from dicetable.tui.tables.history import record_local
+from dicetable.tui.tables.view import SeatInfo
+from dicetable.tui.widgets.arena import ActionLine
+from tui_pilot import wait_until
+
+pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
+
+SIZE = (80, 24)
+# Names as long as people choose them (the longest at 16; the profile allows 32, and such a name
+# ends in … where a line has no room for it).
+NAMES = ("Bartholomew Hale", "Maximiliana R.", "Christopherson", "Genevieve Stone", "Alexandra Bell",
+         "Theodora Quinn", "Sebastian Moore", "Evangeline Fox")
+
+
+# -- the check -----------------------------------------------------------------------------------
+def _scrolls(widget) -> bool:
+    return bool(getattr(widget, "allow_vertical_scroll", False) or getattr(widget, "allow_horizontal_scroll", False))
+
+
+def _scrolled(widget, screen) -> bool:
+    """Inside a container that scrolls: what is out of its view is reached by scrolling, not cut."""
+    node = widget.parent
+    while node is not None and node is not screen:
+        if _scrolls(node):
+            return True
+        node = node.parent
+    return False
+
+
+def _name(widget) -> str:
+    return f"{type(widget).__name__}#{widget.id}" if widget.id else type(widget).__name__
+
+
+def cut_lines(screen) -> list[str]:
+    """What is cut on `screen` as drawn now, in words (empty: everything fits)."""
+    found = []
+    width, height = screen.app.size
+    terminal = Region(0, 0, width, height)
+    if screen.max_scroll_x or screen.max_scroll_y:
+        found.append(f"{type(screen).__name__} is larger than the terminal: it scrolls")
+    for widget in screen.walk_children(with_self=False):
+        if not widget.display or not widget.visible or not widget.region.area:
+            continue
+        if any(not node.display for node in widget.ancestors if node is not screen and hasattr(node, "display")):
+            continue
+        name, inside = _name(widget), _scrolled(widget, screen)
+        parent = widget.parent
+        if not inside and not terminal.contains_region(widget.region):
+            found.append(f"{name} at {widget.region} runs off the terminal")
+        elif (not inside and parent is not screen and parent.region.area and widget.styles.dock == "none"
+              and not isinstance(widget, Toast) and not parent.region.contains_region(widget.region)):
+            found.append(f"{name} at {widget.region} runs out of {_name(parent)} at {parent.region}")
+        for label in (widget.border_title, widget.border_subtitle):
+            if label and cell_len(str(label)) > widget.region.width - 4:
+                found.append(f"{name}: its border's label {str(label)!r} is cut")
+        if isinstance(widget, RichLog) and widget.max_scroll_x:
+            found.append(f"{name} has lines wider than its panel")
+        if widget.is_container or isinstance(widget, (ScrollView, Input)) or inside:
+            continue
+        box = widget.content_region
+        if not box.width or not box.height:
+            continue
+        container, viewport = parent.content_size, Size(width, height)
+        lines = widget.get_content_height(container, viewport, box.width)
+        if lines > box.height:
+            found.append(f"{name}: {lines} lines of text in {box.height}")
+        if widget.styles.text_wrap == "nowrap" and widget.get_content_width(container, viewport) > box.width:
+            found.append(f"{name}: a line {widget.get_content_width(container, viewport)} wide in {box.width}")
+    for footer in screen.query(Footer):
+        keys = [key for key in footer.query(FooterKey) if key.display and key.region.area]
+        if keys and (max(key.region.right for key in keys) > footer.region.right or footer.max_scroll_x):
+            found.append("the footer's keys run past its end")
+        for i, key in enumerate(keys):
+            if any(key.region.overlaps(other.region) for other in keys[i + 1:]):
+                found.append(f"the footer's key {key.key!r} is covered by another")
+    return found
+
+
+def toasts_in_the_way(screen) -> list[str]:
+    """Toasts drawn over a status line, a line of keys, a dialog's buttons or the footer."""
+    kept_clear = [*screen.query("#status"), *screen.query(Button), *screen.query(ActionLine), *screen.query(Footer)]
+    kept_clear = [w for w in kept_clear if w.display and w.region.area]
+    return [f"a toast covers {_name(widget)}" for toast in screen.query(Toast) for widget in kept_clear
+            if toast.region.overlaps(widget.region)]
+
+
+class Seen:
+    """The cuts found on every screen shown, by what was shown (all reported at once at the end)."""
+
+    def __init__(self) -> None:
+        self.cuts: dict[str, list[str]] = {}
+
+    async def look(self, pilot, what: str, toasts: bool = True) -> None:
+        await pilot.pause()
+        await pilot.pause()
+        screen = pilot.app.screen
+        found = cut_lines(screen)
+        if toasts:  # three toasts at once, as a busy table sends them
+            for n in range(3):
+                pilot.app.notify(f"Round over: {NAMES[0]} +3 (three of a kind); {NAMES[1]} two pairs · {n}",
+                                 title="Round over", timeout=30)
+            await pilot.pause()
+            await pilot.pause()
+            found += toasts_in_the_way(pilot.app.screen)
+            pilot.app.clear_notifications()
+            await pilot.pause()
+        if found:
+            self.cuts[f"{what} ({type(screen).__name__})"] = found
+
+    def assert_none(self) -> None:
+        assert not self.cuts, "\n".join(f"{what}: {'; '.join(found)}" for what, found in self.cuts.items())
+
+
+# -- tables in given states ------------------------------------------------------------------------
+class LookingNetworked(LocalTable):
+    """A local table drawn as a network table is (remote seats with fingerprints, a transcript, the
+    chat tab), so its screens are measured without sockets."""
+
+    network = True
+
+    def view(self):
+        from dataclasses import replace
+
+        view = super().view()
+        seats = tuple(SeatInfo(seat.name, "human" if s == 0 else "remote", "this terminal" if s == 0 else "peer",
+                               Profile.generate("x").fingerprint, connected=s != 1)
+                      for s, seat in enumerate(view.seats))
+        return replace(view, network=True, seats=seats, local_seats=frozenset({0}),
+                       transcript="/home/someone/.local/share/dicetable/transcripts/20261123-193632-7fd9e009-seat0.dtt")
+
+
+def played(game: str, seats: int, moves: int, people: int = 1, seed: int = 3, kind=LocalTable,
+           options=None) -> LocalTable:
+    """A table of `game` after `moves` moves of its people (chosen by a greedy bot on their view);
+    seat 0 and the next `people - 1` seats are people, the others greedy bots."""
+    info = registry.get(game)
+    players = [Player(NAMES[s]) if s < people else Player(f"{NAMES[s].split()[0]} bot", "greedy") for s in range(seats)]
+    table = kind(info, players, seed=seed, bot_delay=0, options=options)
+    table.attach(None)  # no screen: the bots answer at once
+    chooser = info.bots["greedy"](info, random.Random(seed))
+    for _ in range(moves):
+        actor = table.state.actor
+        if table.state.result is not None or actor is None or actor == CHANCE:
+            break
+        table.submit(chooser.choose(table.state.view(actor)))
+    return table
+
+
+async def look_at_table(seen: Seen, table: LocalTable, what: str) -> None:
+    """The table's screen, its help, its fairness panel after `v`, and the dialogs it opens."""
+    app = DiceTableApp(table, bot_delay=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: getattr(app.screen, "view", None) is not None or
+                         isinstance(app.screen, (PassKeyboardScreen, GameOverDialog, ScoreDialog)))
+        if isinstance(app.screen, PassKeyboardScreen):
+            await seen.look(pilot, f"{what}: pass the keyboard")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: not isinstance(app.screen, PassKeyboardScreen))
+        if isinstance(app.screen, (GameOverDialog, ScoreDialog)):
+            await seen.look(pilot, f"{what}: the game's end")
+            await pilot.press("escape")
+        await seen.look(pilot, what)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpDialog))
+        await seen.look(pilot, f"{what}: help", toasts=False)
+        await pilot.press("x")
+        await pilot.press("f", "v")
+        await seen.look(pilot, f"{what}: fairness panel, verified")
+        await pilot.press("m")
+        await seen.look(pilot, f"{what}: moves")
+
+
+# -- the tests -------------------------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("game, seats", [("trice", 2), ("triad", 2), ("dicebreaker", 2), ("dicebreaker", 6),
+                                         ("tricolor", 2), ("tricolor", 8)])
+async def test_every_table_fits_from_start_to_end(game, seats):
+    seen = Seen()
+    for moves in (0, 5, 25, 400):  # the start, early, well on, the end
+        await look_at_table(seen, played(game, seats, moves), f"{game} against bots after {moves} moves")
+    await look_at_table(seen, played(game, seats, 12, people=seats), f"{game} hot-seat after 12 moves")
+    await look_at_table(seen, played(game, seats, 12, kind=LookingNetworked), f"{game} at a network table")
+    seen.assert_none()
+
+
+@pytest.mark.slow
+async def test_tricolor_dialogs_fit():
+    seen = Seen()
+    info = registry.get("tricolor")
+    for stop, what in ((lambda s: s.phase == "discard" and s.seat == 0, "discarding"),
+                       (lambda s: s.phase == "act" and s.seat == 0 and len(s.hands[0]) >= 3, "acting")):
+        table = LocalTable(info, [Player(NAMES[0])] + [Player(f"bot {n}", "greedy") for n in range(1, 4)],
+                           seed=5, bot_delay=0)
+        chooser = info.bots["greedy"](info, random.Random(5))
+        table.attach(None)  # no screen: the bots answer at once
+        while table.state.result is None and not stop(table.state):
+            table.submit(chooser.choose(table.state.view(0)))
+        app = DiceTableApp(table, bot_delay=0)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: getattr(app.screen, "view", None) is not None)
+            assert table.state.result is None, "the game ended before the dialog's moment"
+            await pilot.press("d" if what == "discarding" else "a")
+            await wait_until(pilot, lambda: isinstance(app.screen, ChoiceDialog))
+            await seen.look(pilot, f"Tricolor: the {what} dialog")
+    seen.assert_none()
+
+
+@pytest.mark.slow
+async def test_the_dice_room_fits():
+    seen = Seen()
+    room = registry.get("diceroom")
+    for kind in (LocalTable, LookingNetworked):  # (a local table has turns: the room takes rolls in turn)
+        table = kind(room, [Player(NAMES[0])] + ([Player(NAMES[1], "roller")] if kind is LookingNetworked else []),
+                     seed=1, bot_delay=0)
+        app = DiceTableApp(table, bot_delay=0)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: getattr(app.screen, "view", None) is not None)
+            await seen.look(pilot, "the dice room, no roll yet")
+            for expr in ("d20", "3d6", "4d6kh3+12", "10d10"):
+                await pilot.press(*expr, "enter")
+            await seen.look(pilot, f"the dice room after rolls ({kind.__name__})")
+            await pilot.press("f", "v")
+            await seen.look(pilot, "the dice room's fairness panel")
+    seen.assert_none()
+
+
+@pytest.mark.slow
+async def test_every_screen_from_home_fits(tmp_path, home):
+    seen = Seen()
+    Profile.generate(NAMES[0]).save(home)
+    record_local(home / "history.jsonl", "trice", NAMES[:2], f"{NAMES[0]} wins (Trice)", (), 1)
+    app = DiceTableApp(ask_name=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await seen.look(pilot, "home")
+        for keys, what in ((("b",), "play a bot"), (("b", "down", "enter"), "play a bot: TRIAD"),
+                           (("b", "down", "down", "enter"), "play a bot: Dice Breaker"),
+                           (("s",), "hot-seat"), (("h",), "host a table"), (("j",), "join a table"),
+                           (("d",), "dice room"), (("d", "h"), "host a dice room"), (("p",), "profile"),
+                           (("c",), "resume"), (("g",), "history"), (("g", "enter"), "a game in the history"),
+                           (("l",), "LAN tables"), (("r",), "rules: TRICE"), (("r", "right"), "rules: TRIAD"),
+                           (("r", "right", "right"), "rules: Dice Breaker"),
+                           (("r", "left"), "rules: Tricolor Line"), (("r", "c"), "rules without contents")):
+            app.browse_lan = False
+            await pilot.press(*keys)
+            await pilot.pause(0.3)
+            await seen.look(pilot, what)
+            while len(app.screen_stack) > 2:  # back home (the stack: the default screen, home)
+                await pilot.press("escape")
+                await pilot.pause()
+    seen.assert_none()
+
+
+async def test_the_first_run_asks_a_name_and_fits():
+    seen = Seen()
+    app = DiceTableApp(ask_name=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await seen.look(pilot, "the first run's name")
+    seen.assert_none()
+
+
+async def test_the_check_sees_a_cut_line_and_a_crowded_footer():
+    """The check itself: a status line longer than the screen, and a footer with more keys than fit."""
+    from textual.app import App
+    from textual.binding import Binding
+    from textual.widgets import Static
+
+    from dicetable.tui.widgets.text_line import TextLine
+
+    class Crowded(App):
+        CSS = "#status { height: 1; }"
+        BINDINGS = [Binding(k, f"nothing_{k}", f"{k} does something long") for k in "abcdefgh"]
+
+        def compose(self):
+            yield TextLine("Your turn: " + "choose a die for somebody to place " * 3, id="status")
+            yield Static("fits")
+            yield Footer()
+
+    app = Crowded()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        found = cut_lines(app.screen)
+    assert any("TextLine#status" in line for line in found), found
+    assert any("footer" in line for line in found), found

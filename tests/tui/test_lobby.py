@@ -1,0 +1,63 @@
+"""The lobby directory of a served dicetable (tui/tables/lobby.py): presence, open tables and
+invitations between apps; a gone app, a stale file or a bad file is never shown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from dicetable.tui.tables.lobby import Lobby, OpenTable, Presence
+
+
+def other_app():
+    """A live process id that is not this one (a presence is shown only while its app runs)."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_people_see_each_other_and_open_tables(tmp_path):
+    child = other_app()
+    try:
+        me, them = Lobby(tmp_path), Lobby(tmp_path, str(child.pid))
+        me.announce("alice", "AbCd", "in the lobby")
+        table = OpenTable("trice", "TRICE", "dt1-xyz", 1)
+        them.announce("bob", "EfGh", "waiting for players: TRICE", table)
+        assert me.present() == [Presence(str(child.pid), "bob", "EfGh", "waiting for players: TRICE", table)]
+        assert [p.name for p in them.present()] == ["alice"]
+        them.invite(me.me, "bob", "trice", "TRICE", "dt1-xyz")
+        [invitation] = me.invitations()
+        assert (invitation.sender_name, invitation.invite) == ("bob", "dt1-xyz")
+        me.answer(invitation)
+        assert me.invitations() == []
+        them.invite(me.me, "bob", "trice", "TRICE", "dt1-xyz")
+        them.leave()  # gone: neither the person nor the invitation is shown
+        assert me.present() == [] and me.invitations() == []
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_an_ended_app_a_stale_file_and_bad_files_are_not_shown(tmp_path):
+    child = other_app()
+    me = Lobby(tmp_path)
+    Lobby(tmp_path, str(child.pid)).announce("bob", "EfGh", "in the lobby")
+    child.kill()
+    child.wait()
+    assert me.present() == []  # its app ended without leaving
+    alive = other_app()
+    try:
+        here = tmp_path / "here" / f"{alive.pid}.json"
+        Lobby(tmp_path, str(alive.pid)).announce("carol", "IjKl", "in the lobby")
+        os.utime(here, (0, 0))
+        assert me.present() == []  # not rewritten for a long time
+        for bad in ('{"name": 5}', "not json", '["a"]', '{"name": "x\\u001b[2J", "key": "k", "doing": "d"}',
+                    '{"name": "x", "key": "k", "doing": "d", "table": {"game": "trice", "title": "T", "invite": "i", "free": -1}}',
+                    "x" * 10000):
+            here.write_text(bad)
+            assert me.present() == [], bad
+        (tmp_path / "invitations").mkdir()
+        (tmp_path / "invitations" / f"{me.me}.{alive.pid}.json").write_text('{"sender": 1}')
+        assert me.invitations() == []
+    finally:
+        alive.kill()
+        alive.wait()

@@ -1,0 +1,58 @@
+"""`dicetable serve-ssh [--bind ADDR] [--port P] [--host-key FILE]`: the app served to any SSH client.
+
+Every SSH session gets the app in a pseudo-terminal of its own, its player known by the public key
+(tui/ssh_server.py); a lobby shows who is here and invites with one key. Prints
+`ssh: listening on ADDR:P` when ready; runs until SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dicetable.tui.commands.args import CommandError
+
+
+def add_parser(sub) -> None:
+    from dicetable.tui.ssh_server import Limits
+
+    parser = sub.add_parser("serve-ssh", help="serve the app over SSH: any key logs in, the key is the player")
+    parser.add_argument("--bind", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every network)")
+    parser.add_argument("--port", type=int, default=2222, help="TCP port (default 2222; 0: any free port)")
+    parser.add_argument("--host-key", default=None, metavar="FILE",
+                        help="the server's host key, made on first use and kept (default: DATA/host_key)")
+    parser.add_argument("--data", default=None, metavar="DIR",
+                        help="where players' profiles, games and the lobby live (default: the data directory's serve-ssh)")
+    parser.add_argument("--max-sessions", type=int, default=Limits.max_sessions, metavar="N",
+                        help=f"players connected at once (default {Limits.max_sessions})")
+    parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb, metavar="MB",
+                        help=f"address space of each player's app (default {Limits.memory_mb})")
+    parser.add_argument("--cpu-seconds", type=int, default=Limits.cpu_seconds, metavar="S",
+                        help=f"CPU time of each player's app over its connection (default {Limits.cpu_seconds})")
+    parser.add_argument("--idle", type=float, default=Limits.idle_seconds, metavar="S",
+                        help=f"seconds without a key before a connection is closed (default {Limits.idle_seconds:g})")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from dicetable.net.identity import home
+    from dicetable.tui.ssh_server import Limits, serve
+
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port {args.port} is not between 0 and 65535")
+    for flag, value in (("--max-sessions", args.max_sessions), ("--memory-mb", args.memory_mb),
+                        ("--cpu-seconds", args.cpu_seconds), ("--idle", args.idle)):
+        if value <= 0:
+            raise CommandError(f"{flag} must be above 0")
+    data = Path(args.data) if args.data else home() / "serve-ssh"
+    key = Path(args.host_key) if args.host_key else data / "host_key"
+    limits = Limits(max_sessions=args.max_sessions, memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
+                    idle_seconds=args.idle)
+    try:
+        return serve(args.bind, args.port, key, data, limits)
+    except OSError as error:
+        raise CommandError(f"cannot serve on {args.bind}:{args.port}: {error.strerror or error}") from None
+    except KeyboardInterrupt:
+        return 0
+    except ValueError as error:  # asyncssh's KeyImportError: a host key file it cannot read
+        raise CommandError(f"cannot use the host key {key}: {error}") from None

@@ -1,0 +1,285 @@
+"""The lobby of a dicetable served over SSH (`dicetable serve-ssh`): who is connected now and their
+open tables; i invites the person under the cursor (one key), a accepts an invitation, Enter sits
+down at someone's open table. The tables are ordinary network tables on the server's 127.0.0.1
+(transcripts, fairness panel, verify), opened and joined through the usual waiting room.
+
+`open_served(app)` is the app's one hook for served mode: it puts the lobby on top of the home
+screen and starts `Served`, which keeps this app's presence and invitations in the lobby directory
+(tui/tables/lobby.py) and tells the player of an invitation wherever they are in the app.
+"""
+
+from __future__ import annotations
+
+import os
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from dicetable.tui.tables.lobby import SERVED_KEY_ENV, Invitation, Lobby, OpenTable, Presence, served_lobby
+
+TICK = 1.0  # seconds between two looks at the lobby directory
+GAMES = ("trice", "triad", "dicebreaker", "tricolor")  # what i invites to (g changes it)
+
+TRUST = ("[b]Served by this host.[/b] Your key for these games lives on this server, so its operator is "
+         "trusted for your seats. Every game stays verifiable from its transcript (v at a table). For the "
+         "full guarantee, play from your own dicetable (pip install dicetable) with your own key.")
+
+
+def short_key(fingerprint: str) -> str:
+    """`SHA256:AbCd…` as people compare it: the first 12 characters of the hash."""
+    return fingerprint.removeprefix("SHA256:")[:12]
+
+
+def _table_of(screen):
+    """The table a screen shows (a game screen's controller, a waiting room's table), or None."""
+    return getattr(screen, "controller", None) or getattr(screen, "table", None)
+
+
+class Served:
+    """This app's part in the lobby: its presence, the invitations it sends and the ones it gets."""
+
+    def __init__(self, app, lobby: Lobby, name) -> None:
+        self.app = app
+        self.lobby = lobby
+        self.name = name  # () -> this player's name as the app says it (tui/app.py player_name)
+        self.key = short_key(os.environ.get(SERVED_KEY_ENV, ""))
+        self.game = GAMES[0]
+        self.sent: dict[object, str] = {}  # table -> the presence id invited to it
+        self.delivered: set[object] = set()
+        self.told: set[tuple[str, str]] = set()  # invitations already told of (sender, invite)
+        self.people: list[Presence] = []
+        self.invitations: list[Invitation] = []
+
+    def tick(self) -> None:
+        try:
+            self.lobby.announce(self.name(), self.key, self.doing(), self.open_table())
+            self.send_invitations()
+            self.people = self.lobby.present()
+            self.invitations = self.lobby.invitations()
+        except OSError as error:  # the lobby is a convenience: the app goes on without it
+            self.app.notify(f"The lobby is not reachable: {error}", severity="warning", timeout=3)
+            return
+        for invitation in self.invitations:
+            if (invitation.sender, invitation.invite) not in self.told:
+                self.told.add((invitation.sender, invitation.invite))
+                where = "a accepts" if isinstance(self.app.screen, LobbyScreen) else "o on the home screen opens the lobby"
+                self.app.notify(f"{invitation.sender_name} invites you to {invitation.title}: {where}.",
+                                title="Invitation", timeout=10)
+        for screen in self.app.screen_stack:
+            if isinstance(screen, LobbyScreen):
+                screen.show(self.people, self.invitations)
+
+    def tables(self) -> list:
+        return [table for table in map(_table_of, self.app.screen_stack) if table is not None]
+
+    def doing(self) -> str:
+        for screen in reversed(self.app.screen_stack):
+            if isinstance(screen, LobbyScreen):
+                return "in the lobby"
+            table = _table_of(screen)
+            game = getattr(table, "game", None) if table is not None else None
+            if game is not None:
+                view = table.view()
+                if view is not None and view.state is None:
+                    return f"waiting for players: {game.title}"
+                return f"playing {game.title}" + ("" if table.network else " (local)")
+        return "in the menus"
+
+    def open_table(self) -> OpenTable | None:
+        """A table this app hosts that still has free seats, with its invite."""
+        for table in self.tables():
+            view = table.view() if getattr(table, "role", "") == "host" and table.invite else None
+            if view is None or view.game is None or view.state is not None:
+                continue
+            free = sum(seat.kind == "free" for seat in view.seats)
+            if free:
+                return OpenTable(view.game.name, view.game.title, table.invite, free)
+        return None
+
+    def send_invitations(self) -> None:
+        """An invitation goes out once its table has an invite, and is withdrawn when the table has
+        started, closed or been left."""
+        live = self.tables()
+        for table, to in list(self.sent.items()):
+            view = table.view()
+            gone = table not in live or getattr(table, "closed_reason", "") or (view is not None and view.state is not None)
+            if gone:
+                self.lobby.withdraw(to)
+                del self.sent[table]
+                self.delivered.discard(table)
+            elif table.invite and table not in self.delivered:
+                self.lobby.invite(to, self.name(), table.game.name, table.game.title, table.invite)
+                self.delivered.add(table)
+
+    # -- what the lobby screen asks for -----------------------------------------------------------
+    def invite(self, person: Presence) -> str:
+        """Host a table of the chosen game on 127.0.0.1 and invite `person` to it."""
+        from dicetable.core import registry
+        from dicetable.net.host import HostSession
+        from dicetable.net.session import SessionError
+        from dicetable.tui.tables.net_table import NetTable
+
+        profile = self.app.profile()
+        if profile is None:
+            return "Choose your name first."
+        try:
+            session = HostSession(profile, game=self.game, bind="127.0.0.1", port=0)
+        except SessionError as error:
+            return str(error)
+        table = NetTable(session, "host")
+        self.sent[table] = person.id
+        self.app.open_waiting_room(table)
+        return f"Inviting {person.name} to {registry.get(self.game).title}…"
+
+    def join(self, invite: str) -> str:
+        from dicetable.net.peer import PeerSession
+        from dicetable.net.session import SessionError
+        from dicetable.tui.tables.net_table import NetTable
+
+        profile = self.app.profile()
+        if profile is None:
+            return "Choose your name first."
+        try:
+            session = PeerSession(profile, invite=invite)
+        except SessionError as error:
+            return str(error)
+        self.app.open_waiting_room(NetTable(session, "join"))
+        return ""
+
+    def accept(self, invitation: Invitation) -> str:
+        self.lobby.answer(invitation)
+        return self.join(invitation.invite)
+
+    def decline(self, invitation: Invitation) -> None:
+        self.lobby.answer(invitation)
+
+
+class LobbyScreen(Screen):
+    CSS_PATH = "lobby_screen.tcss"
+    BINDINGS = [
+        Binding("i", "invite", "invite"),
+        Binding("a", "accept", "accept"),
+        Binding("n", "decline", "decline"),
+        Binding("enter", "sit_down", "join table", priority=True),
+        Binding("g", "next_game", "game"),
+        Binding("escape", "menu", "menu"),
+    ]
+
+    def __init__(self, served: Served) -> None:
+        super().__init__()
+        self.served = served
+        self.people: list[Presence] | None = None  # None: not shown yet
+        self.invitations: list[Invitation] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="lobby-box"):
+            yield Static("Lobby: who is here now", id="lobby-title")
+            yield Static(TRUST, id="lobby-trust")
+            yield Static(id="lobby-invitations")
+            yield DataTable(id="lobby-people", cursor_type="row", zebra_stripes=False)
+            yield Static(id="lobby-game")
+            yield Static("", id="lobby-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        grid = self.query_one(DataTable)
+        grid.add_columns("Name", "Key", "Doing", "Open table")
+        grid.focus()
+        self._show_game()
+        self.show(self.served.people, self.served.invitations)
+
+    def on_screen_resume(self) -> None:
+        self.served.tick()
+
+    def show(self, people: list[Presence], invitations: list[Invitation]) -> None:
+        if not self.is_mounted:
+            return
+        if (people, invitations) == (self.people, self.invitations) and self.query_one(DataTable).row_count == len(people):
+            return  # nothing changed: no repaint (it would travel over SSH every tick)
+        grid = self.query_one(DataTable)
+        keep = self.people[grid.cursor_row].id if self.people and 0 <= grid.cursor_row < len(self.people) else None
+        self.people, self.invitations = people, invitations
+        grid.clear()
+        for person in people:
+            table = f"{person.table.title}, {person.table.free} free" if person.table else ""
+            grid.add_row(person.name, person.key, person.doing, table, key=person.id)
+        if keep is not None and any(p.id == keep for p in people):
+            grid.move_cursor(row=next(i for i, p in enumerate(people) if p.id == keep))
+        if invitations:
+            first = invitations[0]
+            more = f" (and {len(invitations) - 1} more)" if len(invitations) > 1 else ""
+            text = f"[b]{first.sender_name} invites you to {first.title}[/b]{more}: a accepts, n declines."
+        elif not people:
+            text = "Nobody else is connected right now. Others who log in appear here."
+        else:
+            text = "i invites the person under the cursor; Enter sits down at their open table."
+        self.query_one("#lobby-invitations", Static).update(text)
+
+    def _show_game(self) -> None:
+        from dicetable.core import registry
+
+        self.query_one("#lobby-game", Static).update(f"Invitations are to [b]{registry.get(self.served.game).title}[/b] (g changes it).")
+
+    def _note(self, text: str) -> None:
+        self.query_one("#lobby-note", Static).update(text)
+
+    def _person(self) -> Presence | None:
+        row = self.query_one(DataTable).cursor_row
+        return self.people[row] if self.people and 0 <= row < len(self.people) else None
+
+    def action_invite(self) -> None:
+        person = self._person()
+        self._note(self.served.invite(person) if person else "Nobody to invite yet.")
+
+    def action_sit_down(self) -> None:
+        person = self._person()
+        if person is None or person.table is None:
+            self._note("Their table is not open: i invites them to one of yours.")
+            return
+        self._note(self.served.join(person.table.invite))
+
+    def action_accept(self) -> None:
+        if not self.invitations:
+            self._note("No invitation to accept.")
+            return
+        self._note(self.served.accept(self.invitations[0]))
+
+    def action_decline(self) -> None:
+        if self.invitations:
+            self.served.decline(self.invitations[0])
+            self.served.tick()
+
+    def action_next_game(self) -> None:
+        self.served.game = GAMES[(GAMES.index(self.served.game) + 1) % len(GAMES)]
+        self._show_game()
+
+    def action_menu(self) -> None:
+        self.app.pop_screen()
+
+
+def open_served(app, name) -> bool:
+    """In an app served over SSH: the lobby above the home screen, kept up to date; `name()` is the
+    player's name. False when the app is not served."""
+    directory = served_lobby()
+    if directory is None:
+        return False
+    served = Served(app, Lobby(directory), name)
+    app.served = served
+    app.push_screen(LobbyScreen(served))
+    app.set_interval(TICK, served.tick)
+    import atexit
+
+    atexit.register(served.lobby.leave)  # gone from the lobby when the app ends, however it ends cleanly
+    return True
+
+
+def open_lobby(app) -> bool:
+    """The home screen's way back to the lobby (o), in a served app."""
+    served = getattr(app, "served", None)
+    if served is None:
+        return False
+    app.push_screen(LobbyScreen(served))
+    return True

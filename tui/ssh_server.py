@@ -1,0 +1,369 @@
+"""`dicetable serve-ssh`: the app served to any SSH client, the client's key its player's identity.
+
+Each SSH session runs the app (`run_app`, as `dicetable` does) in a pseudo-terminal of its own, as a
+child process with bounded memory, CPU and files (`Limits`), its data directory keyed by the client's
+public key (so the same key finds the same profile, transcripts and unfinished games again). The
+apps find each other through the lobby directory (tui/tables/lobby.py); their tables are ordinary
+network tables on 127.0.0.1. This process only bridges bytes: it never reads a player's secrets.
+
+Any key is accepted (the key is who you are, there are no accounts); passwords are not offered.
+A connection that has not logged in within LOGIN_GRACE seconds is dropped, at most MAX_STARTUPS
+may be logging in at once, and at most `max_sessions` apps run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import resource
+import signal
+import struct
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncssh
+
+from dicetable.tui.tables.lobby import SERVED_ENV, SERVED_KEY_ENV
+
+LOGIN_GRACE = 20.0  # seconds to finish the SSH handshake and log in
+MAX_STARTUPS = 256  # connections logging in at once; more are closed at once (a flood costs one fd each)
+KEEPALIVE = 30.0  # seconds between keepalives; 4 unanswered ones drop a dead connection
+READ_CHUNK = 65536
+APP = "import sys; from dicetable.tui.app import run_app; sys.exit(run_app())"  # what `dicetable` runs
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one connection's app may use; the figures are printed at start (see README)."""
+
+    max_sessions: int = 32
+    memory_mb: int = 512  # address space (RLIMIT_AS): an app at a game peaks at ~180 MB, 65 MB resident
+    cpu_seconds: int = 3600  # CPU time (RLIMIT_CPU) over the whole connection; an idle app uses ~2 s a minute
+    file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE): transcripts are a few hundred kB
+    open_files: int = 256  # RLIMIT_NOFILE
+    idle_seconds: float = 1800.0  # no key pressed for this long ends the connection
+
+    def describe(self) -> str:
+        return (f"at most {self.max_sessions} sessions; each app: {self.memory_mb} MB address space, "
+                f"{self.cpu_seconds} s CPU, {self.file_mb} MB files, {self.open_files} open files, "
+                f"idle {self.idle_seconds:g} s")
+
+
+def key_id(key: asyncssh.SSHKey) -> str:
+    """A file-name-safe id of a public key: the player's data directory under the server's."""
+    return hashlib.sha256(key.public_data).hexdigest()[:24]
+
+
+def login_name(username: str) -> str:
+    """The login name as a first display name (the app offers it; the player may change it)."""
+    name = "".join(ch for ch in username if ch.isprintable()).strip()[:32]
+    return name or "player"
+
+
+def private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+def host_key(path: Path) -> asyncssh.SSHKey:
+    """The server's host key, made once (Ed25519, mode 0600) and kept: clients remember it."""
+    if path.exists():
+        return asyncssh.read_private_key(str(path))
+    private_dir(path.parent)
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(key.export_private_key())
+    return key
+
+
+class Server:
+    """The SSH side: who may log in, how many at once, and one app per session."""
+
+    def __init__(self, data: Path, limits: Limits) -> None:
+        self.data = data
+        self.limits = limits
+        self.lobby = private_dir(data / "lobby")
+        self.players = private_dir(data / "players")
+        self.logging_in = 0
+        self.sessions = 0
+
+    # -- asyncssh's server factory: one per connection ------------------------------------------
+    def connection(self) -> asyncssh.SSHServer:
+        return _Connection(self)
+
+    async def session(self, process: asyncssh.SSHServerProcess) -> None:
+        """One SSH session: the app in a pty until either side ends."""
+        key = process.get_extra_info("dicetable_key")
+        if process.term_type is None or process.command or process.subsystem:
+            process.stderr.write(b"dicetable: this server runs the dicetable app; log in with a terminal (ssh -t).\r\n")
+            process.exit(1)
+            return
+        if self.sessions >= self.limits.max_sessions:
+            process.stdout.write(f"dicetable: the server is full ({self.limits.max_sessions} players); "
+                                 "try again in a while.\r\n".encode())
+            process.exit(1)
+            return
+        self.sessions += 1
+        try:
+            await AppSession(self, process, key).run()
+        finally:
+            self.sessions -= 1
+
+
+class _Connection(asyncssh.SSHServer):
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.conn = None
+        self.counted = False
+
+    def connection_made(self, conn) -> None:
+        self.conn = conn
+        if self.server.logging_in >= MAX_STARTUPS:
+            conn.abort()  # a flood: refuse at once rather than let it starve the ones that log in
+            return
+        self.server.logging_in += 1
+        self.counted = True
+
+    def connection_lost(self, exc) -> None:
+        self._logged_in()
+
+    def auth_completed(self) -> None:
+        self._logged_in()
+
+    def _logged_in(self) -> None:
+        if self.counted:
+            self.counted = False
+            self.server.logging_in -= 1
+
+    def begin_auth(self, username: str) -> bool:
+        return True  # public-key auth below, always asked for
+
+    def public_key_auth_supported(self) -> bool:
+        return True
+
+    def validate_public_key(self, username: str, key) -> bool:
+        # Any key is welcome: it is the player's identity. The key that signs last is the one logged in.
+        self.conn.set_extra_info(dicetable_key=key)
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return False
+
+    def kbdint_auth_supported(self) -> bool:
+        return False
+
+
+def _child_limits(limits: Limits) -> None:
+    """Run in the app's process before exec: bound what one connection can take from the host."""
+    mb = 1024 * 1024
+    for what, value in ((resource.RLIMIT_AS, limits.memory_mb * mb), (resource.RLIMIT_CPU, limits.cpu_seconds),
+                        (resource.RLIMIT_FSIZE, limits.file_mb * mb), (resource.RLIMIT_NOFILE, limits.open_files),
+                        (resource.RLIMIT_CORE, 0)):
+        soft_hard = (value, value) if what != resource.RLIMIT_CPU else (value, value + 5)  # SIGXCPU first
+        try:
+            resource.setrlimit(what, soft_hard)
+        except (ValueError, OSError):
+            resource.setrlimit(what, (min(value, resource.getrlimit(what)[1]),) * 2)
+
+
+class AppSession:
+    """The app in a pseudo-terminal, bridged to one SSH channel."""
+
+    def __init__(self, server: Server, process: asyncssh.SSHServerProcess, key) -> None:
+        self.server = server
+        self.process = process
+        self.key = key
+        self.pid = 0
+        self.master = -1
+        self.last_input = time.monotonic()
+
+    def environment(self) -> dict[str, str]:
+        home = private_dir(self.server.players / key_id(self.key))
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "TERM": self.process.term_type or "xterm-256color",
+            "LANG": "C.UTF-8",
+            "HOME": str(home),
+            "DICETABLE_HOME": str(home),
+            "USER": login_name(self.process.get_extra_info("username") or ""),
+            "MALLOC_ARENA_MAX": "2",  # threads' malloc arenas would reserve 64 MB of address space each
+            SERVED_ENV: str(self.server.lobby),
+            SERVED_KEY_ENV: self.key.get_fingerprint("sha256"),
+        }
+        colorterm = self.process.env.get("COLORTERM")
+        if colorterm in ("truecolor", "24bit"):
+            env["COLORTERM"] = colorterm
+        return env
+
+    def start(self) -> None:
+        import pty
+
+        env = self.environment()
+        argv = [sys.executable, "-c", APP]
+        pid, master = pty.fork()
+        if pid == 0:  # the child: limits, then the app (nothing else of this process runs here)
+            try:
+                _child_limits(self.server.limits)
+                os.execve(sys.executable, argv, env)
+            finally:
+                os._exit(127)
+        self.pid, self.master = pid, master
+        os.set_blocking(master, False)
+        width, height, pixwidth, pixheight = self.process.term_size
+        self.resize(width or 80, height or 24, pixwidth, pixheight)
+
+    def resize(self, width: int, height: int, pixwidth: int = 0, pixheight: int = 0) -> None:
+        import fcntl
+        import termios
+
+        size = struct.pack("HHHH", max(1, min(height, 1000)), max(1, min(width, 1000)), pixwidth & 0xFFFF, pixheight & 0xFFFF)
+        try:
+            fcntl.ioctl(self.master, termios.TIOCSWINSZ, size)  # the kernel tells the app (SIGWINCH)
+        except OSError:
+            pass
+
+    async def run(self) -> None:
+        self.start()
+        tasks = [asyncio.create_task(self.output()), asyncio.create_task(self.input()),
+                 asyncio.create_task(self.idle())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            status = await self.end()
+            try:
+                self.process.exit(status)
+            except (OSError, asyncssh.Error):
+                pass
+
+    async def output(self) -> None:
+        """The app's screen to the client, never faster than the client takes it."""
+        loop = asyncio.get_running_loop()
+        while True:
+            ready = loop.create_future()
+            loop.add_reader(self.master, lambda: ready.done() or ready.set_result(None))
+            try:
+                await ready
+            finally:
+                loop.remove_reader(self.master)
+            try:
+                data = os.read(self.master, READ_CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError:  # EIO: the app has ended and closed the terminal
+                return
+            if not data:
+                return
+            self.process.stdout.write(data)
+            await self.process.stdout.drain()
+
+    async def input(self) -> None:
+        """The client's keys to the app; a window change resizes the pty; the end of input ends the app."""
+        while True:
+            try:
+                data = await self.process.stdin.read(READ_CHUNK)
+            except asyncssh.TerminalSizeChanged as change:
+                self.resize(change.width, change.height, change.pixwidth, change.pixheight)
+                continue
+            except (asyncssh.BreakReceived, asyncssh.SignalReceived):
+                continue
+            except (asyncssh.Error, OSError, asyncio.IncompleteReadError):
+                return
+            if not data:
+                return  # the client closed its side (or the connection dropped)
+            self.last_input = time.monotonic()
+            await self.write_to_app(data)
+
+    async def write_to_app(self, data: bytes) -> None:
+        loop = asyncio.get_running_loop()
+        while data:
+            try:
+                data = data[os.write(self.master, data):]
+            except BlockingIOError:  # the app is not reading: wait (SSH's window holds the client back)
+                ready = loop.create_future()
+                loop.add_writer(self.master, lambda: ready.done() or ready.set_result(None))
+                try:
+                    await ready
+                finally:
+                    loop.remove_writer(self.master)
+            except OSError:
+                return
+
+    async def idle(self) -> None:
+        limit = self.server.limits.idle_seconds
+        while True:
+            left = self.last_input + limit - time.monotonic()
+            if left <= 0:
+                try:
+                    self.process.stdout.write(f"\r\n\r\ndicetable: no key pressed for {limit:g} s: disconnected.\r\n".encode())
+                except (OSError, asyncssh.Error):
+                    pass
+                return
+            await asyncio.sleep(min(left, 30.0))
+
+    async def end(self) -> int:
+        """End the app (hang-up first, as a terminal closing does, then a kill) and reap it."""
+        for sig, wait in ((None, 0.0), (signal.SIGHUP, 3.0), (signal.SIGKILL, 5.0)):
+            if sig is not None:
+                try:
+                    os.killpg(self.pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + wait
+            while True:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+                if done:
+                    os.close(self.master)
+                    return os.waitstatus_to_exitcode(status) & 0xFF
+                if time.monotonic() >= deadline:
+                    break
+                await asyncio.sleep(0.05)
+        os.close(self.master)
+        return 1
+
+
+async def start(bind: str, port: int, key_file: Path, data: Path, limits: Limits):
+    """Listen; returns the acceptor (its port is the one bound)."""
+    import logging
+
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)  # a flood must not flood the server's log too
+    server = Server(data, limits)
+    for stale in server.lobby.rglob("*"):  # a restarted server: nobody is in the lobby yet
+        if stale.is_file():
+            stale.unlink(missing_ok=True)
+    return await asyncssh.listen(
+        bind, port, server_factory=server.connection, process_factory=server.session,
+        server_host_keys=[host_key(key_file)], encoding=None, line_editor=False,
+        login_timeout=LOGIN_GRACE, keepalive_interval=KEEPALIVE, keepalive_count_max=4,
+        agent_forwarding=False, x11_forwarding=False, allow_scp=False, sftp_factory=None,
+        reuse_address=True,
+    )
+
+
+def serve(bind: str, port: int, key_file: Path, data: Path, limits: Limits) -> int:
+    """Run the server until SIGINT or SIGTERM; prints `ssh: listening on ADDR:P` when ready."""
+    try:  # a flood of connections needs file descriptors: take all this process may have
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError):
+        pass
+
+    async def main() -> None:
+        acceptor = await start(bind, port, key_file, data, limits)
+        print(f"ssh: listening on {bind}:{acceptor.get_port()}", flush=True)
+        print(f"limits: {limits.describe()}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        acceptor.close()
+
+    asyncio.run(main())
+    return 0
