@@ -254,6 +254,9 @@ class TableSession:
     def _own_frame_refused(self, reason: str) -> None:
         self._sent.clear()  # the log decides what counts; act again from the replica's state
         self._announced_turn = None
+        # A witness sent behind a refused frame was refused with it (out of order): the claims' own
+        # signers say which of mine landed; the rest are sent again while my clock still agrees.
+        self._witnessed.clear()
         self.refusals.append(reason)
 
     # -- the log -------------------------------------------------------------------------------

@@ -166,6 +166,12 @@ class Pane:
                 if attempt == tries - 1:
                     raise
 
+    def give_name(self, name: str) -> None:
+        """Answer the first run's name prompt (the welcome screen), as a new player does."""
+        self.wait_for("Welcome to dicetable")
+        self.type_into_field(name)
+        self.send("Enter")
+
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.target)
 

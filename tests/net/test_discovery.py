@@ -309,6 +309,8 @@ def test_the_app_announces_a_lan_table_and_joins_it_from_its_lan_list(lan, tmp_p
                              {"TERM": "xterm-256color"})
 
         ann, bob = app(1, "Ann"), app(2, "Bob")
+        ann.give_name("Ann")
+        bob.give_name("Bob")
         ann.wait_for("Host a table")
         for attempt in range(3):  # a key that lands before the screen has settled: start over
             ann.press("h", "Open the table")
