@@ -167,8 +167,18 @@ class Pane:
                     raise
 
     def give_name(self, name: str) -> None:
-        """Answer the first run's name prompt (the welcome screen), as a new player does."""
+        """Answer the first run's name prompt (the welcome screen), as a new player does. The field
+        offers the login name, often the very name typed: it is emptied first (its placeholder
+        shows), so that the name seen is the one typed, not keys lost while the screen came up."""
         self.wait_for("Welcome to dicetable")
+        for attempt in range(4):
+            self.send("C-a", "C-k")
+            try:
+                self.wait_for("your name", timeout=3)
+                break
+            except AssertionError:
+                if attempt == 3:
+                    raise
         self.type_into_field(name)
         self.send("Enter")
 

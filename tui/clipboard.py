@@ -49,9 +49,10 @@ def _desktop(text: str) -> bool:
 
 
 def _tmux(text: str) -> bool:
-    if not os.environ.get("TMUX") or not shutil.which("tmux"):
+    tmux = shutil.which("tmux")
+    if not os.environ.get("TMUX") or not tmux:
         return False
-    return _ran(["tmux", "load-buffer", "-"], text)
+    return _ran([tmux, "load-buffer", "-"], text)
 
 
 def copy(app, text: str, what: str = "the text") -> str:

@@ -114,6 +114,8 @@ def test_two_ssh_sessions_play_trice_against_each_other(ssh, tmp_path):
     server, tmux = ssh
     alice = login(server, tmux, tmp_path / "alice", user="Alice")
     bob = login(server, tmux, tmp_path / "bob", user="Bob")
+    alice.give_name("Alice")  # the first run asks the name (the login name is offered)
+    bob.give_name("Bob")
     alice.wait_for("Play against a bot")
     alice.press("h", "Open the table")
     invite = invite_on(alice.press("Enter", "dt1-"))  # on 127.0.0.1, any free port
@@ -144,6 +146,7 @@ def test_the_terminal_is_left_clean_however_the_app_ends(ssh, tmp_path):
     game = "play trice --vs random --first me --seed 3"
     quit_ = login(server, tmux, tmp_path / "quit", colorterm="truecolor")
     ends = {how: login(server, tmux, tmp_path / how, game, pidfile=tmp_path / f"{how}.pid") for how in ("TERM", "HUP", "drop")}
+    quit_.give_name("Sam")
     quit_.wait_for("Play against a bot")
     quit_.send("C-q")
     for how, pane in ends.items():

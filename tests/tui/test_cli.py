@@ -90,3 +90,39 @@ def test_shipped_rules_match_shared_rules():
         pytest.skip("shared/rules is not beside this checkout")
     for path in shared.glob("*.md"):
         assert (ROOT / "tui" / "rules" / path.name).read_text() == path.read_text(), path.name
+
+
+class _Terminal:
+    """stderr as a terminal is: it takes what is written and says it is a tty."""
+
+    def __init__(self) -> None:
+        self.written = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.written += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_selfplay_shows_its_progress_on_a_terminal_only(monkeypatch, capsys):
+    from dicetable.tui.cli import main
+
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["selfplay", "trice", "--games", "3", "--bots", "random,random"]) == 0
+    bars = terminal.written.split("\r")
+    assert any("0/3" in bar and "starting" in bar for bar in bars)  # said at once, before the first game ends
+    assert any("3/3 [########################]" in bar for bar in bars)
+    assert terminal.written.endswith("\r")  # the bar's line cleared before the summary is printed
+    assert "games per second" in capsys.readouterr().out
+    quiet = _Terminal()
+    monkeypatch.setattr("sys.stderr", quiet)
+    assert main(["selfplay", "trice", "--games", "2", "--json"]) == 0
+    assert quiet.written == ""  # --json: one JSON object and nothing else
+    run = dicetable("selfplay", "trice", "--games", "2")  # not a terminal: nothing on stderr
+    assert run.returncode == 0 and run.stderr == ""

@@ -110,8 +110,11 @@ def toasts_in_the_way(screen) -> list[str]:
     """Toasts drawn over a status line, a line of keys, a dialog's buttons or the footer."""
     kept_clear = [*screen.query("#status"), *screen.query(Button), *screen.query(ActionLine), *screen.query(Footer)]
     kept_clear = [w for w in kept_clear if w.display and w.region.area]
-    return [f"a toast covers {_name(widget)}" for toast in screen.query(Toast) for widget in kept_clear
-            if toast.region.overlaps(widget.region)]
+    shown = []  # what of each toast is drawn: the toast rack clips the toasts that do not fit it
+    for toast in screen.query(Toast):
+        place = screen.find_widget(toast)
+        shown.append(place.region.intersection(place.clip))
+    return [f"a toast covers {_name(widget)}" for toast in shown for widget in kept_clear if toast.overlaps(widget.region)]
 
 
 class Seen:
@@ -179,7 +182,7 @@ def played(game: str, seats: int, moves: int, people: int = 1, seed: int = 3, ki
 async def look_at_table(seen: Seen, table: LocalTable, what: str) -> None:
     """The table's screen, its help, its fairness panel after `v`, and the dialogs it opens."""
     app = DiceTableApp(table, bot_delay=0)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await wait_until(pilot, lambda: getattr(app.screen, "view", None) is not None or
                          isinstance(app.screen, (PassKeyboardScreen, GameOverDialog, ScoreDialog)))
         if isinstance(app.screen, PassKeyboardScreen):
@@ -226,7 +229,7 @@ async def test_tricolor_dialogs_fit():
         while table.state.result is None and not stop(table.state):
             table.submit(chooser.choose(table.state.view(0)))
         app = DiceTableApp(table, bot_delay=0)
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
             await wait_until(pilot, lambda: getattr(app.screen, "view", None) is not None)
             assert table.state.result is None, "the game ended before the dialog's moment"
             await pilot.press("d" if what == "discarding" else "a")
@@ -243,7 +246,7 @@ async def test_the_dice_room_fits():
         table = kind(room, [Player(NAMES[0])] + ([Player(NAMES[1], "roller")] if kind is LookingNetworked else []),
                      seed=1, bot_delay=0)
         app = DiceTableApp(table, bot_delay=0)
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
             await wait_until(pilot, lambda: getattr(app.screen, "view", None) is not None)
             await seen.look(pilot, "the dice room, no roll yet")
             for expr in ("d20", "3d6", "4d6kh3+12", "10d10"):
@@ -260,7 +263,7 @@ async def test_every_screen_from_home_fits(tmp_path, home):
     Profile.generate(NAMES[0]).save(home)
     record_local(home / "history.jsonl", "trice", NAMES[:2], f"{NAMES[0]} wins (Trice)", (), 1)
     app = DiceTableApp(ask_name=True)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await seen.look(pilot, "home")
         for keys, what in ((("b",), "play a bot"), (("b", "down", "enter"), "play a bot: TRIAD"),
                            (("b", "down", "down", "enter"), "play a bot: Dice Breaker"),
@@ -283,7 +286,7 @@ async def test_every_screen_from_home_fits(tmp_path, home):
 async def test_the_first_run_asks_a_name_and_fits():
     seen = Seen()
     app = DiceTableApp(ask_name=True)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await seen.look(pilot, "the first run's name")
     seen.assert_none()
 
@@ -306,7 +309,7 @@ async def test_the_check_sees_a_cut_line_and_a_crowded_footer():
             yield Footer()
 
     app = Crowded()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.pause()
         found = cut_lines(app.screen)
     assert any("TextLine#status" in line for line in found), found

@@ -9,7 +9,6 @@ from dicetable.core import registry
 from dicetable.core.bots import RandomBot
 from dicetable.core.game import Move
 from dicetable.tui.app import DiceTableApp
-from dicetable.tui.rules import rules_text
 from dicetable.tui.tables.controller import LocalTable, Player
 from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.screens.home_screen import HomeScreen
@@ -151,9 +150,9 @@ async def test_home_reaches_every_choice():
         assert isinstance(app.screen, HomeScreen)
         await pilot.press("r")
         assert app.screen.__class__.__name__ == "RulesScreen"
-        await wait_until(pilot, lambda: app.screen.query("#rules-trice .rules-text"))
-        shown = app.screen.query_one("#rules-trice .rules-text").content
-        assert shown.plain == rules_text("trice") and "**3 rows × 4 columns**" in shown.plain
+        await wait_until(pilot, lambda: app.screen.query("#rules-trice MarkdownParagraph"))
+        shown = " ".join(str(paragraph.render()) for paragraph in app.screen.query("#rules-trice MarkdownParagraph"))
+        assert "3 rows × 4 columns" in shown and "**" not in shown  # rendered: bold, not marked up
         await pilot.press("escape")
         await pilot.press("p")
         assert app.screen.__class__.__name__ == "ProfileScreen"
