@@ -108,12 +108,15 @@ def cut_lines(screen) -> list[str]:
 
 def toasts_in_the_way(screen) -> list[str]:
     """Toasts drawn over a status line, a line of keys, a dialog's buttons or the footer."""
-    kept_clear = [*screen.query("#status"), *screen.query(Button), *screen.query(ActionLine), *screen.query(Footer)]
+    keys = [line for line in screen.query(ActionLine) if any(action for _, action, _ in line.pieces)]
+    kept_clear = [*screen.query("#status"), *screen.query(Button), *keys, *screen.query(Footer)]
     kept_clear = [w for w in kept_clear if w.display and w.region.area]
     shown = []  # what of each toast is drawn: the toast rack clips the toasts that do not fit it
     for toast in screen.query(Toast):
         place = screen.find_widget(toast)
-        shown.append(place.region.intersection(place.clip))
+        drawn = place.region.intersection(place.clip)
+        if drawn.area:
+            shown.append(drawn)
     return [f"a toast covers {_name(widget)}" for toast in shown for widget in kept_clear if toast.overlaps(widget.region)]
 
 
@@ -128,13 +131,15 @@ class Seen:
         await pilot.pause()
         screen = pilot.app.screen
         found = cut_lines(screen)
-        if toasts:  # three toasts at once, as a busy table sends them
+        if toasts:  # three toasts at once, as a busy table sends them (the table's own cleared first)
+            pilot.app.clear_notifications()
+            await wait_until(pilot, lambda: not screen.query(Toast))
             for n in range(3):
                 pilot.app.notify(f"Round over: {NAMES[0]} +3 (three of a kind); {NAMES[1]} two pairs · {n}",
                                  title="Round over", timeout=30)
+            await wait_until(pilot, lambda: len(screen.query(Toast)) == 3)
             await pilot.pause()
-            await pilot.pause()
-            found += toasts_in_the_way(pilot.app.screen)
+            found += toasts_in_the_way(screen)
             pilot.app.clear_notifications()
             await pilot.pause()
         if found:
@@ -213,6 +218,22 @@ async def test_every_table_fits_from_start_to_end(game, seats):
         await look_at_table(seen, played(game, seats, moves), f"{game} against bots after {moves} moves")
     await look_at_table(seen, played(game, seats, 12, people=seats), f"{game} hot-seat after 12 moves")
     await look_at_table(seen, played(game, seats, 12, kind=LookingNetworked), f"{game} at a network table")
+    seen.assert_none()
+
+
+@pytest.mark.slow
+async def test_the_dice_breaker_score_board_fits_its_longest_hand():
+    """The side panel names each hand: "three of a kind" is the longest words it can show."""
+    from dicetable.core import dicebreaker_hands as hands
+
+    seen, info = Seen(), registry.get("dicebreaker")
+    table = LocalTable(info, [Player(NAMES[s]) for s in range(6)], seed=8, bot_delay=0)
+    chooser = info.bots["greedy"](info, random.Random(8))
+    longest = lambda state: state.arena and any(hands.category(state.hand(s)) == "three of a kind" for s in range(6))
+    while table.state.result is None and not longest(table.state):
+        table.submit(chooser.choose(table.state.view(table.state.actor)))
+    assert table.state.result is None
+    await look_at_table(seen, table, "Dice Breaker with three of a kind on the board")
     seen.assert_none()
 
 

@@ -113,13 +113,16 @@ def test_two_people_with_one_name_are_told_apart_by_their_keys(tmp_path):
     # A finished network game of two people both called Ann: the history says which Ann won.
     trice = registry.get("trice")
     bots = [RandomBot(trice, rnd.Random(s)) for s in range(2)]
-    play_table(trice, {}, bots, ["Ann", "Ann"], rnd.Random(4), transcript=tmp_path / "t" / "game.dtt")
+    table = play_table(trice, {}, bots, ["Ann", "Ann"], rnd.Random(4), transcript=tmp_path / "t" / "game.dtt")
     (game,), unreadable = network_games(tmp_path / "t")
     assert not unreadable
     first, second = game.names
     assert first != second and first.startswith("Ann (") and second.startswith("Ann (")
     assert game.result.startswith((f"{first} wins", f"{second} wins", "draw"))
     assert "seat" not in game.words()
+    # Read by the second Ann: her seat is named as hers.
+    (game,), _ = network_games(tmp_path / "t", key=table.seats[1].profile.public_key)
+    assert game.names == (first, f"{second} (you)")
 
 
 # -- 2. the rules screen renders the Markdown, in the setup screens' order, opened at the game ------

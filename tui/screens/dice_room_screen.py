@@ -243,6 +243,8 @@ class DiceRoomScreen(PanelActions, Screen):
         view = self.view
         if view is None or view.state is None:
             return True
+        if view.result is not None:  # a closed room: nothing to pass or close
+            return False
         if action == "pass_turn":
             return not view.state.free
         if action == "close_room":

@@ -32,9 +32,13 @@ class HistoryScreen(GameListScreen):
         self.games: list[Played] = []
 
     def load(self) -> tuple[list[str], list[str]]:
-        from dicetable.net.identity import home
+        from dicetable.net.identity import ProfileError, home, load
 
-        self.games, unreadable = past_games(home())
+        try:
+            profile = load()
+        except ProfileError:
+            profile = None
+        self.games, unreadable = past_games(home(), profile.public_key if profile is not None else None)
         return [game.words() for game in self.games], unreadable
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

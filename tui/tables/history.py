@@ -138,8 +138,9 @@ def _played(raw: bytes) -> Played:
                   float(record["when"]), log=entries)
 
 
-def network_games(directory: Path) -> tuple[list[Played], list[str]]:
-    """The network games whose transcripts are in `directory`, and the files that could not be read."""
+def network_games(directory: Path, key: bytes | None = None) -> tuple[list[Played], list[str]]:
+    """The network games whose transcripts are in `directory`, and the files that could not be read;
+    the seat of `key` (this profile's public key) is named `(you)`."""
     from dicetable.net import wire
     from dicetable.net.identity import fingerprint
     from dicetable.net.transcript import DamagedTranscript, NotATranscript, read
@@ -151,6 +152,7 @@ def network_games(directory: Path) -> tuple[list[Played], list[str]]:
             header = transcript.header
             names = told_apart([seat["name"] for seat in header["seats"]],
                                [fingerprint(seat["key"]) for seat in header["seats"]])
+            names = tuple(f"{name} (you)" if seat["key"] == key else name for name, seat in zip(names, header["seats"]))
             moves = sum(wire.kind_of(frame) in ("move", "unseal") for frame in transcript.frames)
             when = path.stat().st_mtime
         except (NotATranscript, DamagedTranscript, OSError, KeyError, TypeError) as error:
@@ -174,9 +176,9 @@ def _result_words(data: dict | None, names: Sequence[str]) -> str | None:
     return result_words(Result.from_data(data), names)
 
 
-def past_games(home: Path) -> tuple[list[Played], list[str]]:
-    """Every game in the history, newest first, and what could not be read."""
+def past_games(home: Path, key: bytes | None = None) -> tuple[list[Played], list[str]]:
+    """Every game in the history, newest first, and what could not be read (`key`: network_games)."""
     local, bad_local = local_games(home / FILE)
-    network, bad_network = network_games(home / "transcripts")
+    network, bad_network = network_games(home / "transcripts", key)
     games = sorted(local + network, key=lambda g: g.when, reverse=True)
     return games, bad_local + bad_network
