@@ -223,13 +223,14 @@ async def test_every_table_fits_from_start_to_end(game, seats):
 
 @pytest.mark.slow
 async def test_the_dice_breaker_score_board_fits_its_longest_hand():
-    """The side panel names each hand: "three of a kind" is the longest words it can show."""
+    """The side panel names each seat's hand (all of them up to four seats): "three of a kind" is the
+    longest it can show."""
     from dicetable.core import dicebreaker_hands as hands
 
     seen, info = Seen(), registry.get("dicebreaker")
-    table = LocalTable(info, [Player(NAMES[s]) for s in range(6)], seed=8, bot_delay=0)
+    table = LocalTable(info, [Player(NAMES[s]) for s in range(4)], seed=8, bot_delay=0)
     chooser = info.bots["greedy"](info, random.Random(8))
-    longest = lambda state: state.arena and any(hands.category(state.hand(s)) == "three of a kind" for s in range(6))
+    longest = lambda state: state.arena and any(hands.category(state.hand(s)) == "three of a kind" for s in range(4))
     while table.state.result is None and not longest(table.state):
         table.submit(chooser.choose(table.state.view(table.state.actor)))
     assert table.state.result is None
@@ -301,6 +302,40 @@ async def test_every_screen_from_home_fits(tmp_path, home):
             while len(app.screen_stack) > 2:  # back home (the stack: the default screen, home)
                 await pilot.press("escape")
                 await pilot.pause()
+    seen.assert_none()
+
+
+class Waiting:
+    """A hosted table that waits for its second player: the waiting room's table, without sockets."""
+
+    role = "host"
+    invite = "dt1-" + "ar7qaaabsi7skncxknpciowwjpa64vb2eztrvaam7srherawier3io44svsyqyjirntdpix6dum257zgqnpx5tuh"
+
+    def attach(self, target) -> None:
+        from dicetable.tui.tables.messages import TableChanged
+        from dicetable.tui.tables.view import TableView
+
+        seats = (SeatInfo(NAMES[0], "human", "this terminal", Profile.generate("x").fingerprint),
+                 SeatInfo("seat 1", "free", "free: waiting for a player", connected=False))
+        target.post_message(TableChanged(TableView(registry.get("tricolor"), None, seats, frozenset({0}), network=True,
+                                                   note="Waiting for players: 1 of 2 seated")))
+
+    def close(self) -> None:
+        pass
+
+
+async def test_the_waiting_room_fits(home):
+    from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
+
+    seen = Seen()
+    app = DiceTableApp()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        app.push_screen(WaitingRoomScreen(Waiting()))
+        shown = lambda: app.screen.query("#room-invite") and "dt1-" in str(app.screen.query_one("#room-invite").render())
+        await wait_until(pilot, shown)
+        await seen.look(pilot, "the waiting room")
+        await pilot.press("c")  # the copy's honest words, as a toast
+        await seen.look(pilot, "the waiting room, the invite copied", toasts=False)
     seen.assert_none()
 
 
