@@ -1,4 +1,4 @@
-"""Dice Breaker bots: random, greedy and search. Each sees only its seat's view.
+"""Dice Breaker bots: random, greedy, search and lookahead. Each sees only its seat's view.
 
 - `random`: a uniformly random legal move (core/bots.py).
 - `greedy`: the throw with the best expected margin of its hand over the best other hand once the
@@ -7,6 +7,9 @@
 - `search`: Monte-Carlo: the best candidate moves are played out to the end of the round with a
   fast playout policy, on the same seeded random draws for every candidate; a candidate replaces
   the greedy choice only when it beats it clearly. Deterministic for a given seed.
+- `lookahead`: two-seat expectimax over my throw and the opponent's reply, leaves scored by what
+  the round would really give once the dice still to come are rolled (`LookaheadBot`); the `hard`
+  level (core/levels.py).
 All throws of unthrown dice are alike (a caught die lands as the thrower's own), so the bots
 consider only the first die they may throw.
 """
@@ -14,6 +17,9 @@ consider only the first die they may throw.
 from __future__ import annotations
 
 import random
+import functools
+import itertools
+import math
 from typing import Any
 
 from dicetable.core import bots as generic
@@ -196,4 +202,177 @@ class SearchBot:
         return round_value(state, me)
 
 
-BOTS = {"random": generic.RandomBot, "greedy": GreedyBot, "search": SearchBot}
+_VALUE = tuple(FIVE_VALUE if p is None else float(p) for p in hands.POINTS)
+
+
+def round_points(mine: int, theirs: int) -> float:
+    """What the round's scoring gives me over the opponent when it ends with hands of ranks `mine`
+    and `theirs` (End of a round and scoring); five of a kind counts FIVE_VALUE."""
+    if mine == theirs:
+        return 0.0  # nothing scored, or the points split evenly
+    if mine > theirs:
+        return _VALUE[mine]
+    return -_VALUE[theirs]
+
+
+def _rank(faces: tuple[int, ...], trump: int) -> int:
+    return hands.rank(faces + (trump,) if trump else faces)
+
+
+@functools.lru_cache(maxsize=1024)
+def _outlooks(my_need: float, their_need: float) -> tuple[tuple[float, ...], ...]:
+    """`round_points` by ranks, except that a round that brings a seat to the target (it still
+    needs `my_need` / `their_need` points) wins or loses the game: FIVE_VALUE, as five of a kind."""
+    def value(a: int, b: int) -> float:
+        won = round_points(a, b)
+        if won >= my_need:
+            return FIVE_VALUE
+        if -won >= their_need:
+            return -FIVE_VALUE
+        return won
+
+    return tuple(tuple(value(a, b) for b in range(len(_VALUE))) for a in range(len(_VALUE)))
+
+
+@functools.lru_cache(maxsize=65536)
+def rank_chances(faces: tuple[int, ...], trump: int, more: int) -> tuple[float, ...]:
+    """The chance of each rank for a hand of `faces` (sorted) and the Trump Die once `more` dice
+    are rolled into it."""
+    chances = [0.0] * len(_VALUE)
+    for rolled in itertools.combinations_with_replacement(range(1, 7), more):
+        ways = math.factorial(more)
+        for face in set(rolled):
+            ways //= math.factorial(rolled.count(face))
+        chances[_rank(faces + rolled, trump)] += ways / 6**more
+    return tuple(chances)
+
+
+@functools.lru_cache(maxsize=262144)
+def outlook(mine: tuple[int, ...], theirs: tuple[int, ...], trump: int, my_more: int, their_more: int,
+            needs: tuple[float, float] = (99.0, 99.0)) -> float:
+    """The mean of `round_points` (with the game's end, `_outlooks`) once every seat's dice still to
+    come are rolled into its hand (breaks to come are not foreseen)."""
+    p = rank_chances(mine, trump, my_more)
+    q = [(b, qb) for b, qb in enumerate(rank_chances(theirs, trump, their_more)) if qb]
+    return sum(pa * sum(qb * row[b] for b, qb in q) for pa, row in zip(p, _outlooks(*needs)) if pa)
+
+
+def _without(faces: tuple[int, ...], face: int) -> tuple[int, ...]:
+    i = faces.index(face)
+    return faces[:i] + faces[i + 1:]
+
+
+def _throws(thrower, other, trump):
+    """Each distinct throw of `thrower` (None: a roll; else (whose, face) of the target: "own",
+    "other" or "trump"), with its equally likely outcomes (thrower's faces, other's, trump)."""
+    rolls = [(thrower + (f,), other, trump) for f in range(1, 7)]
+    yield None, rolls
+    for x in sorted(set(thrower)):
+        rest = _without(thrower, x)
+        yield ("own", x), [(rest + (g, f), other, trump) for g in range(1, 7) for f in range(1, 7)]
+    for x in sorted(set(other)):
+        rest = _without(other, x)
+        yield ("other", x), [(thrower + (f,), rest + (g,), trump) for g in range(1, 7) for f in range(1, 7)]
+    if trump:
+        yield ("trump", trump), [(thrower + (f,), other, g) for g in range(1, 7) for f in range(1, 7)]
+
+
+class LookaheadBot:
+    """Two-seat expectimax two throws deep: each throw of mine is weighed by the opponent's best
+    reply to each of its outcomes. A round that ends there is scored by what its scoring really
+    gives (`round_points`), not by the hands' margin as greedy does; a round that goes on by its
+    `outlook`, which also values what the dice still to come may make of each hand (measured: with
+    the margin as leaf instead, no better than greedy). Only hands matter, so dice of one owner and
+    face are one target and positions are cached by hands. Exact (every face enumerated): the only
+    randomness is the seeded tie-break. Latent Dice are claimed by `outlook` too; quick play (its
+    breaks and order differ) and games of more than two seats are greedy's."""
+
+    name = "lookahead"
+
+    def __init__(self, game: Any, rng: random.Random, **settings: Any) -> None:
+        self.rng = rng
+        self.greedy = GreedyBot(game, rng)
+
+    def choose(self, view: db.DiceBreakerState) -> Move:
+        if view.phase not in (db.THROW, db.LATENT) or view.seats != 2 or not view.battle:
+            return self.greedy.choose(view)
+        me, other = view.seat, 1 - view.seat
+        mine = tuple(sorted(f for _, o, f in view.arena if o == me))
+        theirs = tuple(sorted(f for _, o, f in view.arena if o == other))
+        trump = next((f for _, o, f in view.arena if o == db.EVERY_HAND), 0)
+        left = [len(view.held[s]) + len(view.extra[s]) for s in range(2)]
+        if view.phase == db.LATENT:
+            return self._claim(view, me, mine, theirs, trump, left, self._needs(view, me))
+        left[me] -= 1
+        later = (left[me], max(0, left[other] - 1))  # dice each seat throws after the reply
+        needs = self._needs(view, me)
+        table = _outlooks(*needs)
+        ranks: dict = {}
+
+        def rank(faces, t):
+            key = (tuple(sorted(faces)), t)
+            if key not in ranks:
+                ranks[key] = _rank(*key)
+            return ranks[key]
+
+        def leaf(my, their, t, over):
+            if over:
+                return table[rank(my, t)][rank(their, t)]
+            return outlook(tuple(sorted(my)), tuple(sorted(their)), t, *later, needs)
+
+        replies: dict = {}
+
+        def reply(my, their, t):
+            key = (tuple(sorted(my)), tuple(sorted(their)), t)
+            if key in replies:
+                return replies[key]
+            if left[other] == 0:
+                value = leaf(my, their, t, left[me] == 0)
+            else:
+                over = left[me] == 0 and left[other] == 1
+                value = min(
+                    sum(leaf(m, th, tt, over) for th, m, tt in outcomes) / len(outcomes)
+                    for _, outcomes in _throws(key[1], key[0], t)
+                )
+            replies[key] = value
+            return value
+
+        scored = []
+        for target, outcomes in _throws(mine, theirs, trump):
+            scored.append((sum(reply(m, th, t) for m, th, t in outcomes) / len(outcomes), target))
+        top = max(score for score, _ in scored)
+        target = self.rng.choice([t for score, t in scored if score >= top - 1e-9])
+        die = view.throwable(me)[0]
+        if target is None:
+            return Move("throw", (die,))
+        whose, face = target
+        owner = {"own": me, "other": other, "trump": db.EVERY_HAND}[whose]
+        name = next(n for n, o, f in view.arena if o == owner and f == face)
+        return Move("throw", (die, name))
+
+    @staticmethod
+    def _needs(view, me: int) -> tuple[float, float]:
+        """Points each seat still needs to win the game (capped: more than a round gives is all alike)."""
+        target = view.option["target"]
+        return (min(7.0, target - view.points(me)), min(7.0, target - view.points(1 - me)))
+
+    @staticmethod
+    def _claim(view, me, mine, theirs, trump, left, needs) -> Move:
+        """A Latent Die when breaking the spinning die (and perhaps keeping the Latent Die) is
+        worth more by `outlook` than leaving it as it lies."""
+        owner, face = next((o, f) for n, o, f in view.arena if n == view.spinning)
+        stays = view.option["latent_stays_num"] / view.option["latent_stays_den"]
+        hands_of = {me: mine, 1 - me: theirs}
+        claimed = 0.0
+        for g in range(1, 7):
+            broken = {s: _without(h, face) + (g,) if s == owner else h for s, h in hands_of.items()}
+            t = g if owner == db.EVERY_HAND else trump
+            gone = outlook(tuple(sorted(broken[me])), tuple(sorted(broken[1 - me])), t, left[me], left[1 - me], needs)
+            kept = sum(outlook(tuple(sorted(broken[me] + (h,))), tuple(sorted(broken[1 - me])), t, left[me],
+                               left[1 - me], needs) for h in range(1, 7)) / 6
+            claimed += (stays * kept + (1 - stays) * gone) / 6
+        now = outlook(mine, theirs, trump, left[me], left[1 - me], needs)
+        return Move("latent", ("yes",) if claimed > now else ("no",))
+
+
+BOTS = {"random": generic.RandomBot, "greedy": GreedyBot, "search": SearchBot, "lookahead": LookaheadBot}

@@ -2,7 +2,8 @@
 
 Each game module exposes `GAME: GameInfo` and knows nothing of bots: a rules module never imports
 the bots that play it. Here each game is joined to its bots module (`BOTS`, and `HEURISTIC` where
-the bots bring the game's evaluation), so `get(name)` gives the whole game.
+the bots bring the game's evaluation), so `get(name)` gives the whole game; the levels `easy`,
+`medium` and `hard` (core/levels.py) join the algorithm bots under their own names.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import dataclasses
 import functools
 import importlib
 
+from dicetable.core import levels
 from dicetable.core.game import GameError, GameInfo
 
 # name: (rules module, bots module or None when the rules module's GAME names its own)
@@ -40,7 +42,7 @@ def get(name: str) -> GameInfo:
     if bots is None:
         return game
     module = importlib.import_module(bots)
-    bound = {"bots": module.BOTS}
+    bound = {"bots": {**levels.bind(name, module.BOTS), **module.BOTS}}
     if hasattr(module, "HEURISTIC"):
         bound["heuristic"] = module.HEURISTIC
     return dataclasses.replace(game, **bound)

@@ -404,8 +404,10 @@ class SessionAnnouncer:
     to bind, follows its seat count, withdraws when it is full, started, finished or closed. It only
     reads the session (from its own thread), so the session needs no hook of its own."""
 
-    def __init__(self, session, addresses: list[str], interface_addresses: list[str] | None = None) -> None:
+    def __init__(self, session, addresses: list[str], interface_addresses: list[str] | None = None,
+                 advertiser=Advertiser) -> None:
         self.session, self.addresses, self.interface_addresses = session, list(addresses), interface_addresses
+        self.make = advertiser  # Advertiser, or net/machine_lobby.py's for a table on loopback
         self.advertiser: Advertiser | None = None
         self.errors: list[str] = []
         self._done = threading.Event()
@@ -426,9 +428,9 @@ class SessionAnnouncer:
                 continue  # not bound yet
             if self.advertiser is None:
                 try:
-                    self.advertiser = Advertiser(session.profile, session.replica.table, session.game_name,
-                                                 session.seat_count, session.socket.port, self.addresses,
-                                                 self.interface_addresses)
+                    self.advertiser = self.make(session.profile, session.replica.table, session.game_name,
+                                                session.seat_count, session.socket.port, self.addresses,
+                                                self.interface_addresses)
                 except DiscoveryError as error:
                     self.errors.append(str(error))
                     return
@@ -508,16 +510,18 @@ def find(
     known: KnownHosts,
     own: Profile | None = None,
     interface_addresses: list[str] | None = None,
+    browsers: list | None = None,
     **match,
 ) -> tuple[Announcement, str, str]:
-    """Browse until an open table matching `match` (see `choose`) is announced, or raise DiscoveryError."""
-    browser = Browser(interface_addresses)
+    """Browse until an open table matching `match` (see `choose`) is announced, or raise DiscoveryError.
+    `browsers` (closed here) replace the mDNS one, e.g. with net/machine_lobby.py's."""
+    browsers = browsers if browsers is not None else [Browser(interface_addresses)]
     deadline = time.monotonic() + timeout
     error: DiscoveryError | None = None
     try:
         while True:
             try:
-                found = choose(browser.tables(), known, own, **match)
+                found = choose([ann for browser in browsers for ann in browser.tables()], known, own, **match)
             except DiscoveryError as forged:
                 found, error = None, forged  # a real table may still be announced
             if found is not None:
@@ -526,7 +530,8 @@ def find(
                 break
             time.sleep(0.05)
     finally:
-        browser.close()
+        for browser in browsers:
+            browser.close()
     if error is not None:
         raise error
     wanted = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in match.items() if v)

@@ -45,6 +45,8 @@ from dicetable.core import registry
 from dicetable.net import wire
 from dicetable.net.hidden import TableDeals
 from dicetable.net.identity import fingerprint, verify_signature
+from dicetable.net.relay import BadRelay, RelayAddress
+from dicetable.net.relay_link import RelayHostSocket
 from dicetable.net.refusals import BadJoin, BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.replica import Replica
 from dicetable.net.seat_file import SeatFileError, load_seat
@@ -56,7 +58,17 @@ ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet when catching a 
 HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof"})
 MAX_NEXT = 2**32  # a log index in a hello
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
+MAX_BURNS = 10  # codes burned by wrong guesses before the host stops offering new ones
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
+
+
+def _read_relay(relay: RelayAddress | str) -> RelayAddress:
+    if isinstance(relay, RelayAddress):
+        return relay
+    try:
+        return RelayAddress.decode(relay)
+    except BadRelay as error:
+        raise SessionError(f"bad relay: {error}") from None
 
 
 def _hello_fault(body: dict) -> str:
@@ -88,10 +100,12 @@ class HostSession(TableSession):
         port: int = 0,
         advertise: str | None = None,
         resume: Path | str | None = None,
+        relay: RelayAddress | str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(profile, **kwargs)
         self.bind, self.port_wanted, self.advertise = bind, port, advertise
+        self.relay = _read_relay(relay) if relay is not None else None  # through a relay: no port of our own
         self.routes: dict[bytes, int] = {}  # connection -> seat
         self.reserved: dict[int, tuple[bytes, bytes, float]] = {}  # seat -> (proven key, connection, since) before its join
         self.refused_keys: dict[bytes, str] = {}  # key -> why it gets no seat (the host refused it, its hold ran out)
@@ -100,8 +114,11 @@ class HostSession(TableSession):
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._relay: list[bytes] | None = None  # frames accepted in the batch under way
-        self.socket: HostSocket | None = None
+        self.socket: HostSocket | RelayHostSocket | None = None
         self.invite = None
+        self.codes = None  # the short code being offered through the relay (net/codes.py)
+        self.code_uses = "table"
+        self._burns = 0
         self.resumed = resume is not None
         if resume is not None:
             self._resume(Path(resume))
@@ -118,12 +135,15 @@ class HostSession(TableSession):
     def open(self) -> str:
         """Bind the socket, write the opening frames; returns the invite code."""
         try:
-            retry = 5.0 if self.resumed else 0.0
-            self.socket = HostSocket(self.profile.curve_secret, self.bind, self.port_wanted, retry=retry)
+            if self.relay is not None:
+                self.socket = RelayHostSocket(self.profile, self.relay, self.replica.table, self.timing.connect_timeout)
+            else:
+                retry = 5.0 if self.resumed else 0.0
+                self.socket = HostSocket(self.profile.curve_secret, self.bind, self.port_wanted, retry=retry)
         except TransportError as error:
             raise SessionError(str(error)) from None
         address = self.advertise or (self.bind if self.bind not in ("0.0.0.0", "::", "*") else None)
-        if address is None:
+        if address is None and self.relay is None:
             raise SessionError("a table bound to every address needs --advertise ADDR: the address joiners dial")
         self.invite = self.socket.invite(self.replica.table, address)
         if not self.replica.log:
@@ -134,9 +154,52 @@ class HostSession(TableSession):
         self.emit("invite", text=code)
         return code
 
+    # -- short codes (through a relay) ------------------------------------------------------------
+    def offer_code(self, uses: str = "table", ttl: float = 1800.0) -> None:
+        """Offer a short code for the invite at the relay: one seat's (`uses` "one") or the table's."""
+        from dicetable.net import codes
+
+        if not isinstance(self.socket, RelayHostSocket):
+            raise SessionError("short codes need a relay (--relay RELAY)")
+        self.code_uses, self.code_ttl = uses, ttl
+        self.codes = codes.CodeHost(self.invite.encode(), uses=uses, ttl=ttl)
+        self.socket.on_mail = self._mail
+        self._send_mail(self.codes.start())
+
+    def _mail(self, op: str, body: dict) -> None:
+        if self.codes is not None:
+            self._send_mail(self.codes.handle(op, body))
+
+    def _send_mail(self, packets) -> None:
+        for op, body in packets:
+            self.socket.send_relay(op, body)
+
+    def watch_code(self) -> None:
+        """Serve the code's joiners; tell the host what happened; withdraw it once no seat is free."""
+        offer = self.codes
+        if offer is None:
+            return
+        self._send_mail(offer.tick())
+        events, offer.events = list(offer.events), []
+        for kind, text in events:
+            if kind != "joined":  # the seat's own join is told when it lands in the log
+                self.emit(kind, text=text)
+            self._burns += kind == "burned"
+        if self.replica.phase != "joining":
+            self._send_mail(offer.withdraw())  # every seat is taken: the code opens nothing any more
+            self.codes = None
+        elif offer.done:  # used up (a one-seat code) or burned by a wrong guess
+            if self._burns > MAX_BURNS:
+                self.emit("error", text=f"{MAX_BURNS} codes were burned by wrong guesses: no more codes for this table")
+                self.codes = None
+            else:
+                self.offer_code(self.code_uses, self.code_ttl)  # a fresh code for the next joiner
+
     def seat_data(self) -> dict:
         data = super().seat_data()
-        if self.socket is not None:
+        if self.relay is not None:
+            data["relay"] = self.relay.encode()  # a resumed host serves its table at the same relay
+        elif self.socket is not None:
             # A resumed host listens where its invite points (the app's resume reads these back).
             data["port"] = self.socket.port
             data["bind"] = self.bind
@@ -150,6 +213,8 @@ class HostSession(TableSession):
             raise SessionError(str(error)) from None
         if not self.port_wanted and type(seat.get("port")) is int:
             self.port_wanted = seat["port"]
+        if self.relay is None and type(seat.get("relay")) is str:
+            self.relay = _read_relay(seat["relay"])
         if seat["seat"] != 0:
             raise SessionError(f"{path} is a joiner's transcript: resume it with `dicetable join --resume`")
         try:
@@ -437,6 +502,7 @@ class HostSession(TableSession):
             now = time.monotonic()
             self.watch_holds(now)
             self.watch_presence(now)
+            self.watch_code()
             if self.replica.phase == "ready" and not self._sent:
                 self.author("start", {})
             self.act()
@@ -446,16 +512,23 @@ class HostSession(TableSession):
         """Play until the game ends (then let the joiners catch up) or `stop()`; returns the result."""
         if self.socket is None:
             self.open()
-        linger_until = None
+        over_at, awaited = None, set()
         try:
             while not self.stopped:
                 self.step(0.05)
                 if self.finished:
                     now = time.monotonic()
-                    linger_until = linger_until or now + max(3.0, 2 * self.timing.heartbeat)
+                    over_at = over_at or now
                     length = len(self.replica.log)
-                    joined = [s for s in range(self.replica.seat_count) if s != self.seat]
-                    if all(self.acked.get(s, 0) >= length for s in joined) or now > linger_until:
+                    behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length}
+                    away = (behind & set(self._away_since)) - awaited
+                    if away:  # e.g. claimed in default while away: it hears the outcome here if it returns in time
+                        awaited |= away
+                        who = ", ".join(self.replica.who(s) for s in sorted(away))
+                        self.emit("lingering", text=f"the game is over; the table stays open up to {self.timing.grace:g} s "
+                                                    f"for {who}, away, to learn the outcome")
+                    stay = self.timing.grace if behind & awaited else 0.0
+                    if not behind or now > over_at + max(3.0, 2 * self.timing.heartbeat, stay):
                         break
         except SessionError as error:
             self.emit("error", text=str(error))

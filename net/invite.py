@@ -7,10 +7,14 @@ Layout (before base32, lower case, no padding):
     port      (2 bytes, big-endian)
     host_key  (32 bytes: the host's CurveZMQ public key; the joiner's socket refuses any other host)
     table_id  (16 bytes)
+    owner     (32 bytes, relay invites `dr1-` only: the host's Ed25519 key)
     check     (4 bytes: SHA-256 of all the above, so a mistyped or cut invite is caught as such)
 
-The curve key makes the invite the host's authentication: a joiner can only complete the
-encrypted handshake with the server that holds the matching secret key.
+The curve key makes a direct invite the host's authentication: a joiner can only complete the
+encrypted handshake with the server that holds the matching secret key. A relay invite (`dr1-`,
+net/relay.py) names the relay's address and curve key instead, which authenticate only the relay;
+the host is then authenticated by `owner`: the joiner leaves a table whose opening another key
+signed (net/peer.py), so a relay cannot seat anyone at a table of its own making.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import ipaddress
 from dataclasses import dataclass
 
 PREFIX = "dt1-"
+RELAY_PREFIX = "dr1-"  # the same fields, then the owner key: a table reached through a relay
 _CHECK = 4
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
@@ -35,6 +40,7 @@ class Invite:
     port: int
     host_key: bytes  # 32-byte CurveZMQ public key (raw, not Z85)
     table_id: bytes  # 16 bytes
+    owner: bytes | None = None  # through a relay: the host's Ed25519 key (its curve key is the relay's)
 
     def __post_init__(self) -> None:
         if not 1 <= self.port <= 65535:
@@ -43,6 +49,8 @@ class Invite:
             raise BadInvite("the host key is not 32 bytes")
         if len(self.table_id) != 16:
             raise BadInvite("the table id is not 16 bytes")
+        if self.owner is not None and len(self.owner) != 32:
+            raise BadInvite("the owner key is not 32 bytes")
 
     @property
     def endpoint(self) -> str:
@@ -52,16 +60,18 @@ class Invite:
 
     def encode(self) -> str:
         raw = _address_bytes(self.address) + self.port.to_bytes(2, "big") + self.host_key + self.table_id
+        raw += self.owner or b""
         raw += hashlib.sha256(raw).digest()[:_CHECK]
-        return PREFIX + base64.b32encode(raw).decode("ascii").rstrip("=").lower()
+        return (PREFIX if self.owner is None else RELAY_PREFIX) + base64.b32encode(raw).decode("ascii").rstrip("=").lower()
 
     @classmethod
     def decode(cls, text: str) -> "Invite":
         code = "".join(text.split())  # a line wrapped by a chat window still reads
         if code.lower().startswith("invite:"):
             code = code[len("invite:"):]
-        if not code.lower().startswith(PREFIX):
-            raise BadInvite(f"an invite starts with {PREFIX!r}; this one does not")
+        relayed = code.lower().startswith(RELAY_PREFIX)
+        if not relayed and not code.lower().startswith(PREFIX):
+            raise BadInvite(f"an invite starts with {PREFIX!r} or {RELAY_PREFIX!r}; this one does not")
         body = code[len(PREFIX):].upper()
         stray = sorted(set(body) - set(_ALPHABET))
         if stray:
@@ -77,10 +87,10 @@ class Invite:
         if hashlib.sha256(payload).digest()[:_CHECK] != check:
             raise BadInvite("the invite is damaged: its checksum does not match (copy it again)")
         address, rest = _read_address(payload)
-        if len(rest) != 2 + 32 + 16:
+        if len(rest) != 2 + 32 + 16 + (32 if relayed else 0):
             raise BadInvite("the invite has the wrong length for its address kind")
         port = int.from_bytes(rest[:2], "big")
-        return cls(address, port, rest[2:34], rest[34:50])
+        return cls(address, port, rest[2:34], rest[34:50], rest[50:82] if relayed else None)
 
 
 def _address_bytes(address: str) -> bytes:

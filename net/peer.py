@@ -29,10 +29,12 @@ from dicetable.net.replica import Replica
 from dicetable.net.seat_file import SeatFileError, load_seat
 from dicetable.net.session import SessionError, TableSession
 from dicetable.net.transcript import TranscriptWriter
-from dicetable.net.transport import BadPacket, PeerSocket, TransportError, unpack
+from dicetable.net.identity import fingerprint
+from dicetable.net.transport import BadPacket, HostUnreachable, PeerSocket, TransportError, pack, unpack
 
 
-MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
+MAX_FAULTS_TOLD = 64
+RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left  # faults of other seats this seat checks and shows
 
 
 class PeerSession(TableSession):
@@ -46,6 +48,8 @@ class PeerSession(TableSession):
         self._outage: tuple[float, float | None] | None = None  # (from, to) the last time the host was out of reach
         self._joined_sent = False
         self.welcomed = False
+        self._doubts = 0  # packets through a relay that did not fit the log (net/relay.py)
+        self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
         self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
         if resume is not None:
             self._resume(Path(resume), invite)
@@ -61,6 +65,7 @@ class PeerSession(TableSession):
         except SeatFileError as error:  # missing or damaged: the session cannot resume
             raise SessionError(str(error)) from None
         try:
+            self.left_at = path.stat().st_mtime  # its last word at the table: when this seat left it
             writer, transcript = TranscriptWriter.reopen(path)
         except Exception as error:
             raise SessionError(f"cannot resume from {path}: {error}") from None
@@ -90,11 +95,19 @@ class PeerSession(TableSession):
     # -- connecting ------------------------------------------------------------------------------
     def connect(self) -> None:
         """Reach the host, authenticate it by the invite's key, and get a seat (or a clear error)."""
+        relayed = self.invite.owner is not None
+        greeting = pack("dial", {"table": self.invite.table_id}) if relayed else None  # which table, at a relay
         try:
-            self.socket = PeerSocket(self.invite, self.profile.curve_secret)
+            self.socket = PeerSocket(self.invite, self.profile.curve_secret, greeting=greeting)
             self.socket.connect(self.timing.connect_timeout)
         except TransportError as error:
             self.close()
+            if relayed:
+                raise SessionError(str(error).replace("no table answered", "no relay answered")
+                                   .replace("the host at", "the relay at")) from None
+            if isinstance(error, HostUnreachable) and self.left_at is not None:  # a resumed seat: its game is kept
+                where = f"{self.invite.address}:{self.invite.port}"
+                raise SessionError(f"no table answered at {where}: {self.stranded()}") from None
             raise SessionError(str(error)) from None
         self.ask_who()
         deadline = time.monotonic() + self.timing.connect_timeout
@@ -102,14 +115,25 @@ class PeerSession(TableSession):
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
-                raise SessionError(
-                    f"the host at {self.invite.address}:{self.invite.port} did not seat us within "
-                    f"{self.timing.connect_timeout:g} s"
-                )
+                where = f"{self.invite.address}:{self.invite.port}"
+                if self.relay_notice:
+                    raise SessionError(f"the relay at {where} says: {self.relay_notice}")
+                raise SessionError(f"the host at {where} did not seat us within {self.timing.connect_timeout:g} s")
             self.step(min(left, 0.1))
+        self._check_owner()
+
+    def _check_owner(self) -> None:
+        """Through a relay, the table must be opened by the owner key the invite names (else the relay made it)."""
+        owner = self.invite.owner
+        if owner is not None and self.replica.opener != owner:
+            self.close()
+            raise SessionError(
+                f"the table reached through the relay was not opened by the host's key {fingerprint(owner)} "
+                f"(it was by {fingerprint(self.replica.opener)}): the relay or someone else set it up; left it")
 
     def ask_who(self) -> None:
         """A ping: the host answers a connection it does not know with its challenge (`who`)."""
+        self.last_ping = time.monotonic()
         self.socket.send("ping", {"next": len(self.replica.log)})
 
     def hello(self, nonce: bytes) -> None:
@@ -127,6 +151,9 @@ class PeerSession(TableSession):
         try:
             op, body = unpack(data)
         except BadPacket:
+            return
+        if op == "relay_wait":  # the relay's word, not the host's: the host is not there to hear from
+            self.relay_notice = str(body.get("reason", ""))[:200]
             return
         self.last_heard = now
         if self.host_away_since is not None:
@@ -215,7 +242,9 @@ class PeerSession(TableSession):
                         self._disputed_at = (index, wire.decode(frame).seat)  # resumed after my dispute
                         break
                     if self.replica.log[index].frame != frame:  # the orderer rewrites what it gave us
-                        self._leave_forked(frame, f"forked log: seat 0: the host sent another entry {index + 1} "
+                        if self._doubt_relay(have):
+                            return
+                        self._leave_forked(frame, f"forked log: seat 0: {self._orderer()} sent another entry {index + 1} "
                                                   "than the one it sent before: it shows seats different logs")
                     continue  # already in our log
                 if index > have or type(frame) is not bytes:
@@ -234,7 +263,9 @@ class PeerSession(TableSession):
                         records.append(leaving)
                     break
                 except Refusal as refusal:
-                    self._leave_forked(frame, f"the host relayed a message this seat refuses: {refusal}", refusal.seat)
+                    if self._doubt_relay(have):
+                        return
+                    self._leave_forked(frame, f"{self._orderer()} relayed a message this seat refuses: {refusal}", refusal.seat)
                 self._own_frame_landed(record)
                 records.append(record)
             if records and self._disputed_at is None and len(self.replica.log) >= self.host_length:
@@ -274,6 +305,26 @@ class PeerSession(TableSession):
             return None
         return (now if end is None else end) - start
 
+    def stranded(self) -> str:
+        """What a seat whose host is gone should know: what happened, where its game is kept, what it can do."""
+        path = self.transcript_path
+        if path is None or not path.exists():
+            return "the host has closed the table or is offline; the game had not started, so nothing was kept"
+        return (f"the host has closed the table or is offline; your transcript is {path}; `dicetable verify {path}` "
+                "checks it; you can make a claim when it returns (resume the game then)")
+
+    def _orderer(self) -> str:
+        return "the host" if self.invite.owner is None else "the host or the relay carrying its packets"
+
+    def _doubt_relay(self, have: int) -> bool:
+        """Through a relay, a packet that does not fit the log may be the relay's doing (a dropped or
+        moved packet), not the host's: ask again, a few times, before leaving. True: asked again."""
+        if self.invite.owner is None or self._doubts >= RELAY_DOUBTS:
+            return False
+        self._doubts += 1
+        self.socket.send("ping", {"next": have})
+        return True
+
     def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0) -> None:
         """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave."""
         self.record_refusal(frame, reason)
@@ -298,6 +349,9 @@ class PeerSession(TableSession):
             data = self.socket.recv(0)
         now = time.monotonic()
         if not self.welcomed:
+            if now - self.last_ping >= 5 * self.timing.heartbeat:  # a lost ping, who or hello: ask again
+                self.last_ping = now
+                self.ask_who()
             return
         self.drain_commands()
         if self.replica.phase == "joining" and not self._joined_sent and self.replica.log:
@@ -317,7 +371,9 @@ class PeerSession(TableSession):
             self.host_away_since = self.last_heard
             self.emit("dropped", seat=0, text="lost the host; reconnecting")
         if self.host_away_since is not None and now - self.host_away_since > self.timing.grace:
-            raise SessionError(f"the host has been unreachable for {self.timing.grace:g} s; leaving the table")
+            since = time.strftime("%H:%M", time.localtime(time.time() - (now - self.host_away_since)))
+            raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
+                               f"{self.stranded()}")
 
     def run(self) -> Any:
         """Play until the game ends or `stop()`; returns the result."""

@@ -411,6 +411,11 @@ class Replica:
 
     # -- views ---------------------------------------------------------------------------------
     @property
+    def opener(self) -> bytes:
+        """The Ed25519 key that signed the table's opening (b"" before it)."""
+        return self._host_key
+
+    @property
     def log(self) -> Sequence[Record]:
         return _LogView(self._log)  # read-only and O(1): sessions ask for it on every frame
 

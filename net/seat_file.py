@@ -2,8 +2,9 @@
 
 `TRANSCRIPT.seat` holds, as msgpack, what a seat needs to resume that nobody else may see: its seat,
 its hash chains' secrets (`chains`: [secret, length, first] each), its card-deal secrets (`deals`)
-and what its session adds (a joiner's invite, a host's port and addresses). It is written 0600 and
-atomically (net/session.py writes it before any message that depends on a secret in it).
+and what its session adds (a joiner's invite, a host's port and addresses), and `forgotten` once the
+player set the game aside (`forget`). It is written 0600 and atomically (net/session.py writes it
+before any message that depends on a secret in it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ def save_seat(transcript: Path, data: dict) -> None:
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, path)
+
+
+def forget(transcript: Path) -> None:
+    """Mark the seat file so that its game is no longer offered to resume (the app's resume list); the
+    transcript and the secrets stay (`dicetable join --resume` and `host --resume` still read them)."""
+    save_seat(transcript, {**load_seat(transcript), "forgotten": True})
 
 
 def load_seat(transcript: Path) -> dict:

@@ -27,13 +27,16 @@ treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, 
 host's and reaches joiners in its welcome.
 
 Event kinds: invite, transcript, joined, started, record, your_turn, refused, fault, dropped,
-returned, claimable, disputed, chat, result, error, and on the host waiting, released. A `record` event carries
+returned, claimable, disputed, chat, result, defaulted, error, and on the host waiting, released, lingering. A `record` event carries
 the log index, the Record (data) and its note (text); `refused` names the seat at fault and the
 reason; `fault` names a seat caught cheating, once, the moment this seat knows (a frame of its own
 signing the host refused as a broken commitment or deal rule, or what the card deal finds in the log:
 a shown card that opens to another, a wrong key, a deck whose end-of-game replay fails);
 `dropped`/`returned` name the seat (seat 0 on a joiner: the host); `claimable` names a seat in
-default and why; `disputed` names the claimant of a claim against this seat that its own view refutes; `waiting`/`released` name a seat held for a joiner's key (data) and its end.
+default and why; `disputed` names the claimant of a claim against this seat that its own view refutes; `defaulted`
+(after `result`) names the claimant whose claim against this seat decided the game, told in plain words (also to a
+seat that learns it on its return); `waiting`/`released` name a seat held for a joiner's key (data) and its end;
+`lingering` says the finished host stays open for a seat still away (net/host.py `run`).
 
 Packets between host and joiners (net/transport.py carries them as `[op, body]`):
 
@@ -198,6 +201,7 @@ class TableSession:
         self._sealed: tuple[int, Move] | None = None  # (step, answer) I sealed and have not opened yet
         self._unopenable: int | None = None  # a step whose seal of mine I could not open (said once)
         self.result_announced = False
+        self.left_at: float | None = None  # wall clock when this seat left the table (a resumed seat), if it did
         self._over_since: float | None = None
         self._faults_said: set[tuple] = set()  # each fault is shown once
 
@@ -283,6 +287,9 @@ class TableSession:
             if self.transcript is not None:
                 self.transcript.append_result(self.replica.result)
             self.emit("result", text=self.describe_result(), data=self.replica.result)
+            ending = self.replica.ending
+            if ending is not None and ending.against == self.seat:
+                self.emit("defaulted", seat=ending.seat, text=self.describe_default(ending))
         if latest:
             self.check_settled()
 
@@ -350,6 +357,17 @@ class TableSession:
         if self.replica.forced is None and self.replica.game.name == "diceroom" and self.replica.state.last:
             return self.replica.state.summary([s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)])
         return result.describe(names)
+
+    def describe_default(self, claim) -> str:
+        """The game's end told to the seat whose default decided it, in plain words: `bob: alice claimed
+        the game while you were away (since 16:02) — you were in default (...); alice wins (...)`."""
+        names = [s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)]
+        away = f" while you were away (since {time.strftime('%H:%M', time.localtime(self.left_at))})" if self.left_at else ""
+        if self.replica.forced is not None:
+            what = f"{names[claim.seat]} claimed the game{away} — you were in default ({claim.reason})"
+        else:
+            what = f"{names[claim.seat]} claimed your seat in default{away} ({claim.reason}) and the game went on without it"
+        return f"{names[self.seat]}: {what}; {self.replica.result.describe(names)}"
 
     # -- acting --------------------------------------------------------------------------------
     def deals(self) -> TableDeals | None:

@@ -144,12 +144,12 @@ def pack(op: str, body: dict[str, Any] | None = None) -> bytes:
     return msgpack.packb([op, body or {}], use_bin_type=True)
 
 
-def unpack(data: bytes) -> tuple[str, dict[str, Any]]:
-    """Decode one packet; anything but a well-formed `[op, body]` raises BadPacket."""
-    if len(data) > MAX_PACKET:
-        raise BadPacket(f"a packet of {len(data)} bytes is over the {MAX_PACKET}-byte limit")
+def unpack(data: bytes, limit: int = MAX_PACKET) -> tuple[str, dict[str, Any]]:
+    """Decode one packet of at most `limit` bytes; anything but a well-formed `[op, body]` raises BadPacket."""
+    if len(data) > limit:
+        raise BadPacket(f"a packet of {len(data)} bytes is over the {limit}-byte limit")
     try:
-        value = msgpack.unpackb(data, raw=False, strict_map_key=True, max_bin_len=MAX_PACKET)
+        value = msgpack.unpackb(data, raw=False, strict_map_key=True, max_bin_len=limit)
     except Exception as error:  # msgpack raises several unrelated types on garbage
         raise BadPacket(f"a packet that is not msgpack ({type(error).__name__})") from None
     if (
@@ -179,26 +179,7 @@ class HostSocket:
         self.socket.curve_publickey = z85.encode(curve_public(secret_key))
         self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET)
         self.public_key = curve_public(secret_key)
-        host = f"[{bind}]" if ":" in bind else bind
-        if ":" in bind:
-            self.socket.setsockopt(zmq.IPV6, 1)
-        deadline = time.monotonic() + retry
-        while True:
-            try:
-                if port:
-                    self.socket.bind(f"tcp://{host}:{port}")
-                    self.port = port
-                else:
-                    self.port = self.socket.bind_to_random_port(f"tcp://{host}")
-                break
-            except zmq.ZMQError as error:
-                # A joiner redialling a dead host's port can hold it for a moment (a loopback
-                # self-connection), so a resumed host tries again for a few seconds.
-                if error.errno == zmq.EADDRINUSE and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                    continue
-                self.socket.close(0)
-                raise TransportError(f"cannot open a table on {bind}:{port}: {error.strerror}") from None
+        self.port = bind_socket(self.socket, bind, port, retry, "a table")
         self.bind = bind
 
     def invite(self, table_id: bytes, address: str | None = None) -> Invite:
@@ -229,15 +210,40 @@ class HostSocket:
         return None
 
     def close(self) -> None:
-        """Close the socket and wait (up to a second) until its port stops listening.
-
-        libzmq closes the listener later, on its I/O thread; until then a joiner could still reach
-        a table that is gone, and a host resumed at once would find the port taken.
-        """
+        """Close the socket and wait (up to a second) until its port stops listening: until then a
+        joiner could still reach a table that is gone."""
         self.socket.close()
-        deadline = time.monotonic() + 1.0
-        while not _port_free(self.bind, self.port) and time.monotonic() < deadline:
-            time.sleep(0.005)
+        wait_port_free(self.bind, self.port)
+
+
+def bind_socket(socket, bind: str, port: int, retry: float, what: str) -> int:
+    """Bind `socket` to `bind:port` (0: a free port) and return the port, or close it and raise."""
+    host = f"[{bind}]" if ":" in bind else bind
+    if ":" in bind:
+        socket.setsockopt(zmq.IPV6, 1)
+    deadline = time.monotonic() + retry
+    while True:
+        try:
+            if port:
+                socket.bind(f"tcp://{host}:{port}")
+                return port
+            return socket.bind_to_random_port(f"tcp://{host}")
+        except zmq.ZMQError as error:
+            # A client redialling a closed server's port can hold it for a moment (a loopback
+            # self-connection), so a restarted server tries again for a few seconds.
+            if error.errno == zmq.EADDRINUSE and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            socket.close(0)
+            raise TransportError(f"cannot open {what} on {bind}:{port}: {error.strerror}") from None
+
+
+def wait_port_free(bind: str, port: int, timeout: float = 1.0) -> None:
+    """Wait (up to `timeout` s) until nothing listens on `bind:port`: libzmq closes a listener later,
+    on its I/O thread, and until then a server restarted at once would find its port taken."""
+    deadline = time.monotonic() + timeout
+    while not _port_free(bind, port) and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def _port_free(bind: str, port: int) -> bool:
@@ -260,9 +266,12 @@ class PeerSocket:
     connection it does not know, which proves its seat again with a hello (net/session.py).
     """
 
-    def __init__(self, invite: Invite, secret_key: bytes | None = None, context=None):
+    def __init__(self, invite: Invite, secret_key: bytes | None = None, context=None, greeting: bytes | None = None,
+                 max_packet: int = MAX_PACKET):
         self.context = context or zmq.Context.instance()
         self.invite = invite
+        self.greeting = greeting  # sent first on every connection (through a relay: which table this is for)
+        self.max_packet = max_packet
         self._public, self._secret = (curve_public(secret_key), secret_key) if secret_key else curve_keypair()
         self._reached = False  # the TCP connection was made at least once
         self._failed = False  # a secure handshake failed
@@ -279,7 +288,7 @@ class PeerSocket:
         socket.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
         socket.setsockopt(zmq.CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
         _heartbeat(socket)  # a silent dead link raises EVENT_DISCONNECTED, so `_watch` renews the socket
-        socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET)
+        socket.setsockopt(zmq.MAXMSGSIZE, self.max_packet)
         if ":" in self.invite.address:
             socket.setsockopt(zmq.IPV6, 1)
         socket.curve_serverkey = z85.encode(self.invite.host_key)
@@ -291,6 +300,8 @@ class PeerSocket:
         self._monitor = socket.get_monitor_socket(_PEER_EVENTS)
         self._established = False  # this socket's connection completed a handshake
         socket.connect(self.invite.endpoint)
+        if self.greeting is not None:
+            socket.send(self.greeting, flags=zmq.NOBLOCK)  # queued for the connection being made
 
     def _renew(self) -> None:
         """Drop the socket whose connection broke and dial again on a new one, with a new id. What

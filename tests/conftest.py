@@ -19,9 +19,10 @@ IDLE_CAP = float(os.environ.get("DICETABLE_TEST_IDLE_CAP", "0.05"))  # seconds; 
 def home(tmp_path, monkeypatch) -> Path:
     """The profile directory (DICETABLE_HOME) of this test and of every `dicetable` it starts
     without one of its own: never the real one. Not made yet, as on a first run; the test's own
-    files sit beside it in `tmp_path`."""
+    files sit beside it in `tmp_path`. This machine's lobby (DICETABLE_LOBBY_DIR) is the test's own too."""
     path = tmp_path / "home"
     monkeypatch.setenv("DICETABLE_HOME", str(path))
+    monkeypatch.setenv("DICETABLE_LOBBY_DIR", str(tmp_path / "lobby"))
     return path
 
 

@@ -9,6 +9,7 @@ filter), and nothing on screen is told by colour alone.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 
@@ -62,18 +63,22 @@ class DiceTableApp(App):
     browse_lan = True  # False: the LAN list opens no mDNS socket and shows what it is given (tests)
 
     def __init__(self, table: TableController | None = None, bot_delay: float = 0.5,
-                 seed: int | None = None, profile_dir=None, ask_name: bool = False) -> None:
+                 seed: int | None = None, profile_dir=None, ask_name: bool = False,
+                 home_later: bool = False) -> None:
         super().__init__()
         self.first_table = table
         self.bot_delay = bot_delay
         self.seed = seed  # for local games opened from the home screen (tests); None: from the clock
         self.profile_dir = profile_dir  # where the profile lives; None: the data directory
         self.ask_name = ask_name  # the first run (no profile yet) asks for the name first (`dicetable`)
+        # `dicetable play`: the home screen under the table is built when first shown (the table's
+        # first frame waits for no menu)
+        self.home_later = home_later and table is not None
 
     def on_mount(self) -> None:
         from dicetable.tui.screens.home_screen import HomeScreen
 
-        self.push_screen(HomeScreen())
+        self.push_screen(HomeScreen(behind=self.home_later))
         if self.first_table is None and os.environ.get("DICETABLE_SERVED"):  # served over SSH: the lobby first
             from dicetable.tui.screens.lobby_screen import open_served
 
@@ -213,11 +218,17 @@ class DiceTableApp(App):
             self.pop_screen()
 
 
-def run_app() -> int:
-    DiceTableApp(ask_name=True).run()
+def run(app: DiceTableApp) -> int:
+    # What is loaded by now (modules, classes) lives as long as the app: the garbage collector's full
+    # passes need not walk it again (one such pass cost the first frame about 15 ms).
+    gc.freeze()
+    app.run()
     return 0
+
+
+def run_app() -> int:
+    return run(DiceTableApp(ask_name=True))
 
 
 def run_table(table: TableController) -> int:
-    DiceTableApp(table, ask_name=True).run()
-    return 0
+    return run(DiceTableApp(table, ask_name=True, home_later=True))

@@ -26,6 +26,7 @@ COMMANDS = {
     "lan": "dicetable.tui.commands.lan",
     "deal": "dicetable.tui.commands.deal",
     "serve-ssh": "dicetable.tui.commands.serve_ssh",
+    "relay": "dicetable.tui.commands.relay",
 }
 
 

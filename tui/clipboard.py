@@ -55,13 +55,17 @@ def _tmux(text: str) -> bool:
     return _ran([tmux, "load-buffer", "-"], text)
 
 
-def copy(app, text: str, what: str = "the text") -> str:
-    """Copy `text` every way there is; the sentence that says what was done (for a notification)."""
+def copy(app, text: str, what: str = "the text", kept_in: str | None = None) -> str:
+    """Copy `text` every way there is; the sentence that says what was done (for a notification).
+    `kept_in`: a file that holds the text whole (where the screen shows it cut)."""
     app.copy_to_clipboard(text)  # OSC 52: the terminal may or may not take it, and never tells
     if _desktop(text):
         return f"Copied {what} to the clipboard."
     if _tmux(text):
         return (f"Put {what} in tmux's paste buffer (your tmux prefix, then ], pastes it); the terminal's own "
                 "clipboard has it only if tmux passes it on.")
+    if kept_in is not None:
+        return (f"Asked the terminal to copy {what}; not every terminal does (none says so). If pasting gives "
+                f"nothing, {what} is whole in {kept_in}.")
     return (f"Asked the terminal to copy {what}; not every terminal does (none says so). If pasting gives "
             f"nothing, select {what} on the screen (Shift and the mouse in most terminals).")

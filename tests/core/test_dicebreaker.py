@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dicetable.core import dicebreaker as db
+from dicetable.core import dicebreaker_bots
 from dicetable.core import dicebreaker_hands as hands
 from dicetable.core import registry
 from dicetable.core.chance import LocalSource
@@ -554,9 +555,9 @@ def test_probability_options_change_the_frequencies():
 # -- bots ------------------------------------------------------------------------------------------
 
 
-def test_game_is_registered_with_its_three_bots():
+def test_game_is_registered_with_its_bots_and_levels():
     assert registry.get("dicebreaker") is GAME
-    assert set(GAME.bots) == {"random", "greedy", "search"}
+    assert set(GAME.bots) == {"random", "greedy", "search", "lookahead", "easy", "medium", "hard"}
 
 
 def test_greedy_breaks_the_leaders_best_die_in_battle():
@@ -601,3 +602,39 @@ def test_search_beats_random_and_four_players_finish():
     bots = [GAME.bots[n](GAME, random.Random(s), **light.get(n, {})) for s, n in enumerate(names)]
     final, _ = play_out(GAME.start(4, {"target": 8}), bots, LocalSource(random.Random(2)))
     assert final.result is not None and final.result.winners
+
+
+def test_lookahead_on_the_last_throw_breaks_the_better_hand():
+    # A's last die ends the round: B's three 6s beat A's pair of 5s unless A breaks a 6.
+    state = with_trump(decided(2, starter=1), face=1)
+    state = db.replace(
+        state, arena=state.arena + (("B1", 1, 6), ("B2", 1, 6), ("B3", 1, 6), ("A1", 0, 5), ("A2", 0, 5)),
+        held=(("A5",), ()), seat=0, thrower=1,
+    )
+    move = GAME.bots["lookahead"](GAME, random.Random(1)).choose(state.view(0))
+    assert move.args[0] == "A5" and move.args[1] in ("B1", "B2", "B3")
+
+
+def test_lookahead_rank_chances_are_exact():
+    # A pair of 3s and one more die: a third 3 (1/6) makes three of a kind, else it stays a pair.
+    chances = dicebreaker_bots.rank_chances((3, 3), 0, 1)
+    assert chances[hands.RANK["three of a kind"]] == pytest.approx(1 / 6)
+    assert chances[hands.RANK["one pair"]] == pytest.approx(5 / 6) and sum(chances) == pytest.approx(1)
+
+
+def test_lookahead_plays_whole_games_legally_and_by_its_seed():
+    def game(seed):
+        bots = [GAME.bots["lookahead"](GAME, random.Random(seed)), GAME.bots["greedy"](GAME, random.Random(seed + 1))]
+        final, steps = play_out(GAME.start(2, {"target": 6}), bots, LocalSource(random.Random(seed)))
+        return [step.move for step in steps]  # play_out applies each move: an illegal one raises
+
+    assert game(3) == game(3) and game(3) != game(4)
+
+
+def test_lookahead_in_quick_play_keeps_to_its_own_dice():
+    # B has thrown its set (three 6s): in battle A would break one; quick play allows only its own.
+    state = decided(starter=1, mode="quick")
+    arena = (("B1", 1, 6), ("B2", 1, 6), ("B3", 1, 6), ("B4", 1, 2), ("B5", 1, 1), ("A1", 0, 4))
+    state = db.replace(state, arena=arena, held=(("A2", "A3", "A4", "A5"), ()), seat=0, passed=1)
+    move = GAME.bots["lookahead"](GAME, random.Random(1)).choose(state.view(0))
+    assert move in state.legal_moves()

@@ -423,7 +423,7 @@ def test_registered_with_its_options():
     assert GAME.resolve_options() == {
         "quiet_turns": 100, "repetitions": 3, "black": "draw", "first": "black",
     }
-    assert set(GAME.bots) == {"random", "greedy", "search"}
+    assert set(GAME.bots) == {"random", "greedy", "search", "easy", "medium", "hard"}
 
 
 # -- bots -----------------------------------------------------------------------------------------

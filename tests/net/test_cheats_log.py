@@ -89,22 +89,29 @@ def test_a_host_that_shows_two_joiners_different_rolls_is_caught_and_verify_name
                         transcript=tmp_path / "host.dtt")
     invite = host.open()
     in_thread(host)
-    events = {1: [], 2: []}
-    peers = {s: PeerSession(Profile.generate(f"p{s}"), invite, timing=FAST, on_event=events[s].append,
-                            transcript=tmp_path / f"p{s}.dtt") for s in (1, 2)}
-    stopped = []
+    joiners = [PeerSession(Profile.generate(f"p{n}"), invite, timing=FAST, transcript=tmp_path / f"p{n}.dtt")
+               for n in (1, 2)]
+    heard = {id(p): [] for p in joiners}
+    errors = {id(p): [] for p in joiners}
+    for joiner in joiners:
+        joiner.on_event = heard[id(joiner)].append
 
-    def run_victim():
+    def run(joiner):
         try:
-            peers[2].run()
+            joiner.run()
         except SessionError as error:  # what `dicetable join` prints as its one line
-            stopped.append(str(error))
+            errors[id(joiner)].append(str(error))
 
-    threads = {1: in_thread(peers[1]), 2: threading.Thread(target=run_victim, daemon=True)}
-    threads[2].start()
+    running = {id(p): threading.Thread(target=run, args=(p,), daemon=True) for p in joiners}
+    for thread in running.values():
+        thread.start()
     try:
-        wait_until(lambda: all(p.replica is not None and p.replica.phase == "playing" for p in peers.values()),
+        wait_until(lambda: all(p.replica is not None and p.replica.phase == "playing" for p in joiners),
                    what="the room to start")
+        peers = {p.seat: p for p in joiners}  # seats go by arrival: name each joiner by the seat it got
+        events = {seat: heard[id(p)] for seat, p in peers.items()}
+        threads = {seat: running[id(p)] for seat, p in peers.items()}
+        stopped = errors[id(peers[2])]
         host.move(Move("roll", ("d6",)))
         wait_until(lambda: all(len(p.replica.events) == 1 and p.replica.events[0].outcome is not None
                                for p in peers.values()), what="the roll to be decided at both joiners")
@@ -121,7 +128,7 @@ def test_a_host_that_shows_two_joiners_different_rolls_is_caught_and_verify_name
         assert "showed seats different logs" in refused[0].text
         assert (len(peers[2].replica.log), peers[2].replica.state) == before  # nothing of the fork taken in
     finally:
-        for session in (host, *peers.values()):
+        for session in (host, *joiners):
             session.stop()
     # The two joiners' copies: each verifies up to where it is, and together they name the host.
     copies = [tr.read(tmp_path / f"p{s}.dtt") for s in (1, 2)]

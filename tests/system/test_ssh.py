@@ -50,7 +50,8 @@ def login(server: SshServer, tmux: Tmux, home: Path, argv: str = "", colorterm: 
           pidfile: Path | None = None, user: str = "Sam"):
     """A pane logged in over SSH, running `dicetable ARGV` with its own profile directory (a new
     profile takes its name from USER)."""
-    remote = f"exec env DICETABLE_HOME={shlex.quote(str(home))} USER={user} {COMMAND} {argv}"
+    lobby = shlex.quote(str(home.parent / "lobby"))  # this machine's lobby: the test's own, never /tmp's
+    remote = f"exec env DICETABLE_HOME={shlex.quote(str(home))} DICETABLE_LOBBY_DIR={lobby} USER={user} {COMMAND} {argv}"
     if pidfile is not None:  # the remote shell's pid is the app's after exec
         remote = f"echo $$ > {shlex.quote(str(pidfile))}; {remote}"
     env = {"TERM": "xterm-256color"}
@@ -90,16 +91,15 @@ def play_trice(*panes, over: str = "Home (h)", timeout: float = 120) -> list[str
     raise AssertionError("the game did not end within {} s:\n{}".format(timeout, "\n".join(p.screen() for p in panes)))
 
 
-def invite_on(screen: str) -> str:
-    """The invite the waiting room shows, put together from its wrapped lines."""
+def invite_on(screen: str, home: Path) -> str:
+    """The invite of the waiting room: on one line of the screen (cut with … at 80 columns, never
+    wrapped), and whole in the file the room names (invite.txt in the profile directory)."""
     lines = [line.strip().strip("│").strip() for line in screen.splitlines()]
-    first = next(i for i, line in enumerate(lines) if line.startswith("dt1-"))
-    code = ""
-    for line in lines[first:]:
-        if not line or " " in line:
-            break
-        code += line
-    return code
+    shown = next(line for line in lines if line.startswith("dt1-"))
+    invite = (home / "invite.txt").read_text()
+    assert invite.endswith("\n") and "\n" not in invite.strip(), "one line"
+    assert shown.endswith("…") and invite.startswith(shown[:-1]), (shown, invite)
+    return invite.strip()
 
 
 def assert_clean(pane) -> None:
@@ -118,7 +118,7 @@ def test_two_ssh_sessions_play_trice_against_each_other(ssh, tmp_path):
     bob.give_name("Bob")
     alice.wait_for("Play against a bot")
     alice.press("h", "Open the table")
-    invite = invite_on(alice.press("Enter", "dt1-"))  # on 127.0.0.1, any free port
+    invite = invite_on(alice.press("Enter", "dt1-"), tmp_path / "alice")  # on 127.0.0.1, any free port
     bob.wait_for("Play against a bot")
     bob.press("j", "Paste the invite")
     bob.type_into_field(invite)

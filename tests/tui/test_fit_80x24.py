@@ -331,12 +331,39 @@ async def test_the_waiting_room_fits(home):
     app = DiceTableApp()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         app.push_screen(WaitingRoomScreen(Waiting()))
-        shown = lambda: app.screen.query("#room-invite") and "dt1-" in str(app.screen.query_one("#room-invite").render())
+        shown = lambda: app.screen.query("#room-invite-code") and "dt1-" in str(app.screen.query_one("#room-invite-code").render())
         await wait_until(pilot, shown)
         await seen.look(pilot, "the waiting room")
         await pilot.press("c")  # the copy's honest words, as a toast
         await seen.look(pilot, "the waiting room, the invite copied", toasts=False)
     seen.assert_none()
+
+
+async def test_the_invite_is_one_line_at_80_columns_and_copies_whole(home):
+    """Wrapped over two screen lines, a code copied from the terminal breaks: the room shows it on one
+    line (cut with … where it is longer), c copies it whole, and its file holds it whole."""
+    from dicetable.tui.screens.waiting_room_screen import INVITE_FILE, WaitingRoomScreen
+
+    app = DiceTableApp()
+    copied = []
+    app.copy_to_clipboard = copied.append  # what the terminal is asked to copy (OSC 52)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        app.push_screen(WaitingRoomScreen(Waiting()))
+        line = lambda: app.screen.query_one("#room-invite-code")
+        await wait_until(pilot, lambda: app.screen.query("#room-invite-code") and line().text)
+        await pilot.pause()
+        shown = str(line().render())
+        assert line().region.height == 1 and len(shown) == line().region.width <= SIZE[0]
+        assert shown == Waiting.invite[:len(shown) - 1] + "…"  # one line, visibly cut, never wrapped
+        where = str(app.screen.query_one("#room-invite-file").render())
+        assert (home / INVITE_FILE).read_text() == Waiting.invite + "\n" and str(home / INVITE_FILE) in where
+        await pilot.press("c")
+        assert copied == [Waiting.invite]
+    app = DiceTableApp()
+    async with app.run_test(size=(120, 24)) as pilot:  # a wider terminal: the whole invite
+        app.push_screen(WaitingRoomScreen(Waiting()))
+        await wait_until(pilot, lambda: app.screen.query("#room-invite-code") and
+                         str(app.screen.query_one("#room-invite-code").render()) == Waiting.invite)
 
 
 async def test_the_first_run_asks_a_name_and_fits():

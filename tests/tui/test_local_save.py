@@ -88,7 +88,7 @@ async def test_the_app_resumes_a_local_game_left_by_a_crash(monkeypatch):
     monkeypatch.setenv("USER", "Ann")
     app = DiceTableApp(bot_delay=0, seed=4)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("b", "s")  # TRICE against the greedy bot
+        await pilot.press("b", "s")  # TRICE against the medium bot (greedy)
         screen = app.screen
         assert isinstance(screen, TriceScreen)
         me = registry.get("trice").bots["random"](registry.get("trice"), random.Random(5))
@@ -105,7 +105,7 @@ async def test_the_app_resumes_a_local_game_left_by_a_crash(monkeypatch):
         await pilot.press("c")
         await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen) and app.screen.loaded)
         line = str(app.screen.query_one("#resume-list").get_option_at_index(0).prompt)
-        assert line.startswith("TRICE (local): Ann vs greedy bot, ")
+        assert line.startswith("TRICE (local): Ann vs medium bot, ")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
         assert app.screen.view.state == left and app.screen.view.my_turn()
@@ -130,4 +130,4 @@ async def test_leaving_says_the_game_is_saved_and_x_forgets_it(monkeypatch):
         assert save.exists()
         await pilot.press("x")
         assert not save.exists() and app.screen.games == []
-        assert "Forgot TRICE (local): Ann vs greedy bot" in str(app.screen.query_one("#resume-note").render())
+        assert "Forgot TRICE (local): Ann vs medium bot" in str(app.screen.query_one("#resume-note").render())

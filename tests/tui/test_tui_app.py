@@ -124,7 +124,7 @@ async def test_a_refused_move_is_said_and_changes_nothing():
 
 
 async def test_help_and_panels_by_keys():
-    app = DiceTableApp(table_vs("greedy", seed=1))
+    app = DiceTableApp(table_vs("greedy", seed=1), home_later=True)  # as `dicetable play` opens it
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await my_turn_or_over(pilot, screen)
@@ -141,6 +141,10 @@ async def test_help_and_panels_by_keys():
         assert screen.query_one("#panels").active == "moves"
         await pilot.press("escape")
         assert isinstance(app.screen, HomeScreen)
+        # The home screen under the table, built when first shown: whole, focused.
+        await until_shown(pilot, "#home-menu")
+        assert app.focused is app.screen.query_one("#home-menu")
+        assert len(app.screen.query("FooterKey")) > 5
 
 
 @pytest.mark.slow

@@ -49,7 +49,7 @@ async def test_a_game_played_in_the_app_is_in_its_history_with_its_moves(monkeyp
     monkeypatch.setenv("USER", "Ann")
     app = DiceTableApp(bot_delay=0, seed=4)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("b", "s")  # against the greedy bot, TRICE: the defaults
+        await pilot.press("b", "s")  # against the medium bot (greedy), TRICE: the defaults
         table_screen, _ = await play_to_the_end(pilot, app, by_keys)
         view = table_screen.view
         result = view.result.describe(view.names)
@@ -60,7 +60,7 @@ async def test_a_game_played_in_the_app_is_in_its_history_with_its_moves(monkeyp
         await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
         (line,) = listed(app)
         moves = [entry.words(view.names) for entry in view.log if entry.seat >= 0]
-        assert "TRICE (local): Ann vs greedy bot" in line and result in line and f"{len(moves)} moves" in line
+        assert "TRICE (local): Ann vs medium bot" in line and result in line and f"{len(moves)} moves" in line
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, GameRecordScreen) and app.screen.verdict)
         # The whole log as the table showed it: every move numbered, every roll after "~".

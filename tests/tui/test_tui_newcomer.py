@@ -76,7 +76,7 @@ async def test_the_first_run_asks_the_name_and_the_table_uses_it(home, monkeypat
         await pilot.press("backspace", "B", "e", "a", "enter")
         assert isinstance(app.screen, HomeScreen)
         assert identity.load().name == "Bea"
-        await pilot.press("b", "s")  # a TRICE game against the greedy bot
+        await pilot.press("b", "s")  # a TRICE game against the medium bot (greedy)
         await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
         assert "Bea" in app.screen.view.names and "player" not in app.screen.view.names
 

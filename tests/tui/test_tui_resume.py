@@ -1,7 +1,9 @@
 """Home → "Resume a game": a network game left unfinished (a seat's session stopped mid-game) is
 listed in words and reopened through the app — as joiner and as host, over real sockets on
 127.0.0.1 — while the other seat plays on in a thread; finished and unreadable transcripts are not
-listed, and an empty list says so."""
+listed, and an empty list says so. A joiner claimed in default while away is told the outcome when it
+resumes, and the game leaves the list; a game whose host is gone says so and `x` takes it off the list
+(its transcript stays); a joiner whose host dies mid-game is told plainly after the grace."""
 
 from __future__ import annotations
 
@@ -19,13 +21,16 @@ from dicetable.net import identity
 from dicetable.net.host import HostSession
 from dicetable.net.peer import PeerSession
 from dicetable.net.replica import Replica
+from dicetable.net.deadlines import Timing
+from dicetable.net.seat_file import load_seat
 from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
 from net_helpers import FAST
 from dicetable.tui.app import DiceTableApp
+from dicetable.tui.screens.dialogs import GameOverDialog
 from dicetable.tui.screens.resume_screen import EMPTY, ResumeScreen
 from dicetable.tui.screens.trice_screen import TriceScreen
-from tui_pilot import until_shown
+from tui_pilot import paste_invite, until_shown
 from tui_pilot import wait_until as wait_a_while
 
 pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
@@ -58,7 +63,7 @@ def run_until_crash(session) -> None:
         pass
 
 
-def play_in_threads(tmp_path: Path, crashes: str | None, after: int = 2):
+def play_in_threads(tmp_path: Path, crashes: str | None, after: int = 2, timing: Timing = FAST):
     """alice hosts TRICE, bob joins, both with bots and their own profile and transcripts folder;
     `crashes` ("alice"/"bob") dies mid-game, None plays to the end. Returns the sessions, their
     threads and the transcripts' paths, by name."""
@@ -67,10 +72,10 @@ def play_in_threads(tmp_path: Path, crashes: str | None, after: int = 2):
              for n, who in enumerate(("alice", "bob"))}
     choosers = {who: crashing_bot(n, after) if who == crashes else bot_chooser(TRICE, "random", n)
                 for n, who in enumerate(("alice", "bob"))}
-    host = HostSession(profiles["alice"], "trice", 2, port=0, timing=FAST, chooser=choosers["alice"],
+    host = HostSession(profiles["alice"], "trice", 2, port=0, timing=timing, chooser=choosers["alice"],
                        transcript=paths["alice"])
     invite = host.open()
-    peer = PeerSession(profiles["bob"], invite, timing=FAST, chooser=choosers["bob"], transcript=paths["bob"])
+    peer = PeerSession(profiles["bob"], invite, timing=timing, chooser=choosers["bob"], transcript=paths["bob"])
     sessions = {"alice": host, "bob": peer}
     threads = {who: threading.Thread(target=run_until_crash, args=(s,), daemon=True) for who, s in sessions.items()}
     for thread in threads.values():
@@ -164,9 +169,6 @@ async def test_a_host_resumes_from_the_home_screen_on_its_invite_and_plays_on(tm
             words = str(screen.query_one("#resume-list", OptionList).get_option_at_index(0).prompt)
             assert words.startswith(f"TRICE: alice (you) vs bob, {moves_in(paths['alice'])} moves, ")
             assert words.endswith(", you host")
-            await pilot.press("x")  # a network game is not forgotten: its transcript is the record
-            assert "not forgotten" in str(screen.query_one("#resume-note", Static).render())
-            assert paths["alice"].exists() and len(screen.games) == 1
             await until_shown(pilot, "#resume-list")
             assert await pilot.click("#resume-list", offset=(5, 1))
             await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
@@ -249,3 +251,97 @@ def test_a_resumed_host_is_bound_and_named_where_its_table_was(tmp_path):
         assert saved_address(path, "127.0.0.1") == ("127.0.0.1", None)
     finally:
         host.close()
+
+
+def notified(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_a_joiner_claimed_in_default_while_away_is_told_the_outcome_when_it_resumes(tmp_path, monkeypatch):
+    timing = Timing(heartbeat=0.1, drop_after=0.4, grace=4.0, reveal_deadline=30.0, connect_timeout=3.0)
+    sessions, threads, paths = play_in_threads(tmp_path, crashes="bob", timing=timing)
+    host = sessions["alice"]
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "bob"))
+    app = DiceTableApp()
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_resume(pilot, app)
+            assert screen.query_one("#resume-list", OptionList).option_count == 1
+            # Meanwhile bob stays away past the grace, and alice's seat claims the game.
+            await wait_until(pilot, lambda: host.replica.result is not None)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog))
+            # The game-over dialog says it plainly (a toast may pass unseen while the screens change).
+            told = str(app.screen.query_one("#over-detail", Static).render())
+            assert told.startswith("bob: alice claimed the game while you were away (since "), told
+            assert told.endswith(f" — you were in default (bob dropped and did not return within {timing.grace:g} s); "
+                                 "alice wins (bob in default)")
+            assert read(paths["bob"]).result is not None  # its transcript has the outcome now
+            await pilot.press("h")  # the game-over dialog's "home"
+            screen = await open_resume(pilot, app)
+            assert screen.query_one("#resume-list", OptionList).option_count == 0
+            assert str(screen.query_one("#resume-note", Static).render()) == EMPTY
+    finally:
+        host.stop()
+        threads["alice"].join(5)
+
+
+async def test_a_game_whose_host_is_gone_says_so_and_x_takes_it_off_the_list(tmp_path, monkeypatch):
+    sessions, threads, paths = play_in_threads(tmp_path, crashes="bob")
+    sessions["alice"].stop()  # the host closes its table for good
+    threads["alice"].join(5)
+    path = paths["bob"]
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "bob"))
+    app = DiceTableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_resume(pilot, app)
+        await pilot.press("enter")
+        note = screen.query_one("#resume-note", Static)
+        await wait_until(pilot, lambda: "Could not resume" in str(note.render()))
+        said = str(note.render()).replace("\n", "")
+        assert said.startswith("Could not resume: no table answered at 127.0.0.1:")
+        assert said.endswith(f": the host has closed the table or is offline; your transcript is {path}; "
+                             f"`dicetable verify {path}` checks it; you can make a claim when it returns (resume the game then)")
+        await pilot.press("x")
+        assert screen.query_one("#resume-list", OptionList).option_count == 0
+        assert f"Its transcript stays: {path}." in str(note.render()).replace("\n", "")
+        assert path.exists() and load_seat(path)["forgotten"] is True  # the record and its secrets are kept
+        await pilot.press("escape")
+        screen = await open_resume(pilot, app)  # and it stays off the list
+        assert screen.query_one("#resume-list", OptionList).option_count == 0
+
+
+async def test_a_joiner_whose_host_dies_mid_game_is_told_plainly_and_can_leave(tmp_path, monkeypatch):
+    timing = Timing(heartbeat=0.1, drop_after=0.4, grace=1.0, reveal_deadline=30.0, connect_timeout=3.0)
+    alice = identity.load_or_create("alice", directory=tmp_path / "alice")
+    identity.load_or_create("bob", directory=tmp_path / "bob")
+    host = HostSession(alice, "trice", 2, port=0, timing=timing, chooser=bot_chooser(TRICE, "random", 1),
+                       transcript=tmp_path / "alice.dtt")
+    invite = host.open()
+    thread = threading.Thread(target=host.run, daemon=True)
+    thread.start()
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "bob"))
+    app = DiceTableApp()
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await paste_invite(pilot, app, invite)
+            await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None
+                             and app.screen.view.state is not None)
+            table = app.screen
+            path = Path(table.view.transcript)
+            host.stop()  # the host goes, without a word (as a killed process does: its socket just closes)
+            thread.join(5)
+            await wait_until(pilot, lambda: "The table closed" in str(table.query_one("#status").render()))
+            status = str(table.query_one("#status").render())
+            assert status.startswith("The table closed: the host has been unreachable since ")
+            told = [m for m in notified(app) if "the host has closed the table or is offline" in m]
+            assert told and told[-1].endswith(f"your transcript is {path}; `dicetable verify {path}` checks it; "
+                                              "you can make a claim when it returns (resume the game then)")
+            await pilot.press("escape")  # the table screen still answers: leave, with the game kept
+            await wait_until(pilot, lambda: not isinstance(app.screen, TriceScreen))
+            assert any(m.startswith("Your game is kept: c on the home screen (Resume)") for m in notified(app))
+            screen = await open_resume(pilot, app)
+            assert screen.games and screen.games[0].path == path and read(path).result is None
+    finally:
+        host.stop()
+        thread.join(5)

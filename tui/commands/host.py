@@ -119,6 +119,7 @@ def add_parser(sub) -> None:
                              "a LAN or public address opens the table to that network)")
     parser.add_argument("--advertise", default=None, metavar="ADDR",
                         help="address joiners dial, put in the invite (default: the --bind address)")
+    add_relay_flags(parser)
     parser.add_argument("--seats", type=int, default=None, help="number of seats (default: the game's minimum)")
     parser.add_argument("--bot", required=True, help="the bot that plays the host's seat (random, greedy, search)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's own choices")
@@ -133,9 +134,30 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
+def add_relay_flags(parser) -> None:
+    parser.add_argument("--relay", default=None, metavar="RELAY",
+                        help="host through this relay (the line `dicetable relay` prints): no open port needed; "
+                             "prints a short code for the joiners")
+    parser.add_argument("--code", choices=("table", "seat"), default="table",
+                        help="with --relay: one code for the whole table (default), or a new code for each seat")
+    parser.add_argument("--code-minutes", type=float, default=30.0, metavar="M",
+                        help="with --relay: minutes a code stays valid (default 30)")
+
+
+def offer_code(session, args) -> None:
+    """With --relay: offer the table's short code (printed as `code: ...`)."""
+    if args.relay is None or session.replica.phase != "joining":
+        return
+    if not 0 < args.code_minutes <= 24 * 60:
+        raise CommandError("--code-minutes is between 0 and 1440")
+    session.offer_code("one" if args.code == "seat" else "table", args.code_minutes * 60)
+
+
 def run(args) -> int:
+    if args.relay is not None:
+        args.port = args.port or 0
     if args.port is None and args.resume is None:
-        raise CommandError("give --port P (0: any free port)")
+        raise CommandError("give --port P (0: any free port), or --relay RELAY")
     args.port = args.port or 0
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port {args.port} is not between 0 and 65535")
@@ -149,16 +171,18 @@ def run(args) -> int:
     try:
         if args.resume:
             session = HostSession(profile, resume=args.resume, bind=args.bind, port=args.port,
-                                  advertise=args.advertise, timing=timing_from(args), think=args.think)
+                                  advertise=args.advertise, timing=timing_from(args), think=args.think,
+                                  relay=args.relay)
         else:
             info = registry.get(args.game)
             session = HostSession(profile, args.game, args.seats, parse_options(args.option), bind=args.bind,
                                   port=args.port, advertise=args.advertise, timing=timing_from(args),
-                                  transcript=args.transcript, think=args.think)
+                                  transcript=args.transcript, think=args.think, relay=args.relay)
         info = registry.get(session.game_name)
         session.chooser = bot_chooser(info, args.bot, args.seed)
         session.on_event = print_event
         session.open()
+        offer_code(session, args)
     except SessionError as error:
         raise CommandError(str(error)) from None
     with advertise_table(session, args):  # with --lan: announced while seats are free

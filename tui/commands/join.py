@@ -16,7 +16,9 @@ from dicetable.tui.commands.host import add_timing_flags, check_transcript_flag,
 
 def add_parser(sub) -> None:
     parser = sub.add_parser("join", help="join a networked table from its invite and play a seat with a bot")
-    parser.add_argument("invite", nargs="?", help="the host's invite (dt1-...)")
+    parser.add_argument("invite", nargs="?", help="the host's invite (dt1-... or dr1-...), or its short code with --relay")
+    parser.add_argument("--relay", default=None, metavar="RELAY",
+                        help="the relay the host's short code is at (the line `dicetable relay` prints)")
     parser.add_argument("--bot", required=True, help="the bot that plays this seat (random, greedy, search)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's own choices")
     parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript (default: the data directory)")
@@ -38,6 +40,8 @@ def join_session(args, **kwargs) -> PeerSession:
         raise CommandError("give the host's invite (or --resume TRANSCRIPT)")
     if args.timeout <= 0:
         raise CommandError("--timeout must be above 0")
+    if args.invite is not None and not args.invite.strip().lower().startswith(("dt1-", "dr1-", "invite:")):
+        args.invite = invite_from_code(args.invite, args.relay, max(args.timeout, 30.0))
     check_transcript_flag(args.transcript)
     profile = profile_for(args.name)
     try:
@@ -49,6 +53,30 @@ def join_session(args, **kwargs) -> PeerSession:
     except SessionError as error:
         raise CommandError(str(error)) from None
     return session
+
+
+def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
+    """The invite a short code stands for, agreed with its host through the relay (net/codes.py)."""
+    from dicetable.net import codes
+    from dicetable.net.relay import BadRelay, RelayAddress
+    from dicetable.net.relay_link import RelayClient
+    from dicetable.net.transport import TransportError
+
+    try:
+        codes.parse_code(code)
+    except codes.CodeError as error:
+        raise CommandError(f"{error} (or give the host's invite, dt1-...)") from None
+    if relay is None:
+        raise CommandError("a short code is kept at a relay: give --relay RELAY (the line the host's relay prints)")
+    try:
+        address = RelayAddress.decode(relay)
+    except BadRelay as error:
+        raise CommandError(f"bad relay: {error}") from None
+    try:
+        with RelayClient(address, timeout=min(timeout, 10.0)) as link:
+            return codes.claim_invite(link, code, timeout)
+    except (codes.CodeError, TransportError) as error:
+        raise CommandError(str(error)) from None
 
 
 def run(args) -> int:

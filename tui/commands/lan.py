@@ -1,6 +1,8 @@
 """`dicetable lan [--interface IF] [--timeout S] [--json] [--trust FINGERPRINT]`: open tables on the LAN.
 
-Lists the tables announced by mDNS (net/discovery.py) within the timeout, each with its trust
+Lists the tables announced by mDNS (net/discovery.py) and, unless only other interfaces are chosen,
+the tables hosted on this machine's loopback (its lobby, net/machine_lobby.py; `--interface lo`:
+those alone) within the timeout, each with its trust
 (verified / unverified / forged), game, seats, host, host fingerprint, address and table id.
 `--trust FINGERPRINT` pins the host announcing with that fingerprint, so its tables show verified
 and anyone else using its name shows forged.
@@ -17,7 +19,7 @@ import json
 import sys
 import time
 
-from dicetable.net import discovery
+from dicetable.net import discovery, machine_lobby
 from dicetable.net.discovery import DiscoveryError
 from dicetable.tui.commands.args import CommandError
 
@@ -51,6 +53,21 @@ def _interface_addresses(args) -> list[str] | None:
         return discovery.interface_addresses(args.interface) if args.interface else None
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
+
+
+def _browsers(addresses: list[str] | None) -> list:
+    """Who hears announcements: mDNS unless only loopback is chosen, this machine's lobby unless
+    only other interfaces are (mDNS does not run on loopback; the lobby serves it)."""
+    here = machine_lobby.on_loopback(addresses) if addresses else None
+    browsers = [machine_lobby.Browser()] if here is not False else []
+    if not here:
+        try:
+            browsers.append(discovery.Browser(addresses))
+        except DiscoveryError as error:
+            for browser in browsers:
+                browser.close()
+            raise CommandError(str(error)) from None
+    return browsers
 
 
 def _known() -> discovery.KnownHosts:
@@ -90,10 +107,13 @@ def run(args) -> int:
         raise CommandError("--timeout must be above 0")
     addresses = _interface_addresses(args)
     known, own = _known(), _own_profile()
+    browsers = _browsers(addresses)
     try:
-        tables = discovery.browse(args.timeout, addresses)
-    except DiscoveryError as error:
-        raise CommandError(str(error)) from None
+        time.sleep(args.timeout)
+        tables = sorted((a for browser in browsers for a in browser.tables()), key=lambda a: a.seen_at)
+    finally:
+        for browser in browsers:
+            browser.close()
     rows = [row(a, *discovery.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
     if args.trust:
         wanted = args.trust.replace("-", "").upper()
@@ -120,7 +140,8 @@ def run(args) -> int:
 # -- host --lan ----------------------------------------------------------------------------------
 def add_host_flags(parser) -> None:
     parser.add_argument("--lan", action="store_true",
-                        help="announce the table on the LAN (mDNS) while it has free seats")
+                        help="announce the table on the LAN (mDNS) while it has free seats; bound to "
+                             "127.0.0.1, to the other users of this machine (its lobby)")
     add_interface_flag(parser)
 
 
@@ -144,11 +165,10 @@ def advertise_table(session, args):
     if not getattr(args, "lan", False):
         yield None
         return
-    announcer = discovery.SessionAnnouncer(
-        session, args.lan_addresses, _interface_addresses(args),
-    )
+    announcer = machine_lobby.session_announcer(session, args.lan_addresses, _interface_addresses(args))
+    where = " (this machine's lobby)" if machine_lobby.on_loopback(args.lan_addresses) else ""
     print(f"lan: announcing {session.profile.name} {session.game_name} {session.replica.table.hex()[:8]} "
-          f"on {', '.join(args.lan_addresses)}", flush=True)
+          f"on {', '.join(args.lan_addresses)}{where}", flush=True)
     try:
         yield announcer
     finally:
@@ -177,8 +197,9 @@ def lan_invite(args) -> str | None:
     start = time.monotonic()
     known, own = _known(), _own_profile()
     try:
+        addresses = _interface_addresses(args)
         ann, trust, why = discovery.find(
-            args.timeout, known, own, _interface_addresses(args),
+            args.timeout, known, own, addresses, browsers=_browsers(addresses),
             table=args.table, game=args.game, host_fingerprint=args.fingerprint,
         )
         address = discovery.best_address(ann.addresses, _local_networks(args))

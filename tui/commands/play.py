@@ -1,4 +1,4 @@
-"""`dicetable play GAME --vs BOT [--first me|bot|roll] [--seed N]`: open the app straight into a game.
+"""`dicetable play GAME --vs BOT|LEVEL [--first me|bot|roll] [--seed N]`: open the app straight into a game.
 
 `--vs human` seats two people at this terminal (hot-seat). The seed of a local game is printed in
 its fairness panel's terms: the same seed replays the same dice.
@@ -16,7 +16,8 @@ def add_parser(sub) -> None:
     parser = sub.add_parser("play", help="open the app straight into a local game against a bot")
     parser.add_argument("game")
     parser.add_argument("--vs", default="greedy", metavar="BOT",
-                        help="the bot to play (random, greedy, search) or 'human' for hot-seat")
+                        help="the bot to play: a level (easy, medium, hard), an algorithm (random, greedy, search) "
+                             "or 'human' for hot-seat")
     parser.add_argument("--first", default="roll", choices=("me", "bot", "roll"),
                         help="who places first: me, the bot, or as the setup roll decides")
     parser.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot")

@@ -1,8 +1,9 @@
-"""`dicetable roll EXPR --host --seats N --port P [--bind ADDR]` / `dicetable roll --join INVITE`.
+"""`dicetable roll EXPR --host --seats N [--port P --bind ADDR | --relay RELAY]` / `dicetable roll --join INVITE|CODE`.
 
 A fair roll among several people (the dice room, core/diceroom.py): the host opens a room for N
 seats where anyone rolls at any moment (option turns false), prints `invite: <code>`, waits for the
-joiners and rolls EXPR; every seat contributes to the dice (FAIRNESS.md §1) and prints the same
+joiners and rolls EXPR (through a relay it prints `code: ...` too, which joiners give with
+`--join CODE --relay RELAY`); every seat contributes to the dice (FAIRNESS.md §1) and prints the same
 `result:` line and its transcript path, which `dicetable verify` re-checks.
 
 `dicetable roll [EXPR] --join INVITE`: with EXPR the joiner rolls it too, at once, beside the host's
@@ -22,7 +23,9 @@ from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transport import DEFAULT_BIND
 from dicetable.core import registry
 from dicetable.tui.commands.args import CommandError
-from dicetable.tui.commands.host import add_timing_flags, check_transcript_flag, play, print_event, profile_for, timing_from
+from dicetable.tui.commands.host import (
+    add_relay_flags, add_timing_flags, check_transcript_flag, offer_code, play, print_event, profile_for, timing_from,
+)
 from dicetable.tui.commands.join import join_session
 
 
@@ -31,12 +34,13 @@ def add_parser(sub) -> None:
     parser.add_argument("expr", nargs="?", help="dice expression: d20, 3d6, 2d10+4, 4d6kh3, 4dF (with --join: roll it too)")
     role = parser.add_mutually_exclusive_group(required=True)
     role.add_argument("--host", action="store_true", help="open the roll and print its invite")
-    role.add_argument("--join", metavar="INVITE", help="take part in a host's roll")
+    role.add_argument("--join", metavar="INVITE", help="take part in a host's roll (its invite, or its code with --relay)")
     parser.add_argument("--seats", type=int, default=2, help="people in the roll, the host included (default 2)")
     parser.add_argument("--port", type=int, default=0, help="TCP port to listen on (default 0: any free port)")
     parser.add_argument("--bind", default=DEFAULT_BIND,
                         help=f"address to listen on (default {DEFAULT_BIND}: this machine only, the safe default)")
     parser.add_argument("--advertise", default=None, metavar="ADDR", help="address joiners dial (default: --bind)")
+    add_relay_flags(parser)
     parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript")
     parser.add_argument("--name", default=None, help="player name (saved in the profile)")
     parser.add_argument("--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for the host (default 5)")
@@ -80,9 +84,10 @@ def run(args) -> int:
         info.check_seats(args.seats)
         session = HostSession(profile, "diceroom", args.seats, {"expr": str(expr), "rolls": 0, "turns": False},
                               bind=args.bind, port=args.port, advertise=args.advertise, timing=timing_from(args),
-                              transcript=args.transcript, chooser=OneRoll(str(expr), closes=True))
+                              transcript=args.transcript, chooser=OneRoll(str(expr), closes=True), relay=args.relay)
         session.on_event = print_event
         session.open()
+        offer_code(session, args)
     except (SessionError, GameError) as error:
         raise CommandError(str(error)) from None
     return play(session)

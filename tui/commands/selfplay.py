@@ -19,7 +19,7 @@ def add_parser(sub) -> None:
     parser.add_argument("game")
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bots", default="random,random", help="one bot name per seat, comma-separated")
+    parser.add_argument("--bots", default="random,random", help="one bot or level (easy, medium, hard) per seat, comma-separated")
     parser.add_argument("--seats", type=int, default=None, help="number of seats (default: one per bot)")
     parser.add_argument("--option", action="append", metavar="NAME=VALUE", help="a game option")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -42,7 +42,15 @@ class HomeScreen(Screen):
     BINDINGS = [Binding(key, f"choose('{action}')", word, show=action not in ("resume", "history"))
                 for action, key, word, _ in CHOICES] + [Binding("o", "lobby", "lobby", show=False)]
 
+    def __init__(self, behind: bool = False) -> None:
+        super().__init__()
+        # Under a table from the start (`dicetable play`): built when first shown, so the table's
+        # first frame waits for no menu (and no footer recomposed three times while hidden).
+        self.behind = behind
+
     def compose(self) -> ComposeResult:
+        if self.behind:
+            return
         with Vertical(id="home-box"):
             yield Static(BANNER, id="home-banner")
             if os.environ.get("DICETABLE_SERVED"):  # served over SSH (tui/screens/lobby_screen.py)
@@ -54,7 +62,14 @@ class HomeScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#home-menu").focus()
+        if not self.behind:
+            self.query_one("#home-menu").focus()
+
+    async def on_screen_resume(self) -> None:
+        if self.behind and self.is_active:  # the table on top has gone: the menu, for the first time
+            self.behind = False
+            await self.recompose()
+            self.query_one("#home-menu").focus()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         for action, key, _, words in CHOICES:

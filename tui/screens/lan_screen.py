@@ -1,7 +1,8 @@
-"""LAN tables: the open tables announced near you (net/discovery.py), updated live; Enter joins.
+"""LAN tables: the open tables announced near you (net/discovery.py) and on this machine (its lobby,
+net/machine_lobby.py: tables other users host on 127.0.0.1), updated live; Enter joins.
 
-Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts on a LAN
-address is announced (`announce_hosted`); one on 127.0.0.1 is not.
+Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts is announced
+(`announce_hosted`): on a LAN address by mDNS, on 127.0.0.1 in this machine's lobby.
 
 Each row shows the announcement's trust in words (verified / unverified / forged), so nothing is
 told by colour alone. A forged announcement is listed, with why, but never joined. Joining does
@@ -18,23 +19,18 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from dicetable.net import discovery
+from dicetable.net import discovery, machine_lobby
 from dicetable.net.discovery import FORGED, VERIFIED, Announcement, DiscoveryError
 
-def announce_hosted(session, bind: str):
-    """Announce a table the app hosts when it listens on a LAN address (never on loopback)."""
-    import ipaddress
 
+def announce_hosted(session, bind: str):
+    """Announce a table the app hosts: on a LAN address to the LAN, on loopback to this machine's
+    other users (an IPv4 bind address only)."""
     try:
-        ip = ipaddress.ip_address(bind)
-    except ValueError:
-        return None
-    if ip.version != 4 or ip.is_loopback:
-        return None
-    try:
-        return discovery.SessionAnnouncer(session, discovery.advertised_addresses(bind))
+        addresses = discovery.advertised_addresses(bind)
     except DiscoveryError:
         return None  # discovery is a convenience: the invite still works
+    return machine_lobby.session_announcer(session, addresses)
 
 
 def opening_check(ann: Announcement, trust: str, directory):
@@ -65,16 +61,19 @@ class LanScreen(Screen):
     CSS_PATH = "lan_screen.tcss"
     BINDINGS = [Binding("escape", "back", "back"), Binding("enter", "join", "join", priority=True)]
 
-    def __init__(self, interface_addresses: list[str] | None = None, browse: bool = True) -> None:
+    def __init__(self, interface_addresses: list[str] | None = None, browse: bool = True,
+                 machine: bool | None = None) -> None:
         super().__init__()
         self.interface_addresses = interface_addresses
-        self.browse = browse  # False: the rows come from `show` alone (tests)
-        self.browser = None
+        self.browse = browse  # False: no mDNS, the LAN's rows come from `show` alone (tests)
+        self.machine = browse if machine is None else machine  # also this machine's lobby
+        self.browser = self.lobby = None
+        self.heard: dict[str, list[Announcement]] = {"lan": [], "machine": []}
         self.rows: list[tuple[Announcement, str, str]] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="lan-box"):
-            yield Static("Tables on your LAN", id="lan-title")
+            yield Static("Tables on your LAN and this machine", id="lan-title")
             yield DataTable(id="lan-tables", cursor_type="row", zebra_stripes=False)
             yield Static("Looking for tables…", id="lan-note")
         yield Footer()
@@ -83,21 +82,30 @@ class LanScreen(Screen):
         table = self.query_one(DataTable)
         table.add_columns(*COLUMNS)
         table.focus()
+        if self.machine:
+            self.lobby = machine_lobby.Browser(on_change=lambda tables: self._from_browser("machine", tables))
+            self.call_after_refresh(self._heard, "machine", self.lobby.tables())  # `show` waits for the mount
         if self.browse:
             try:
-                self.browser = discovery.Browser(self.interface_addresses, on_change=self._from_browser)
+                self.browser = discovery.Browser(self.interface_addresses,
+                                                 on_change=lambda tables: self._from_browser("lan", tables))
             except DiscoveryError as error:
                 self._note(str(error))
 
     def on_unmount(self) -> None:
-        if self.browser is not None:
-            self.browser.close()
+        for browser in (self.browser, self.lobby):
+            if browser is not None:
+                browser.close()
 
-    def _from_browser(self, tables: list[Announcement]) -> None:  # in the browser's thread
+    def _from_browser(self, where: str, tables: list[Announcement]) -> None:  # in the browser's thread
         try:
-            self.app.call_from_thread(self.show, tables)
+            self.app.call_from_thread(self._heard, where, tables)
         except RuntimeError:
             pass  # the app is closing
+
+    def _heard(self, where: str, tables: list[Announcement]) -> None:
+        self.heard[where] = tables
+        self.show(self.heard["lan"] + self.heard["machine"])
 
     def show(self, tables: list[Announcement]) -> None:
         """Redraw the list from the announcements now on the LAN (open tables with an address)."""
@@ -122,7 +130,8 @@ class LanScreen(Screen):
         if keep in services:
             grid.move_cursor(row=services.index(keep))
         if not self.rows:
-            self._note("No open tables announced yet (a host announces with `dicetable host --lan`).")
+            self._note("No open tables announced yet (a host announces with `dicetable host --lan`, "
+                       "or by hosting in the app).")
         else:
             self._explain()
 

@@ -6,6 +6,9 @@ every seat has joined. The dice room starts here too: alone with local dice, or 
 
 from __future__ import annotations
 
+import ipaddress
+import re
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -13,6 +16,26 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, RadioSet, Static
 
 from dicetable.tui.widgets.choice import Choice
+
+_HOST_NAME = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?")
+
+
+def dial_address(text: str) -> str | None:
+    """The address players dial as typed in the host form (None: left empty); ValueError says what
+    is wrong with it in one sentence."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        if len(text) <= 253 and _HOST_NAME.fullmatch(text) and not text.replace(".", "").isdigit():
+            return text
+        raise ValueError(f"Players dial: {text[:40]!r} is not an IP address or host name "
+                         "(no port here: the port is the Port field).") from None
+    if ip.is_unspecified:
+        raise ValueError(f"Players dial: nobody can dial {text}; give your public or LAN address.")
+    return text
 
 
 class DiceRoomSetupScreen(Screen):
@@ -85,12 +108,13 @@ class HostScreen(Screen):
                          classes="net-hint")
             with Horizontal(id="host-where"):
                 for box, value, title, digits in (("host-address", "127.0.0.1", "Address", 0),
+                                                  ("host-advertise", "", "Players dial", 0),
                                                   ("host-port", "0", "Port", 5), ("host-clock", "0", "s per move", 4)):
                     field = Input(value, id=box, restrict=r"[0-9]*" if digits else None, max_length=digits)
                     field.border_title = title
                     yield field
-            yield Static("127.0.0.1: this machine only; your LAN address lets others in. Port 0: any free "
-                         "one. 0 s per move: no clock.", classes="net-hint")
+            yield Static("127.0.0.1: users of this machine; LAN address or 0.0.0.0: the LAN. Players dial: "
+                         "your public address (port forwarded). Port 0: any. 0 s: no clock.", classes="net-hint")
             with Horizontal(classes="net-buttons"):
                 yield Button("Open the table (Enter)", id="open", variant="primary")
                 yield Button("Back (Esc)", id="back")
@@ -108,6 +132,8 @@ class HostScreen(Screen):
 
     def action_open_table(self) -> None:
         from dicetable.core import registry
+        from dicetable.net import discovery
+        from dicetable.net.discovery import DiscoveryError
         from dicetable.net.host import HostSession
         from dicetable.net.deadlines import Timing
         from dicetable.net.session import SessionError
@@ -118,6 +144,17 @@ class HostScreen(Screen):
         if not address or not 0 <= int(port_text) <= 65535:
             self.query_one("#net-note", Static).update("Give an address and a port from 0 to 65535.")
             return
+        try:
+            advertise = dial_address(self.query_one("#host-advertise", Input).value)
+        except ValueError as error:
+            self.query_one("#net-note", Static).update(str(error))
+            return
+        if advertise is None and address in discovery.WILDCARDS:  # every address: the invite names a LAN one
+            try:
+                advertise = discovery.advertised_addresses(address)[0]
+            except DiscoveryError as error:
+                self.query_one("#net-note", Static).update(str(error))
+                return
         seats = None
         if self.game != "diceroom":
             picked = self.query_one("#host-game", RadioSet).pressed_button
@@ -141,13 +178,13 @@ class HostScreen(Screen):
             clock = int(self.query_one("#host-clock", Input).value or "0")
             free = {"turns": False} if self.game == "diceroom" else None  # a dice room: anyone rolls at any moment
             session = HostSession(profile, game=self.game, seats=seats, options=free, bind=address, port=int(port_text),
-                                  timing=Timing(turn_deadline=float(clock)))
+                                  advertise=advertise, timing=Timing(turn_deadline=float(clock)))
         except SessionError as error:
             self.query_one("#net-note", Static).update(str(error))
             return
         from dicetable.tui.screens.lan_screen import announce_hosted
 
-        announce_hosted(session, address)  # on a LAN address: listed in others' LAN tables
+        announce_hosted(session, address)  # listed in others' LAN tables (on 127.0.0.1: this machine's users')
         self.app.open_waiting_room(NetTable(session, "host"), replace=self)
 
     def action_back(self) -> None:

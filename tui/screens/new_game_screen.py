@@ -8,10 +8,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, RadioSet, Static
 
-from dicetable.core import registry
+from dicetable.core import levels, registry
 from dicetable.tui.widgets.choice import Choice
 
-BOT_WORDS = {"random": "random (easy)", "greedy": "greedy", "search": "search (hard)"}
+DEFAULT_LEVEL = "medium"
 FIRST_WORDS = (("roll", "the draw decides"), ("me", "me"), ("bot", "the bot"))
 # Who starts, in each game's words, where a person may choose it (two players; the game draws who
 # starts). Dice Breaker is not here: its starting die decides, with any number of players.
@@ -44,8 +44,8 @@ class NewGameScreen(Screen):
                 if not self.hot_seat:
                     with RadioSet(id="setup-bot") as bots:
                         bots.border_title = "Bot"
-                        for name, words in BOT_WORDS.items():
-                            yield Choice(words, value=name == "greedy", name=name)
+                        for name in levels.NAMES:
+                            yield Choice(name, value=name == DEFAULT_LEVEL, name=name)
                     with RadioSet(id="setup-first") as first:
                         first.border_title = FIRST_TITLES.get(self.games[0], "Who starts")
                         for i, (name, words) in enumerate(FIRST_WORDS):
@@ -96,7 +96,7 @@ class NewGameScreen(Screen):
 
     def action_start(self) -> None:
         game = self._picked("#setup-game", self.games[0])
-        bot = "" if self.hot_seat else self._picked("#setup-bot", "greedy")
+        bot = "" if self.hot_seat else self._picked("#setup-bot", DEFAULT_LEVEL)
         asked = self.query("#setup-first") and self.query_one("#setup-first").display
         first = self._picked("#setup-first", "roll") if asked else "roll"
         info = registry.get(game)

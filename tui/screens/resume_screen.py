@@ -3,7 +3,9 @@ reopened as `dicetable host --resume` / `join --resume` do, then played on in th
 and the local games left unfinished, rebuilt from their saves (tui/tables/local_save.py).
 
 A game is listed when its transcript in the data directory (net/session.py `transcript_dir()`) has
-its seat file (net/seat_file.py) beside it and no result yet. Reopening runs in a thread (a resumed
+its seat file (net/seat_file.py) beside it, no result yet, and the player has not forgotten it (`x`:
+a local game's save is deleted; a network game's transcript stays, its seat file marked, since the
+transcript is the table's record). Reopening runs in a thread (a resumed
 host waits up to 5 s for its port, a joiner up to 5 s for the host); an error is one line here and
 changes nothing.
 """
@@ -40,19 +42,20 @@ class Unfinished:
 
 
 def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
-    """The game in `path` when it is unfinished, None when it is over; raises ValueError (why) when
-    it cannot be resumed by this profile."""
+    """The game in `path` when it is unfinished, None when it is over or forgotten; raises ValueError
+    (why) when it cannot be resumed by this profile."""
     from dicetable.net import wire
     from dicetable.net.identity import fingerprint
     from dicetable.net.seat_file import SeatFileError, load_seat
     from dicetable.net.transcript import DamagedTranscript, NotATranscript, read
 
     try:
-        seat = load_seat(path)["seat"]
+        seat_data = load_seat(path)
         transcript = read(path)
     except (SeatFileError, NotATranscript, DamagedTranscript) as error:
         raise ValueError(str(error)) from None
-    if transcript.result is not None:
+    seat = seat_data["seat"]
+    if transcript.result is not None or seat_data.get("forgotten"):
         return None
     seats = transcript.header["seats"]
     if type(seat) is not int or not 0 <= seat < len(seats):
@@ -101,10 +104,10 @@ def unfinished_games(directory: Path, key: bytes | None = None) -> tuple[list[Un
 
 class ResumeScreen(GameListScreen):
     CSS_PATH = "resume_screen.tcss"
-    BINDINGS = [*GameListScreen.BINDINGS, Binding("x", "forget", "forget a local game")]
+    BINDINGS = [*GameListScreen.BINDINGS, Binding("x", "forget", "forget a game")]
     PREFIX = "resume"
     HEADING = "Resume a game"
-    HELP = "Unfinished games, newest first (Enter or a click reopens one; x forgets a local one):"
+    HELP = "Unfinished games, newest first (Enter or a click reopens one; x forgets one):"
     EMPTY = EMPTY
 
     def __init__(self) -> None:
@@ -135,19 +138,28 @@ class ResumeScreen(GameListScreen):
             self.reopen_local(game)
 
     def action_forget(self) -> None:
-        """Delete the highlighted local game's save (a network game's transcript is its record: kept)."""
+        """Take the highlighted game off the list: a local game's save is deleted; a network game's
+        transcript stays (the table's record, which `dicetable verify` checks), its seat file marked."""
+        from dicetable.net.seat_file import SeatFileError, forget
+
         menu = self.query_one("#resume-list", OptionList)
-        if not self.loaded or menu.highlighted is None or not self.games:
+        if not self.loaded or menu.highlighted is None or not self.games or self.busy:
             return
         game = self.games[menu.highlighted]
+        kept = ""
         if isinstance(game, Unfinished):
-            self.note("A network game is not forgotten here: its transcript is the table's record.")
-            return
-        game.path.unlink(missing_ok=True)
+            try:
+                forget(game.path)
+            except (SeatFileError, OSError) as error:
+                self.note(f"Could not forget it: {error}")
+                return
+            kept = f" Its transcript stays: {game.path}."
+        else:
+            game.path.unlink(missing_ok=True)
         del self.games[menu.highlighted]
         menu.clear_options()
         self.list_games([g.words() for g in self.games], self.unreadable)
-        self.note(f"Forgot {game.words()}." if self.games else f"Forgot {game.words()}. {EMPTY}")
+        self.note(f"Forgot {game.words()}.{kept}" + ("" if self.games else f" {EMPTY}"))
 
     def reopen_local(self, game) -> None:
         """A local game rebuilt from its save, on its table screen; one line here if it cannot be."""

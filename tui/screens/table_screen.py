@@ -99,6 +99,7 @@ class TableScreen(PanelActions, Screen):
 
     def show_game_over(self) -> None:
         headline, detail = self.verdict()
+        detail = self.controller.ending_note() or detail  # e.g. claimed in default while away: said plainly
         self.app.push_screen(GameOverDialog(headline, detail, self.controller.can_rematch()), self._after_game)
 
     def rematch_now(self) -> None:

@@ -1,10 +1,15 @@
 """The waiting room of a network table: the invite to share, who has joined, until the table fills.
 
-When the game starts the room hands its table to the game's screen; leaving the room leaves the
-table.
+The invite (about 104 characters, a relay's 160) is shown on one line, cut with … where the
+terminal is narrower: a code wrapped over two screen lines is copied from the terminal broken. c
+copies it whole (tui/clipboard.py), and it is written whole, on one line, to `invite.txt` in the
+profile directory, whose path is shown. When the game starts the room hands its table to the
+game's screen; leaving the room leaves the table.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,6 +21,33 @@ from textual.widgets import Footer, Static
 from dicetable.tui.clipboard import copy
 from dicetable.tui.tables.messages import Banner, TableChanged, TableClosed
 from dicetable.tui.widgets.seats import SeatsPanel
+from dicetable.tui.widgets.text_line import TextLine, fitted
+
+INVITE_FILE = "invite.txt"
+
+
+class InviteLine(TextLine):
+    """One line of text that is never wrapped: cut with … at the widget's width."""
+
+    def render(self) -> str:
+        return fitted(str(self.text), self.size.width)
+
+
+def keep_invite(invite: str, directory: Path | None) -> str | None:
+    """Write the invite, one line, to the profile directory; the path to show (None if not written)."""
+    from dicetable.net.identity import home
+
+    path = (Path(directory) if directory is not None else home()) / INVITE_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(invite + "\n")
+        path.chmod(0o600)  # it seats whoever reads it: for the players it is given to
+    except OSError:
+        return None
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
 
 
 class WaitingRoomScreen(Screen):
@@ -26,12 +58,16 @@ class WaitingRoomScreen(Screen):
         self.table = table
         self.started = False
         self.seat_names: list[str] = []  # the seats' names, for what the table says of them
+        self.invite_path: str | None = None  # where the invite is kept whole (keep_invite)
+        self.shown_invite = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="room-box"):
             yield Static("Waiting room", id="room-title")
             yield Static("Connecting…", id="room-status")
             yield Static(id="room-invite")
+            yield InviteLine(id="room-invite-code")
+            yield Static(id="room-invite-file")
             yield SeatsPanel(id="room-seats")
         yield Footer()
 
@@ -41,10 +77,14 @@ class WaitingRoomScreen(Screen):
     def on_table_changed(self, message: TableChanged) -> None:
         view = message.view
         self.seat_names = view.names
-        if self.table.invite:
-            self.query_one("#room-invite", Static).update(
-                f"Invite (give it to the other players; c copies it):\n[b]{self.table.invite}[/b]"
-            )
+        if self.table.invite and self.table.invite != self.shown_invite:
+            self.shown_invite = self.table.invite
+            self.invite_path = keep_invite(self.table.invite, self.app.profile_dir)
+            self.query_one("#room-invite", Static).update("Invite for the other players (c copies it whole):")
+            self.query_one("#room-invite-code", InviteLine).update(self.table.invite)
+            if self.invite_path is not None:
+                self.query_one("#room-invite-file", Static).update(Text.assemble(
+                    "The whole line is also in ", (self.invite_path, "bold")))
         self.query_one("#room-status", Static).update(view.note or "Starting…")
         if view.game is not None:
             self.query_one(SeatsPanel).show(view)
@@ -63,7 +103,8 @@ class WaitingRoomScreen(Screen):
 
     def action_copy_invite(self) -> None:
         if self.table.invite:
-            self.notify(copy(self.app, self.table.invite, "the invite"), title="Invite", timeout=10)
+            self.notify(copy(self.app, self.table.invite, "the invite", kept_in=self.invite_path),
+                        title="Invite", timeout=10)
 
     def action_leave(self) -> None:
         self.table.close()

@@ -61,6 +61,11 @@ class TableController:
         """What a person leaving the table mid-game should know (where the game is kept), or ""."""
         return ""
 
+    def ending_note(self) -> str:
+        """How the game's end came to this terminal's seat when others decided it (a default claimed
+        against it, perhaps while it was away), for the game-over dialog; "" otherwise."""
+        return ""
+
     def close(self) -> None:
         """Leave the table and stop every worker."""
 

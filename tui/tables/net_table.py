@@ -93,6 +93,8 @@ class NetTable(TableController):
         self._waiting_since = 0.0
         self._lock = threading.Lock()
         self._started = False
+        self._untold: list[Banner] = []  # said before any screen was attached (a resumed seat catching up)
+        self._ending = ""  # how a default claimed against this seat ended the game, in words
         session.on_event = self._on_event
 
     # -- the interface -------------------------------------------------------------------------
@@ -105,6 +107,9 @@ class NetTable(TableController):
         with self._lock:
             self.target = target
             view = self._view
+            untold, self._untold = self._untold, []
+        for banner in untold:  # first: a view may make the target give way to the game's screen
+            target.post_message(banner)
         if view is not None:
             target.post_message(TableChanged(view))
         if not self._started:
@@ -134,6 +139,16 @@ class NetTable(TableController):
 
     def close(self) -> None:
         self.session.stop()
+
+    def ending_note(self) -> str:
+        return self._ending
+
+    def leave_note(self) -> str:
+        path = self.session.transcript_path
+        if self.role != "join" or not self.closed_reason or self.session.replica.result is not None \
+                or path is None or not path.exists():
+            return ""
+        return "Your game is kept: c on the home screen (Resume) picks it up when the host is back."
 
     def leave(self) -> None:
         """Leave a table still in play for good: resign (the others see it at once and every copy
@@ -168,6 +183,8 @@ class NetTable(TableController):
     def _post(self, message) -> None:
         with self._lock:
             target = self.target
+            if target is None and isinstance(message, Banner):  # in words now: the first screen has no names yet
+                self._untold.append(Banner(Phrase((message.what.words(self._names()),)), message.level))
         if target is not None:
             target.post_message(message)
 
@@ -192,6 +209,8 @@ class NetTable(TableController):
                 self._post(MoveRefused(Phrase.of(event.text)))
             else:
                 self._post(Banner(Phrase(("refused: ",)) + Phrase.of(event.text), "error"))
+        elif kind == "defaulted":  # the game was decided by this seat's default (told too on its return)
+            self._post(Banner(Phrase.of(event.text), "warning"))
         elif kind == "disputed":  # a claim against this seat that its own view refutes (FAIRNESS.md §4)
             self._post(Banner(Phrase(("disputed: ",)) + Phrase.of(event.text), "error"))
         elif kind == "fault":  # a seat caught cheating: every player is told at once (FAIRNESS.md §3)
@@ -245,6 +264,9 @@ class NetTable(TableController):
                                           connected=seat not in self.away, deadline=deadline))
         events = fair_events(replica) if replica.game is not None else ()
         log = replica_log(replica, events)
+        ending = replica.ending
+        if ending is not None and ending.against == me and replica.result is not None and not self._ending:
+            self._ending = Phrase.of(session.describe_default(ending)).words(names)  # before any screen sees the end
         note = ""
         if replica.phase in ("new", "joining"):
             note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {replica.seat_count} seated"

@@ -1,0 +1,268 @@
+"""Tables through a relay (net/relay.py) on 127.0.0.1: a game played by seats that all dial out, the
+relay line read and refused as a person types it, and the relay as the attacker — one that seats a
+joiner at a table of its own making, one that drops or moves packets — caught, never trusted. The
+host seat leaving and coming back, and the relay restarting mid-game, lose nothing."""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import replace
+
+import pytest
+
+from dicetable.core import registry
+from dicetable.net import transport
+from dicetable.net.hidden import TableDeals
+from dicetable.net.host import HostSession
+from dicetable.net.identity import Profile
+from dicetable.net.invite import Invite
+from dicetable.net.peer import PeerSession
+from dicetable.net.relay import BadRelay, RelayAddress, RelayServer, load_relay_key
+from dicetable.net.replica import Replica
+from dicetable.net.session import SessionError, bot_chooser
+from dicetable.net.transport import curve_keypair
+from dicetable.net.transcript import read
+from dicetable.net.verify import verify
+from net_helpers import FAST, wait_until
+
+TRICE = registry.get("trice")
+
+
+class Running:
+    """A relay served by its own thread until the test ends."""
+
+    def __init__(self, server: RelayServer):
+        self.server = server
+        self.thread = threading.Thread(target=server.run, daemon=True)
+        self.thread.start()
+
+    @property
+    def line(self) -> str:
+        return self.server.address().encode()
+
+    def stop(self) -> None:
+        self.server.stopped = True
+        self.thread.join(5)
+
+
+@pytest.fixture
+def relay():
+    running = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0))
+    yield running
+    running.stop()
+
+
+def verified(path):
+    verdict = verify(path)
+    assert verdict.valid, verdict.line()
+    return verdict.replica.result
+
+
+def host_through(relay_line: str, tmp_path, name="host", seed=1, profile=None) -> HostSession:
+    host = HostSession(profile or Profile.generate(name), "trice", 2, {}, timing=FAST, relay=relay_line,
+                       transcript=tmp_path / f"{name}.dtt")
+    host.chooser = bot_chooser(TRICE, "greedy", seed)
+    return host
+
+
+def joiner(invite, tmp_path, name="bob", seed=2) -> PeerSession:
+    peer = PeerSession(Profile.generate(name), invite, timing=FAST, transcript=tmp_path / f"{name}.dtt")
+    peer.chooser = bot_chooser(TRICE, "greedy", seed)
+    return peer
+
+
+def play_in_thread(peer: PeerSession):
+    """The joiner plays on in its own thread; `done["result"]` once its game ends."""
+    done: dict = {}
+    runner = threading.Thread(target=lambda: done.setdefault("result", peer.run()), daemon=True)
+    runner.start()
+    return done, runner
+
+
+def test_the_relay_line_reads_back_and_bad_lines_say_what_is_wrong():
+    address = RelayAddress("relay.example.org", 7070, bytes(range(32)))
+    line = address.encode()
+    assert RelayAddress.decode(line) == address and RelayAddress.decode(f"relay: {line}") == address
+    six = RelayAddress("::1", 7070, bytes(32))
+    assert RelayAddress.decode(six.encode()) == six
+    for bad, says in (("example.org:7070", "HOST:PORT/KEY"), (line.replace(":7070", ":70700"), "port"),
+                      (line[:-4], "cut short"), (line[:-1] + "!", "base32")):
+        with pytest.raises(BadRelay, match=says):
+            RelayAddress.decode(bad)
+
+
+def test_the_relay_key_is_kept_private_and_the_same_across_restarts(tmp_path):
+    path = tmp_path / "relay" / "relay_key"
+    first = load_relay_key(path)
+    assert path.stat().st_mode & 0o777 == 0o600 and load_relay_key(path) == first
+    path.write_text("not a key")
+    with pytest.raises(transport.TransportError, match="not a relay key"):
+        load_relay_key(path)
+
+
+def test_a_game_through_the_relay_reaches_its_end_and_both_transcripts_verify(relay, tmp_path):
+    host = host_through(relay.line, tmp_path)
+    invite = host.open()
+    assert invite.startswith("dr1-") and Invite.decode(invite).owner == host.profile.public_key
+    thread = threading.Thread(target=host.run, daemon=True)
+    thread.start()
+    peer = joiner(invite, tmp_path)
+    peer.connect()
+    result = peer.run()
+    thread.join(10)
+    assert result is not None and result == host.replica.result
+    assert relay.server.forwarded > 10  # the packets went through the relay, not around it
+    for name in ("host", "bob"):
+        assert verified(tmp_path / f"{name}.dtt") == result
+
+
+def test_a_relay_that_seats_a_joiner_at_a_table_of_its_own_making_is_caught(relay, tmp_path):
+    """The relay (or anyone it lets in first) serves the invite's table id under its own key: the
+    joiner reaches a table, but its opening is not signed by the owner the invite names, so it leaves."""
+    victim = Profile.generate("alice")
+    table = bytes(range(16))
+    fake = HostSession(Profile.generate("mallory"), "trice", 2, {}, timing=FAST, relay=relay.line,
+                       transcript=tmp_path / "mallory.dtt")
+    fake.replica = Replica(table, claim_check=fake.check_claim, deal_handler=TableDeals(seat=0))
+    fake.open()
+    thread = threading.Thread(target=fake.run, daemon=True)
+    thread.start()
+    relay_address = RelayAddress.decode(relay.line)
+    invite = Invite(relay_address.address, relay_address.port, relay_address.key, table, owner=victim.public_key)
+    peer = joiner(invite, tmp_path)
+    with pytest.raises(SessionError, match=r"not opened by the host's key .* left it"):
+        peer.connect()
+    fake.stop()
+    thread.join(5)
+
+
+def test_a_second_key_cannot_take_over_a_served_table(relay, tmp_path):
+    host = host_through(relay.line, tmp_path)
+    host.open()
+    thief = HostSession(Profile.generate("thief"), "trice", 2, {}, timing=FAST, relay=relay.line,
+                        transcript=tmp_path / "thief.dtt")
+    thief.replica = Replica(host.replica.table, claim_check=thief.check_claim, deal_handler=TableDeals(seat=0))
+    with pytest.raises(SessionError, match="belongs to another key"):
+        thief.open()
+    host.close()
+
+
+class Tampering(RelayServer):
+    """A relay that moves the host's entries: every entries packet after the first few is sent one
+    index earlier than the host said, so each frame lands on another entry of the seat's log."""
+
+    def _send_raw(self, peer, data):
+        op, body = transport.unpack(data, limit=transport.MAX_PACKET + 1024)
+        if op == "entries" and body["start"] > 6:
+            self.tampered = getattr(self, "tampered", 0) + 1
+            data = transport.pack("entries", {**body, "start": body["start"] - 1})
+        super()._send_raw(peer, data)
+
+
+def test_a_relay_that_moves_entries_is_named_with_the_host_and_never_followed(tmp_path):
+    running = Running(Tampering(curve_keypair()[1], "127.0.0.1", 0))
+    try:
+        host = host_through(running.line, tmp_path)
+        thread = threading.Thread(target=host.run, daemon=True)
+        invite = host.open()
+        thread.start()
+        peer = joiner(invite, tmp_path)
+        peer.connect()
+        with pytest.raises(SessionError, match="the host or the relay carrying its packets"):
+            peer.run()
+        assert running.server.tampered >= 3  # asked again first, then left
+        host.stop()
+        thread.join(5)
+        kept, true = read(tmp_path / "bob.dtt").frames, read(tmp_path / "host.dtt").frames
+        assert 0 < len(kept) <= len(true) and kept == true[:len(kept)]  # it kept the host's true log, nothing else
+        thread.join(5)
+    finally:
+        running.stop()
+
+
+class Dropping(RelayServer):
+    """A lossy relay: it drops one packet in six it carries, either way, at random (a relay that drops
+    one seat's packets on purpose makes that seat late instead: its claims and disputes then name the
+    seat late by whose clock, as any cut link would)."""
+
+    chance = random.Random(7)
+    dropped = 0
+
+    def _send_raw(self, peer, data):
+        if self.chance.random() < 1 / 6:
+            self.dropped += 1
+            return
+        super()._send_raw(peer, data)
+
+
+def test_a_relay_that_drops_packets_only_slows_the_game(tmp_path):
+    running = Running(Dropping(curve_keypair()[1], "127.0.0.1", 0))
+    try:
+        host = host_through(running.line, tmp_path)
+        host.timing = peer_timing = replace(FAST, connect_timeout=15.0)
+        invite = host.open()
+        thread = threading.Thread(target=host.run, daemon=True)
+        thread.start()
+        peer = joiner(invite, tmp_path)
+        peer.timing = peer_timing
+        peer.connect()
+        result = peer.run()
+        thread.join(10)
+        assert running.server.dropped > 10
+        assert result is not None and verified(tmp_path / "bob.dtt") == result
+        assert verified(tmp_path / "host.dtt") == result
+    finally:
+        running.stop()
+
+
+def test_the_relay_restarts_mid_game_and_the_table_goes_on(tmp_path):
+    key_file = tmp_path / "relay_key"
+    first = Running(RelayServer(load_relay_key(key_file), "127.0.0.1", 0))
+    port = first.server.port
+    host = host_through(first.line, tmp_path)
+    host.chooser = bot_chooser(TRICE, "greedy", 1)
+    invite = host.open()
+    thread = threading.Thread(target=host.run, daemon=True)
+    thread.start()
+    peer = joiner(invite, tmp_path)
+    peer.think = 0.05
+    host.think = 0.05
+    peer.connect()
+    done, runner = play_in_thread(peer)
+    wait_until(lambda: len(peer.replica.log) > 8, what="a few moves through the first relay")
+    first.stop()
+    again = Running(RelayServer(load_relay_key(key_file), "127.0.0.1", port))  # same line: same key, same port
+    try:
+        runner.join(60)
+        thread.join(10)
+        assert done.get("result") is not None and done["result"] == host.replica.result
+        assert again.server.forwarded > 0  # the rest of the game went through the restarted relay
+        assert verified(tmp_path / "bob.dtt") == done["result"]
+    finally:
+        again.stop()
+
+
+def test_the_host_seat_leaves_and_comes_back_through_the_relay(relay, tmp_path):
+    host = host_through(relay.line, tmp_path, seed=1)
+    host.think = 0.05
+    invite = host.open()
+    thread = threading.Thread(target=host.run, daemon=True)
+    thread.start()
+    peer = joiner(invite, tmp_path)
+    peer.think = 0.05
+    peer.connect()
+    done, runner = play_in_thread(peer)
+    wait_until(lambda: len(host.replica.log) > 8, what="a few moves")
+    host.stop()
+    thread.join(5)
+    wait_until(lambda: peer.host_away_since is not None, what="the joiner to see the host gone")
+    back = HostSession(host.profile, resume=tmp_path / "host.dtt", timing=FAST)  # the relay is in its seat file
+    back.chooser = bot_chooser(TRICE, "greedy", 1)
+    back.open()
+    thread = threading.Thread(target=back.run, daemon=True)
+    thread.start()
+    runner.join(60)
+    thread.join(10)
+    assert done.get("result") is not None and done["result"] == back.replica.result
+    assert verified(tmp_path / "host.dtt") == done["result"]

@@ -1,0 +1,52 @@
+"""`dicetable relay [--bind ADDR] [--port P] [--advertise ADDR] [--key FILE]`: a relay for tables behind NAT.
+
+Prints `relay: HOST:PORT/KEY` when ready: players pass that line as `--relay` to `host`, `join` and
+`roll`. The relay's key is made once and kept (0600), so the line stays the same across restarts.
+Runs until SIGINT or SIGTERM (net/relay.py says what it is trusted for: delivery only).
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from dicetable.tui.commands.args import CommandError
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("relay", help="relay tables for players behind NAT (they all dial out to it)")
+    parser.add_argument("--bind", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every network)")
+    parser.add_argument("--port", type=int, default=7070, help="TCP port (default 7070; 0: any free port)")
+    parser.add_argument("--advertise", default=None, metavar="ADDR",
+                        help="the address players dial, put in the relay line (default: the --bind address)")
+    parser.add_argument("--key", default=None, metavar="FILE",
+                        help="the relay's key, made on first use and kept (default: DATA/relay_key)")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from dicetable.net.identity import home
+    from dicetable.net.relay import RelayServer, load_relay_key
+    from dicetable.net.transport import TransportError
+
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port {args.port} is not between 0 and 65535")
+    if args.bind in ("0.0.0.0", "::", "*", "") and not args.advertise:
+        raise CommandError("a relay bound to every address needs --advertise ADDR: the address players dial")
+    key_file = Path(args.key) if args.key else home() / "relay_key"
+    try:
+        server = RelayServer(load_relay_key(key_file), args.bind, args.port)
+    except TransportError as error:
+        raise CommandError(str(error)) from None
+
+    def stop(signum, frame):
+        server.stopped = True
+
+    signal.signal(signal.SIGTERM, stop)
+    print(f"relay: {server.address(args.advertise).encode()}", flush=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    return 0
