@@ -101,6 +101,8 @@ class HostSession(TableSession):
         advertise: str | None = None,
         resume: Path | str | None = None,
         relay: RelayAddress | str | None = None,
+        code_uses: str = "table",
+        code_ttl: float = 1800.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(profile, **kwargs)
@@ -117,7 +119,7 @@ class HostSession(TableSession):
         self.socket: HostSocket | RelayHostSocket | None = None
         self.invite = None
         self.codes = None  # the short code being offered through the relay (net/codes.py)
-        self.code_uses = "table"
+        self.code_uses, self.code_ttl = code_uses, code_ttl  # through a relay: the short code offered at open
         self._burns = 0
         self.resumed = resume is not None
         if resume is not None:
@@ -152,6 +154,8 @@ class HostSession(TableSession):
             self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
         code = self.invite.encode()
         self.emit("invite", text=code)
+        if self.relay is not None and self.replica.phase in ("new", "joining") and self.codes is None:
+            self.offer_code(self.code_uses, self.code_ttl)
         return code
 
     # -- short codes (through a relay) ------------------------------------------------------------

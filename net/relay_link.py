@@ -161,3 +161,13 @@ class RelayClient:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def invite_for_code(relay: RelayAddress, code: str, timeout: float = 30.0) -> str:
+    """The invite a short code stands for, agreed with its host through `relay` (net/codes.py);
+    CodeError or TransportError with one line for a person."""
+    from dicetable.net import codes
+
+    codes.parse_code(code)
+    with RelayClient(relay, timeout=min(timeout, 10.0)) as link:
+        return codes.claim_invite(link, code, timeout)

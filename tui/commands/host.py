@@ -144,13 +144,12 @@ def add_relay_flags(parser) -> None:
                         help="with --relay: minutes a code stays valid (default 30)")
 
 
-def offer_code(session, args) -> None:
-    """With --relay: offer the table's short code (printed as `code: ...`)."""
-    if args.relay is None or session.replica.phase != "joining":
-        return
+def code_settings(args) -> dict:
+    """With --relay: the short code the host offers at open (printed as `code: ...`)."""
     if not 0 < args.code_minutes <= 24 * 60:
         raise CommandError("--code-minutes is between 0 and 1440")
-    session.offer_code("one" if args.code == "seat" else "table", args.code_minutes * 60)
+    return {"relay": args.relay, "code_uses": "one" if args.code == "seat" else "table",
+            "code_ttl": args.code_minutes * 60}
 
 
 def run(args) -> int:
@@ -172,17 +171,16 @@ def run(args) -> int:
         if args.resume:
             session = HostSession(profile, resume=args.resume, bind=args.bind, port=args.port,
                                   advertise=args.advertise, timing=timing_from(args), think=args.think,
-                                  relay=args.relay)
+                                  **code_settings(args))
         else:
             info = registry.get(args.game)
             session = HostSession(profile, args.game, args.seats, parse_options(args.option), bind=args.bind,
                                   port=args.port, advertise=args.advertise, timing=timing_from(args),
-                                  transcript=args.transcript, think=args.think, relay=args.relay)
+                                  transcript=args.transcript, think=args.think, **code_settings(args))
         info = registry.get(session.game_name)
         session.chooser = bot_chooser(info, args.bot, args.seed)
         session.on_event = print_event
         session.open()
-        offer_code(session, args)
     except SessionError as error:
         raise CommandError(str(error)) from None
     with advertise_table(session, args):  # with --lan: announced while seats are free

@@ -59,7 +59,7 @@ def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
     """The invite a short code stands for, agreed with its host through the relay (net/codes.py)."""
     from dicetable.net import codes
     from dicetable.net.relay import BadRelay, RelayAddress
-    from dicetable.net.relay_link import RelayClient
+    from dicetable.net.relay_link import invite_for_code
     from dicetable.net.transport import TransportError
 
     try:
@@ -69,12 +69,9 @@ def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
     if relay is None:
         raise CommandError("a short code is kept at a relay: give --relay RELAY (the line the host's relay prints)")
     try:
-        address = RelayAddress.decode(relay)
+        return invite_for_code(RelayAddress.decode(relay), code, timeout)
     except BadRelay as error:
         raise CommandError(f"bad relay: {error}") from None
-    try:
-        with RelayClient(address, timeout=min(timeout, 10.0)) as link:
-            return codes.claim_invite(link, code, timeout)
     except (codes.CodeError, TransportError) as error:
         raise CommandError(str(error)) from None
 

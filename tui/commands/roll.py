@@ -24,7 +24,7 @@ from dicetable.net.transport import DEFAULT_BIND
 from dicetable.core import registry
 from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import (
-    add_relay_flags, add_timing_flags, check_transcript_flag, offer_code, play, print_event, profile_for, timing_from,
+    add_relay_flags, add_timing_flags, check_transcript_flag, code_settings, play, print_event, profile_for, timing_from,
 )
 from dicetable.tui.commands.join import join_session
 
@@ -84,10 +84,9 @@ def run(args) -> int:
         info.check_seats(args.seats)
         session = HostSession(profile, "diceroom", args.seats, {"expr": str(expr), "rolls": 0, "turns": False},
                               bind=args.bind, port=args.port, advertise=args.advertise, timing=timing_from(args),
-                              transcript=args.transcript, chooser=OneRoll(str(expr), closes=True), relay=args.relay)
+                              transcript=args.transcript, chooser=OneRoll(str(expr), closes=True), **code_settings(args))
         session.on_event = print_event
         session.open()
-        offer_code(session, args)
     except (SessionError, GameError) as error:
         raise CommandError(str(error)) from None
     return play(session)

@@ -15,6 +15,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, RadioSet, Static
 
+from dicetable.tui.tables.relay_setting import remember, remembered
+
 from dicetable.tui.widgets.choice import Choice
 
 _HOST_NAME = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?")
@@ -113,8 +115,11 @@ class HostScreen(Screen):
                     field = Input(value, id=box, restrict=r"[0-9]*" if digits else None, max_length=digits)
                     field.border_title = title
                     yield field
-            yield Static("127.0.0.1: users of this machine; LAN address or 0.0.0.0: the LAN. Players dial: "
-                         "your public address (port forwarded). Port 0: any. 0 s: no clock.", classes="net-hint")
+            yield Static("127.0.0.1: this machine; 0.0.0.0: the LAN; Players dial: public address",
+                         classes="net-hint")
+            relay = Input(remembered(self.app.profile_dir), id="host-relay", placeholder="HOST:PORT/KEY")
+            relay.border_title = "or a Relay: players join by a short code, no open port"
+            yield relay
             with Horizontal(classes="net-buttons"):
                 yield Button("Open the table (Enter)", id="open", variant="primary")
                 yield Button("Back (Esc)", id="back")
@@ -141,6 +146,15 @@ class HostScreen(Screen):
 
         address = self.query_one("#host-address", Input).value.strip()
         port_text = self.query_one("#host-port", Input).value.strip() or "0"
+        relay = self.query_one("#host-relay", Input).value.strip() or None
+        if relay is not None:
+            from dicetable.net.relay import BadRelay, RelayAddress
+
+            try:
+                RelayAddress.decode(relay)
+            except BadRelay as error:
+                self.query_one("#net-note", Static).update(f"Relay: {error}")
+                return
         if not address or not 0 <= int(port_text) <= 65535:
             self.query_one("#net-note", Static).update("Give an address and a port from 0 to 65535.")
             return
@@ -178,13 +192,16 @@ class HostScreen(Screen):
             clock = int(self.query_one("#host-clock", Input).value or "0")
             free = {"turns": False} if self.game == "diceroom" else None  # a dice room: anyone rolls at any moment
             session = HostSession(profile, game=self.game, seats=seats, options=free, bind=address, port=int(port_text),
-                                  advertise=advertise, timing=Timing(turn_deadline=float(clock)))
+                                  advertise=advertise, timing=Timing(turn_deadline=float(clock)), relay=relay)
         except SessionError as error:
             self.query_one("#net-note", Static).update(str(error))
             return
         from dicetable.tui.screens.lan_screen import announce_hosted
 
-        announce_hosted(session, address)  # listed in others' LAN tables (on 127.0.0.1: this machine's users')
+        if relay is not None:
+            remember(self.app.profile_dir, relay)
+        else:
+            announce_hosted(session, address)  # listed in others' LAN tables (on 127.0.0.1: this machine's users')
         self.app.open_waiting_room(NetTable(session, "host"), replace=self)
 
     def action_back(self) -> None:
@@ -204,8 +221,12 @@ class JoinScreen(Screen):
     def compose(self) -> ComposeResult:
         with Vertical(id="net-box"):
             yield Static("Join a table", id="net-title")
-            yield Static("Paste the invite the host gave you (it starts with dt1-):", classes="net-label")
-            yield Input(placeholder="dt1-...", id="join-invite")
+            yield Static("Paste the invite the host gave you (dt1-… or dr1-…), or type its short code:",
+                         classes="net-label")
+            yield Input(placeholder="dt1-...  or  7-orbit-lantern", id="join-invite")
+            relay = Input(remembered(self.app.profile_dir), id="join-relay", placeholder="HOST:PORT/KEY")
+            relay.border_title = "Relay (for a short code)"
+            yield relay
             with Horizontal(classes="net-buttons"):
                 yield Button("Join (Enter)", id="join", variant="primary")
                 yield Button("Back (Esc)", id="back")
@@ -222,14 +243,52 @@ class JoinScreen(Screen):
         self.join() if event.button.id == "join" else self.action_back()
 
     def join(self) -> None:
+        typed = self.query_one("#join-invite", Input).value.strip()
+        invite = "".join(typed.split())
+        if not invite:
+            self.query_one("#net-note", Static).update("Paste an invite first.")
+            return
+        if not invite.lower().startswith(("dt1-", "dr1-", "invite:")):
+            self.by_code(typed)
+            return
+        self.join_invite(invite)
+
+    def by_code(self, code: str) -> None:
+        """A short code: its invite is agreed with the host through the relay, off the UI thread."""
+        from dicetable.net import codes
+        from dicetable.net.relay import BadRelay, RelayAddress
+
+        note = self.query_one("#net-note", Static)
+        try:
+            codes.parse_code(code)
+            relay = RelayAddress.decode(self.query_one("#join-relay", Input).value)
+        except codes.CodeError as error:
+            note.update(f"{error} (or paste the host's invite)")
+            return
+        except BadRelay as error:
+            note.update(f"Relay: {error} (a short code is kept at the host's relay)")
+            return
+        note.update("Asking the relay for the table…")
+        self.run_worker(lambda: self._claim(relay, code), thread=True, exclusive=True)
+
+    def _claim(self, relay, code: str) -> None:
+        from dicetable.net import codes
+        from dicetable.net.relay_link import invite_for_code
+        from dicetable.net.transport import TransportError
+
+        try:
+            invite = invite_for_code(relay, code)
+        except (codes.CodeError, TransportError) as error:
+            self.app.call_from_thread(self.query_one("#net-note", Static).update, str(error))
+            return
+        remember(self.app.profile_dir, relay.encode())
+        self.app.call_from_thread(self.join_invite, invite)
+
+    def join_invite(self, invite: str) -> None:
         from dicetable.net.peer import PeerSession
         from dicetable.net.session import SessionError
         from dicetable.tui.tables.net_table import NetTable
 
-        invite = "".join(self.query_one("#join-invite", Input).value.split())
-        if not invite:
-            self.query_one("#net-note", Static).update("Paste an invite first.")
-            return
         profile = self.app.profile()
         if profile is None:
             return

@@ -65,6 +65,7 @@ class WaitingRoomScreen(Screen):
         with Vertical(id="room-box"):
             yield Static("Waiting room", id="room-title")
             yield Static("Connecting…", id="room-status")
+            yield Static(id="room-code")
             yield Static(id="room-invite")
             yield InviteLine(id="room-invite-code")
             yield Static(id="room-invite-file")
@@ -85,6 +86,10 @@ class WaitingRoomScreen(Screen):
             if self.invite_path is not None:
                 self.query_one("#room-invite-file", Static).update(Text.assemble(
                     "The whole line is also in ", (self.invite_path, "bold")))
+        code = getattr(self.table, "code", "")
+        if code:  # through a relay: the short code people read aloud (`join CODE`, or the app's Join)
+            self.query_one("#room-code", Static).update(Text.assemble(
+                "Code for the other players: ", (code, "bold reverse"), " (valid 30 min; they join with it and your relay)"))
         self.query_one("#room-status", Static).update(view.note or "Starting…")
         if view.game is not None:
             self.query_one(SeatsPanel).show(view)

@@ -86,6 +86,7 @@ class NetTable(TableController):
         self.on_connected = on_connected
         self.target = None
         self.invite = ""
+        self.code = ""  # the short code at the relay, when hosting through one (net/codes.py)
         self.closed_reason = ""
         self.away: set[int] = set()
         self._view: TableView | None = None
@@ -193,6 +194,10 @@ class NetTable(TableController):
         default = answer_default(self.session.replica) if kind == "claimable" else None
         if kind == "invite":
             self.invite = event.text
+        elif kind == "code":
+            self.code = event.text
+        elif kind in ("burned", "expired"):  # a code that no longer opens the table: a new one follows
+            self._post(Banner(Phrase.of(event.text), "warning"))
         elif kind == "dropped" and seat is not None:
             self.away.add(seat)
             self._post(Banner(Phrase((seat, f" dropped: {event.text or 'waiting for them to return'}")), "warning"))
@@ -221,7 +226,7 @@ class NetTable(TableController):
             self._post(ChatArrived(seat, self._name(seat), event.text))
         elif kind == "error":
             self._post(Banner(Phrase((event.text,)), "error"))
-        if kind in ("invite", "joined", "started", "record", "your_turn", "result", "transcript",
+        if kind in ("invite", "code", "joined", "started", "record", "your_turn", "result", "transcript",
                     "dropped", "returned"):
             view = self._snapshot()
             with self._lock:
