@@ -108,7 +108,7 @@ class Profile:
     def save(self, directory: Path | None = None) -> "Profile":
         """Write the profile; the secrets file is created 0600 and never rewritten in place."""
         directory = Path(directory) if directory is not None else home()
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)  # a shared host's other users see none of it
         keys = directory / KEYS_FILE
         tmp = directory / (KEYS_FILE + ".new")
         tmp.unlink(missing_ok=True)

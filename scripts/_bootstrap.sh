@@ -7,6 +7,13 @@ venv="$root/.venv"
 py="${PYTHON:-python3}"
 stamp="$venv/.dicetable-installed"
 if [ ! -x "$venv/bin/python" ] || [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
+    # Another user's checkout (a shared host): say what is wrong instead of pip's "Permission denied".
+    if { [ -e "$venv" ] && [ ! -w "$venv" ]; } || { [ ! -e "$venv" ] && [ ! -w "$root" ]; }; then
+        owner=$(stat -c %U "$([ -e "$venv" ] && echo "$venv" || echo "$root")" 2>/dev/null || echo "another user")
+        echo "dicetable: $venv needs an install and belongs to $owner, not to you ($(id -un)): ask $owner to run" \
+             "scripts/play once, or install dicetable once for every user (README: \"One machine, many users\")" >&2
+        exit 1
+    fi
     mkdir -p "$venv"
     log="$venv/install.log"
     echo "dicetable: installing into .venv, once (usually about 30 s; pip's output: .venv/install.log)" >&2

@@ -76,3 +76,10 @@ def test_default_home_is_the_platform_data_dir(monkeypatch):
 
     monkeypatch.delenv("DICETABLE_HOME")
     assert identity.home() == identity.Path(platformdirs.user_data_dir("dicetable", appauthor=False))
+
+
+def test_a_new_profile_directory_is_the_users_alone(tmp_path):
+    from dicetable.net.identity import Profile
+
+    Profile.generate("ann").save(tmp_path / "ann")
+    assert (tmp_path / "ann").stat().st_mode & 0o777 == 0o700  # a shared host's other users see none of it

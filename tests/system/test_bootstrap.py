@@ -7,9 +7,14 @@ prints what pip prints) and a fake `dicetable`, so nothing is downloaded or inst
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import tempfile
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOISE = "Package 'dicetable.tui.rules' is absent from the packages configuration (a setuptools warning)"
@@ -61,3 +66,29 @@ def test_a_failed_install_shows_pips_output_and_stops(tmp_path):
     assert "the app opens" not in failed.stdout
     assert NOISE in failed.stderr and "the install failed" in failed.stderr
     assert not (root / ".venv" / ".dicetable-installed").exists()  # the next run tries again
+
+
+def test_another_users_checkout_says_what_is_wrong_in_one_line():
+    """A shared host: the checkout and its .venv belong to root, and `nobody` runs scripts/play when
+    an install is due (pyproject.toml is newer than the last install): one line naming the owner and
+    what to do, no pip, nothing changed."""
+    runuser = shutil.which("runuser")
+    if os.geteuid() != 0 or runuser is None:
+        pytest.skip("needs root and runuser to run the script as another user")
+    shared = Path(tempfile.mkdtemp(prefix="dicetable-shared-"))  # tmp_path's parents are root's own (0700)
+    shared.chmod(0o755)
+    try:
+        root = project(shared)
+        assert play(root).returncode == 0  # installed by its owner
+        later = time.time() + 5  # an update pulled: pyproject.toml is newer than the install
+        os.utime(root / "pyproject.toml", (later, later))
+        calls = (root / ".venv" / "pip-calls").read_text()
+        other = subprocess.run([runuser, "-u", "nobody", "--", str(root / "scripts" / "play"), "rules", "trice"],
+                               capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+        assert other.returncode == 1 and other.stdout == ""
+        lines = other.stderr.strip().splitlines()
+        assert len(lines) == 1 and "belongs to root, not to you (nobody)" in lines[0], other.stderr
+        assert "One machine, many users" in lines[0]
+        assert (root / ".venv" / "pip-calls").read_text() == calls  # no install attempted
+    finally:
+        shutil.rmtree(shared)
