@@ -323,23 +323,25 @@ def _instance(host: str, game: str, table: bytes) -> str:
     return name
 
 
-class Advertiser:
-    """Announces one table while it has free seats; `update` and `close` are cheap and thread-safe."""
+class Announcing:
+    """What both announcers share (mDNS here, this machine's lobby in net/machine_lobby.py): the seat
+    count to show, set cheaply from any thread, and a thread of their own that shows it (`_run`).
+    A subclass sets its own fields before calling this `__init__`, which starts the thread."""
 
-    def __init__(self, profile: Profile, table: bytes, game: str, seats: int, port: int,
-                 addresses: list[str], interface_addresses: list[str] | None = None) -> None:
+    thread_name = "dicetable-advertiser"
+
+    def __init__(self, profile: Profile, table: bytes, game: str, seats: int, port: int, addresses: list[str]) -> None:
         self.profile, self.table, self.game, self.total, self.port = profile, table, game, seats, port
         self.addresses = list(addresses)
-        self.service = f"{_instance(profile.name, game, table)}.{SERVICE_TYPE}"
-        self._zc = _zeroconf(interface_addresses or self.addresses)
+        self.errors: list[str] = []
         self._want: int | None = 0  # seats taken to announce; None: withdrawn
-        self._shown: int | None = None  # what is on the network now
-        self._info = None
         self._changed = threading.Event()
         self._done = False
-        self.errors: list[str] = []
-        self._thread = threading.Thread(target=self._run, name="dicetable-advertiser", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         self._thread.start()
+
+    def _run(self) -> None:  # pragma: no cover - each announcer shows the count its own way
+        raise NotImplementedError
 
     def update(self, taken: int, open_: bool = True) -> None:
         """Announce `taken` seats joined; withdraw when the table is full or no longer open."""
@@ -352,11 +354,27 @@ class Advertiser:
         self.update(self.total, False)
 
     def close(self) -> None:
-        """Withdraw (goodbye packets) and stop; waits for the goodbye to go out."""
+        """Withdraw and stop; waits (up to 5 s) until the withdrawal is shown."""
         self.withdraw()
         self._done = True
         self._changed.set()
         self._thread.join(timeout=5)
+
+
+class Advertiser(Announcing):
+    """Announces one table on the LAN by mDNS while it has free seats."""
+
+    def __init__(self, profile: Profile, table: bytes, game: str, seats: int, port: int,
+                 addresses: list[str], interface_addresses: list[str] | None = None) -> None:
+        self.service = f"{_instance(profile.name, game, table)}.{SERVICE_TYPE}"
+        self._zc = _zeroconf(interface_addresses or list(addresses))
+        self._shown: int | None = None  # what is on the network now
+        self._info = None
+        super().__init__(profile, table, game, seats, port, addresses)
+
+    def close(self) -> None:
+        """Withdraw (goodbye packets) and stop; waits for the goodbye to go out."""
+        super().close()
         self._zc.close()
 
     def _info_for(self, taken: int):

@@ -76,41 +76,20 @@ def _ready(directory: Path) -> Path:
 
 
 # -- the host's side -------------------------------------------------------------------------------
-class Advertiser:
-    """Announces one table in the lobby while it has free seats; the interface of
-    discovery.Advertiser (`update`, `withdraw`, `close`, `errors`), so a SessionAnnouncer drives either."""
+class Advertiser(discovery.Announcing):
+    """Announces one table in the lobby while it has free seats; driven by a SessionAnnouncer like
+    discovery.Advertiser."""
+
+    thread_name = "dicetable-lobby-advertiser"
 
     def __init__(self, profile, table: bytes, game: str, seats: int, port: int, addresses: list[str],
                  interface_addresses: list[str] | None = None, directory: Path | None = None) -> None:
-        self.profile, self.table, self.game, self.total, self.port = profile, table, game, seats, port
-        self.addresses = list(addresses)
         self.directory = _ready(Path(directory) if directory is not None else lobby_dir())
         self.path = self.directory / f"{table.hex()}{SUFFIX}"
         self.service = self.path.name
-        self.errors: list[str] = []
-        self._want: int | None = 0  # seats taken to announce; None: withdrawn
         self._shown = False
-        self._changed = threading.Event()
+        super().__init__(profile, table, game, seats, port, addresses)
         self._changed.set()  # the first write at once
-        self._done = False
-        self._thread = threading.Thread(target=self._run, name="dicetable-lobby-advertiser", daemon=True)
-        self._thread.start()
-
-    def update(self, taken: int, open_: bool = True) -> None:
-        want = taken if open_ and taken < self.total else None
-        if want != self._want:
-            self._want = want
-            self._changed.set()
-
-    def withdraw(self) -> None:
-        self.update(self.total, False)
-
-    def close(self) -> None:
-        """Withdraw (the file removed) and stop."""
-        self.withdraw()
-        self._done = True
-        self._changed.set()
-        self._thread.join(timeout=5)
 
     def record(self, taken: int) -> bytes:
         txt = discovery.properties(self.profile, self.game, taken, self.total, self.table, self.port)
