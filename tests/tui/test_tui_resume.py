@@ -334,12 +334,15 @@ async def test_a_joiner_whose_host_dies_mid_game_is_told_plainly_and_can_leave(t
             await wait_until(pilot, lambda: "The table closed" in str(table.query_one("#status").render()))
             status = str(table.query_one("#status").render())
             assert status.startswith("The table closed: the host has been unreachable since ")
-            told = [m for m in notified(app) if "the host has closed the table or is offline" in m]
+            said = lambda: [m for m in notified(app) if "the host has closed the table or is offline" in m]
+            await wait_until(pilot, lambda: said())  # a toast lands a moment after the status line
+            told = said()
             assert told and told[-1].endswith(f"your transcript is {path}; `dicetable verify {path}` checks it; "
                                               "you can make a claim when it returns (resume the game then)")
             await pilot.press("escape")  # the table screen still answers: leave, with the game kept
             await wait_until(pilot, lambda: not isinstance(app.screen, TriceScreen))
-            assert any(m.startswith("Your game is kept: c on the home screen (Resume)") for m in notified(app))
+            await wait_until(pilot, lambda: any(m.startswith("Your game is kept: c on the home screen (Resume)")
+                                                for m in notified(app)))
             screen = await open_resume(pilot, app)
             assert screen.games and screen.games[0].path == path and read(path).result is None
     finally:
