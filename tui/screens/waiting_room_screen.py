@@ -89,7 +89,7 @@ class WaitingRoomScreen(Screen):
         code = getattr(self.table, "code", "")
         if code:  # through a relay: the short code people read aloud (`join CODE`, or the app's Join)
             self.query_one("#room-code", Static).update(Text.assemble(
-                "Code for the other players: ", (code, "bold reverse"), " (valid 30 min; they join with it and your relay)"))
+                "Code: ", (code, "bold reverse"), " — players join with it and your relay (30 min)"))
         self.query_one("#room-status", Static).update(view.note or "Starting…")
         if view.game is not None:
             self.query_one(SeatsPanel).show(view)
