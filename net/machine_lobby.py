@@ -88,8 +88,9 @@ class Advertiser(discovery.Announcing):
         self.path = self.directory / f"{table.hex()}{SUFFIX}"
         self.service = self.path.name
         self._shown = False
+        # First written on the announcer's first update (at once) or after a heartbeat: the count it
+        # shows is the session's, not the 0 it starts from.
         super().__init__(profile, table, game, seats, port, addresses)
-        self._changed.set()  # the first write at once
 
     def record(self, taken: int) -> bytes:
         txt = discovery.properties(self.profile, self.game, taken, self.total, self.table, self.port)
