@@ -148,8 +148,9 @@ async def test_the_rules_render_as_markdown_in_the_games_order():
             shown = "\n".join(str(block.render()) for block in document.query("MarkdownBlock") if not block.children)
             assert registry.get(name).title.split()[0] in shown
             assert "**" not in shown and "\n# " not in shown and not shown.startswith("# "), name
-            sections = [str(node.label) for node in screen.query_one(f"#rules-{name} Tree").root.children]
-            assert any(section.startswith("Components") for section in sections)  # the table of contents
+            sections = lambda: [str(node.label) for node in screen.query_one(f"#rules-{name} Tree").root.children]
+            # the table of contents: filled a moment after the document (it is built from it)
+            await wait_until(pilot, lambda: any(section.startswith("Components") for section in sections()))
 
 
 async def test_the_table_help_opens_the_rules_of_the_game_being_played():
