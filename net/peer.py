@@ -11,7 +11,10 @@ once that seat's signature on the refused frame checks out with this seat's own 
 
 A seat is reclaimed (or asked for) only by proving this profile's key: the joiner's first packet is
 a ping, the host answers a connection it does not know with `who {nonce}`, and the hello signs that
-nonce with the table id and the host's key (`wire.hello_bytes`, net/session.py).
+nonce with the table id and the host's key (`wire.hello_bytes`, net/session.py). Every packet from
+the host but `who` must carry the host's tag for this seat's hello (net/control.py): any other is
+not the host's word, so it is ignored (said once, naming the relay or the connection), and only
+tagged packets count as hearing from the host.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dicetable.net import wire
+from dicetable.net import control, wire
 from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals
 from dicetable.net.invite import BadInvite, Invite
@@ -51,6 +54,7 @@ class PeerSession(TableSession):
         self._doubts = 0  # packets through a relay that did not fit the log (net/relay.py)
         self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
         self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
+        self._forged_said = False  # packets not the host's were reported (once)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -58,6 +62,10 @@ class PeerSession(TableSession):
                 raise SessionError("joining needs an invite (or --resume TRANSCRIPT)")
             self.invite = _read_invite(invite)
             self.replica = Replica(self.invite.table_id, deal_handler=TableDeals(), claim_check=self.check_claim)
+        try:
+            self.link = control.HostLink(self.invite.table_id, control.host_box_public(self.invite))
+        except control.BadBox as error:
+            raise SessionError(f"bad invite: {error} (copy it again)") from None
 
     def _resume(self, path: Path, invite) -> None:
         try:
@@ -118,6 +126,9 @@ class PeerSession(TableSession):
                 where = f"{self.invite.address}:{self.invite.port}"
                 if self.relay_notice:
                     raise SessionError(f"the relay at {where} says: {self.relay_notice}")
+                if self.link.refused and self.invite.owner is not None:
+                    raise SessionError(f"the table reached through the relay at {where} does not answer with the host's "
+                                       f"key {fingerprint(self.invite.owner)}: the relay or someone else set it up; left it")
                 raise SessionError(f"the host at {where} did not seat us within {self.timing.connect_timeout:g} s")
             self.step(min(left, 0.1))
         self._check_owner()
@@ -140,8 +151,10 @@ class PeerSession(TableSession):
         """Ask for (or reclaim) a seat, proving this profile's key on this connection."""
         seat = self.seat if self.seat is not None else -1
         key = self.profile.public_key
-        proof = self.profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, key))
-        self.socket.send("hello", {"seat": seat, "key": key, "next": len(self.replica.log), "nonce": nonce, "proof": proof})
+        box = self.link.box_for(nonce, key)  # the host tags its answers for this hello (net/control.py)
+        proof = self.profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, key, box))
+        self.socket.send("hello", {"seat": seat, "key": key, "next": len(self.replica.log), "nonce": nonce,
+                                   "proof": proof, "box": box})
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
@@ -155,6 +168,14 @@ class PeerSession(TableSession):
         if op == "relay_wait":  # the relay's word, not the host's: the host is not there to hear from
             self.relay_notice = str(body.get("reason", ""))[:200]
             return
+        if op == "who":  # the one packet before any key: all it can make us do is say hello again
+            self._who(body)
+            return
+        opened = self.link.open(body) if op == "tagged" else None
+        if opened is None:
+            self._not_the_hosts(op, body)
+            return
+        op, body = opened
         self.last_heard = now
         if self.host_away_since is not None:
             self._outage = (self.host_away_since, now)
@@ -164,9 +185,7 @@ class PeerSession(TableSession):
         if op == "welcome":
             self._welcome(body)
         elif op == "who":
-            nonce = body.get("nonce")
-            if type(nonce) is bytes and len(nonce) == wire.NONCE_BYTES:
-                self.hello(nonce)
+            self._who(body)
         elif op == "full":
             self.close()
             raise SessionError(f"the host did not seat us: {body.get('reason', 'no reason given')}")
@@ -194,6 +213,23 @@ class PeerSession(TableSession):
             elif seat not in self._away_since and seat != self.seat:
                 self._away_since[seat] = now - self.timing.drop_after
                 self.emit("dropped", seat=seat)
+
+    def _who(self, body: dict) -> None:
+        nonce = body.get("nonce")
+        if type(nonce) is bytes and len(nonce) == wire.NONCE_BYTES:
+            self.hello(nonce)
+
+    def _not_the_hosts(self, op: str, body: dict) -> None:
+        """A packet without the host's tag (net/control.py): ignored; the relay's own refusal is its word."""
+        if op == "full" and self.invite.owner is not None and not self.welcomed:
+            self.relay_notice = str(body.get("reason", ""))[:200]  # e.g. the relay has too many connections
+            return
+        if not self._forged_said:
+            self._forged_said = True
+            where = f"{self.invite.address}:{self.invite.port}"
+            path = f"the relay at {where}" if self.invite.owner is not None else f"the connection to {where}"
+            self.emit("error", text=f"{path} carried packets that are not the host's (forged, altered or replayed): "
+                                    "ignored; the table goes on with what the host really sent")
 
     def _fault_told(self, body: dict) -> None:
         """Another seat's frame the host refused as a fault: shown once the seat's signature on it checks."""
