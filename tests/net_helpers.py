@@ -126,6 +126,12 @@ def host_packet(link: control.HostLink, data: bytes) -> tuple[str, dict]:
     return (link.open(body) or (op, body)) if op == "tagged" else (op, body)
 
 
+def namespaces() -> set[str]:
+    """This machine's network namespaces by name (the demos' tests check theirs are gone)."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return {line.split()[0] for line in out.stdout.splitlines() if line.strip()}
+
+
 def in_thread(session) -> threading.Thread:
     """Run a host or peer session's loop in a daemon thread, as the app's worker does."""
     thread = threading.Thread(target=session.run, daemon=True)
