@@ -13,7 +13,7 @@ A seat is reclaimed (or asked for) only by proving this profile's key: the joine
 a ping, the host answers a connection it does not know with `who {nonce}`, and the hello signs that
 nonce with the table id and the host's key (`wire.hello_bytes`, net/session.py). Every packet from
 the host but `who` must carry the host's tag for this seat's hello (net/control.py): any other is
-not the host's word, so it is ignored (said once, naming the relay or the connection), and only
+not the host's word, so it is ignored (a `fault` of no seat, said once, naming the relay), and only
 tagged packets count as hearing from the host.
 """
 
@@ -54,7 +54,6 @@ class PeerSession(TableSession):
         self._doubts = 0  # packets through a relay that did not fit the log (net/relay.py)
         self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
         self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
-        self._forged_said = False  # packets not the host's were reported (once)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -224,12 +223,10 @@ class PeerSession(TableSession):
         if op == "full" and self.invite.owner is not None and not self.welcomed:
             self.relay_notice = str(body.get("reason", ""))[:200]  # e.g. the relay has too many connections
             return
-        if not self._forged_said:
-            self._forged_said = True
-            where = f"{self.invite.address}:{self.invite.port}"
-            path = f"the relay at {where}" if self.invite.owner is not None else f"the connection to {where}"
-            self.emit("error", text=f"{path} carried packets that are not the host's (forged, altered or replayed): "
-                                    "ignored; the table goes on with what the host really sent")
+        where = f"{self.invite.address}:{self.invite.port}"
+        path = f"the relay at {where}" if self.invite.owner is not None else f"the connection to {where}"
+        self.fault(None, f"{path} carried packets that are not the host's (forged, altered or replayed): "
+                         "ignored; the table goes on with what the host really sent")
 
     def _fault_told(self, body: dict) -> None:
         """Another seat's frame the host refused as a fault: shown once the seat's signature on it checks."""

@@ -47,7 +47,8 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
                      submit {frame: bin}                              a signed frame for the log
     host -> joiner   who {nonce: bin32}                               unknown connection: prove a key
                      tagged {n, packet, tag}                           each packet below, inside: tagged end
-                                                                      to end for the hello (net/control.py)
+                                                                      to end for the hello (net/control.py;
+                                                                      one that is not: a `fault` of seat None)
                      welcome {seat, length, table, timing}             your seat; the host's log length
                      full {reason}                                     no seat for you (or your hold ran out)
                      entries {start: int, frames: [bin]}               log frames from index start

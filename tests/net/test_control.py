@@ -190,8 +190,8 @@ def test_a_relay_speaking_for_the_host_is_ignored_and_named(tmp_path):
         for name, peer in (("bob", bob), ("carol", carol)):
             assert peer.socket is not None and not peer.stopped, f"{name} left the table"
             assert not kinds(events[name], "dropped", "claimable", "refused", "disputed"), name
-            (said,) = kinds(events[name], "error")
-            assert "relay" in said[2] and "not the host's" in said[2], said
+            (said,) = kinds(events[name], "fault")
+            assert said[1] is None and "the relay at 127.0.0.1" in said[2] and "not the host's" in said[2], said
             assert peer.link.refused >= 20
         assert not any(r.kind in ("claim", "witness") for r in host.replica.log)
         carol.chooser = bot_chooser(BREAKER, "greedy", 3)  # Carol moves: the table goes on

@@ -180,9 +180,9 @@ def test_a_relay_that_moves_entries_is_named_and_never_followed(tmp_path):
         peer.on_event = events.append
         peer.connect()
         in_thread(peer)
-        wait_until(lambda: running.server.tampered >= 3 and any(e.kind == "error" for e in events),
+        wait_until(lambda: running.server.tampered >= 3 and any(e.kind == "fault" for e in events),
                    what="moved entries, and the seat saying so")
-        (said,) = [e.text for e in events if e.kind == "error"]
+        (said,) = [e.text for e in events if e.kind == "fault"]
         assert "the relay at" in said and "not the host's" in said, said
         assert peer.socket is not None and not [e for e in events if e.kind == "refused"]  # nobody blamed, nothing left
         peer.stop()
