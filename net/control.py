@@ -30,7 +30,6 @@ one untagged packet: all it can make a joiner do is say hello again.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from dataclasses import dataclass, field
 

@@ -15,7 +15,7 @@ from dicetable.net.invite import Invite
 from dicetable.net.peer import PeerSession
 from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
-from dicetable.net.transport import PeerSocket, unpack
+from dicetable.net.transport import PeerSocket
 from dicetable.net.verify import verify
 from net_helpers import FAST, hello_body, host_link, host_packet, in_thread, wait_until
 
