@@ -116,6 +116,7 @@ class HostSession(TableSession):
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._relay: list[bytes] | None = None  # frames accepted in the batch under way
+        self._relay_start = 0  # the log index of its first frame
         self.socket: HostSocket | RelayHostSocket | None = None
         self.invite = None
         self.codes = None  # the short code being offered through the relay (net/codes.py)
@@ -312,7 +313,7 @@ class HostSession(TableSession):
             yield
             return
         self._relay = []
-        start = len(self.replica.log)
+        start = self._relay_start = len(self.replica.log)
         try:
             with self.batch():
                 yield
@@ -324,10 +325,12 @@ class HostSession(TableSession):
                     self.socket.send(peer, "entries", packet)
 
     def send_entries(self, peer: bytes, start: int) -> None:
+        """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
         log = self.replica.log
-        while start < len(log):
+        end = self._relay_start if self._relay is not None else len(log)
+        while start < end:
             frames, size = [], 0
-            while start + len(frames) < len(log) and (not frames or size < ENTRIES_CHUNK):
+            while start + len(frames) < end and (not frames or size < ENTRIES_CHUNK):
                 frame = log[start + len(frames)].frame
                 frames.append(frame)
                 size += len(frame)
@@ -496,12 +499,11 @@ class HostSession(TableSession):
     def step(self, timeout: float) -> None:
         """Handle what arrived within `timeout` seconds, then act and watch the clocks."""
         packet = self.socket.recv(timeout)
-        with self.relaying():  # one fsync and one relay for everything that arrived at once
+        with self.relaying():  # one fsync and one entries packet per joiner for the whole loop turn
             while packet is not None:
                 now = time.monotonic()
                 self.handle(packet[0], packet[1], now)
                 packet = self.socket.recv(0)
-        with self.relaying():
             self.drain_commands()
             now = time.monotonic()
             self.watch_holds(now)
@@ -510,6 +512,7 @@ class HostSession(TableSession):
             if self.replica.phase == "ready" and not self._sent:
                 self.author("start", {})
             self.act()
+            self.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
             self.watch_deadlines(now)
 
     def run(self) -> Any:

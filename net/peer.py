@@ -38,6 +38,8 @@ RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the t
 
 
 class PeerSession(TableSession):
+    lazy_sync = True  # net/transcript.py: what a crash loses is in the host's log, and catch-up restores it
+
     def __init__(self, profile, invite: Invite | str | None = None, resume: Path | str | None = None, **kwargs: Any):
         super().__init__(profile, **kwargs)
         self.socket: PeerSocket | None = None
@@ -66,7 +68,7 @@ class PeerSession(TableSession):
             raise SessionError(str(error)) from None
         try:
             self.left_at = path.stat().st_mtime  # its last word at the table: when this seat left it
-            writer, transcript = TranscriptWriter.reopen(path)
+            writer, transcript = TranscriptWriter.reopen(path, lazy=self.lazy_sync)
         except Exception as error:
             raise SessionError(f"cannot resume from {path}: {error}") from None
         self.invite = _read_invite(invite or seat.get("invite", ""))
@@ -273,7 +275,7 @@ class PeerSession(TableSession):
                 # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
                 self.reveal_if_due()
         finally:
-            with self.batch():  # one fsync for the whole packet
+            with self.batch():  # the packet's records, after my reveal
                 for record in records:
                     self.applied(record)
         if self._disputed_at is not None:
@@ -341,6 +343,10 @@ class PeerSession(TableSession):
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
+        with self.batch():  # one write per loop turn, after this seat's sends
+            self._turn(timeout)
+
+    def _turn(self, timeout: float) -> None:
         data = self.socket.recv(timeout)
         while data is not None:
             self.handle(data, time.monotonic())
