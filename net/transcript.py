@@ -11,7 +11,7 @@ payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data
 
 Each record is written with one write, flushed and fsync'ed — or, inside `with writer.batch():`, the
 records of one batch (what a host relays at once, what a joiner handles in one loop turn) are written
-with one write and one fsync when the batch ends, before the host relays any of them. A writer made
+with one write when the batch ends and one fsync before the host relays any of them. A writer made
 with `lazy=True` (a joiner's: net/peer.py) writes at once and leaves the fsync to a thread of its own
 (group commit: one fsync covers every write made before it starts), so its loop never waits on the
 disk: a crash of the process loses nothing (the kernel holds what was written); a crash of the
@@ -217,6 +217,7 @@ class TranscriptWriter:
         self.path = path
         self.file = file
         self._held: list[bytes] | None = None  # records of the batch under way
+        self._unsynced = False  # written since the last fsync
         self._syncer = _Syncer(file.fileno()) if lazy else None
         if self._syncer is not None:
             self._syncer.start()
@@ -254,16 +255,28 @@ class TranscriptWriter:
         if self._held is not None:
             self._held.append(data)
             return
+        self._put(data)
+        self.sync()
+
+    def _put(self, data: bytes) -> None:
         self.file.write(data)
         self.file.flush()
+        self._unsynced = True
+
+    def sync(self) -> None:
+        """Make what was written durable: fsync now (lazy: the writer's thread starts one)."""
+        if not self._unsynced or self.file.closed:
+            return
+        self._unsynced = False
         if self._syncer is None:
             os.fsync(self.file.fileno())
         else:
             self._syncer.due.set()
 
     @contextmanager
-    def batch(self):
-        """Records appended inside go to disk together, with one fsync, when the block ends."""
+    def batch(self, sync: bool = True):
+        """Records appended inside are written together when the block ends and fsync'ed then
+        (sync=False: at the next `sync()`, which the host calls before it relays them)."""
         if self._held is not None:  # nested: the outer batch writes
             yield self
             return
@@ -273,7 +286,9 @@ class TranscriptWriter:
         finally:
             held, self._held = self._held, None
             if held and not self.file.closed:
-                self._write(b"".join(held))
+                self._put(b"".join(held))
+            if sync:
+                self.sync()
 
     def append_frame(self, frame: bytes) -> None:
         self._write(_record("frame", frame))
@@ -287,10 +302,12 @@ class TranscriptWriter:
     def close(self) -> None:
         if self._held:
             held, self._held = self._held, None
-            self._write(b"".join(held))
+            self._put(b"".join(held))
         if self._syncer is not None:
             self._syncer.stop()
-            os.fsync(self.file.fileno())  # what the thread had not synced yet
+            self._syncer = None
+            self._unsynced = True  # the thread may have stopped before its last fsync
+        self.sync()
         self.file.close()
 
     def __enter__(self) -> "TranscriptWriter":

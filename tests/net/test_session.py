@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import secrets
 import signal
-import subprocess
 import threading
 import time
 
@@ -22,29 +21,14 @@ from dicetable.net.peer import PeerSession
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, dicetable, frames_in, last_line, read_invite, spawn, wait_until
+from net_helpers import FAST, assert_verifies, dicetable, finish, frames_in, last_line, read_invite, spawn, wait_until
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def finish(process: subprocess.Popen, timeout: float = 30) -> tuple[int, str, str]:
-    out, err = process.communicate(timeout=timeout)
-    return process.returncode, out, err
-
-
 def in_thread(session) -> threading.Thread:
     thread = threading.Thread(target=session.run, daemon=True)
     thread.start()
     return thread
-
-
-def assert_verifies(*paths) -> list[list[bytes]]:
-    logs = []
-    for path in paths:
-        verdict = verify(path)
-        assert verdict.valid, verdict.line()
-        logs.append(read(path).frames)
-    assert all(log == logs[0] for log in logs), "the peers' transcripts hold different logs"
-    return logs
 
 
 # -- whole games between processes ------------------------------------------------------------------

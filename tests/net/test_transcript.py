@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 
 import pytest
 
 from dicetable.core.game import Result
 from dicetable.net import transcript as tr
 from dicetable.net.transcript import DamagedTranscript, NotATranscript, TranscriptWriter
+from net_helpers import wait_until
 
 HEADER = {"game": "trice", "options": {"swap_limit": 60}, "table": bytes(16),
           "seats": [{"name": "a", "key": bytes(32)}, {"name": "b", "key": bytes([1]) * 32}]}
@@ -129,3 +131,40 @@ def test_a_batch_is_written_with_one_fsync_in_order(tmp_path, monkeypatch):
     assert len(synced) == 2
     got = tr.read(path)
     assert got.frames == FRAMES[:5] and got.result is not None and not got.torn
+
+
+def test_a_batch_left_unsynced_is_written_at_once_and_synced_by_sync(tmp_path, monkeypatch):
+    path = tmp_path / "t.transcript"
+    writer = TranscriptWriter.create(path, HEADER)
+    synced = []
+    monkeypatch.setattr(tr.os, "fsync", lambda fd: synced.append(fd))
+    with writer.batch(sync=False):  # the host: written now, fsync'ed just before it relays
+        writer.append_frame(FRAMES[0])
+        writer.append_frame(FRAMES[1])
+    assert tr.read(path).frames == FRAMES[:2] and synced == []  # on file (a killed process keeps it), not synced
+    writer.sync()
+    writer.sync()  # nothing new: no second fsync
+    assert synced == [writer.file.fileno()]
+    writer.close()
+    assert len(synced) == 1
+
+
+def test_a_lazy_writer_leaves_the_fsync_to_its_own_thread(tmp_path, monkeypatch):
+    """A joiner's transcript: every record is in the file at once (a crash of the process loses
+    nothing), the fsync runs on the writer's thread, never the caller's, and close syncs the rest."""
+    path = tmp_path / "t.transcript"
+    writer = TranscriptWriter.create(path, HEADER, lazy=True)
+    caller = threading.current_thread()
+    synced = []
+    monkeypatch.setattr(tr.os, "fsync", lambda fd: synced.append((fd, threading.current_thread())))
+    for frame in FRAMES[:3]:
+        writer.append_frame(frame)
+        assert tr.read(path).frames[-1] == frame  # written before append returns
+    wait_until(lambda: synced, 5, "the writer's thread to fsync")
+    assert all(fd == writer.file.fileno() and thread is not caller for fd, thread in synced)
+    with writer.batch():
+        writer.append_frame(FRAMES[3])
+    writer.close()
+    assert synced[-1][1] is caller  # the last fsync, as it closes
+    assert not any(t.name == "transcript-sync" and t.is_alive() for t in threading.enumerate())
+    assert tr.read(path).frames == FRAMES[:4]
