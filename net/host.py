@@ -298,6 +298,8 @@ class HostSession(TableSession):
 
     def _check_join(self, frame: bytes, origin: bytes) -> None:
         """A joiner's join takes the seat reserved for it, with the key its hello proved."""
+        if self.replica.phase != "joining":
+            return  # no seat is free: the replica refuses any join, so play frames are decoded once
         try:
             envelope = wire.decode(frame)
         except wire.WireError:
