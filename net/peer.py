@@ -38,8 +38,6 @@ RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the t
 
 
 class PeerSession(TableSession):
-    lazy_sync = True  # net/transcript.py: what a crash loses is in the host's log, and catch-up restores it
-
     def __init__(self, profile, invite: Invite | str | None = None, resume: Path | str | None = None, **kwargs: Any):
         super().__init__(profile, **kwargs)
         self.socket: PeerSocket | None = None
@@ -68,7 +66,7 @@ class PeerSession(TableSession):
             raise SessionError(str(error)) from None
         try:
             self.left_at = path.stat().st_mtime  # its last word at the table: when this seat left it
-            writer, transcript = TranscriptWriter.reopen(path, lazy=self.lazy_sync)
+            writer, transcript = TranscriptWriter.reopen(path)
         except Exception as error:
             raise SessionError(f"cannot resume from {path}: {error}") from None
         self.invite = _read_invite(invite or seat.get("invite", ""))
@@ -343,7 +341,7 @@ class PeerSession(TableSession):
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
-        with self.batch():  # one write per loop turn, after this seat's sends
+        with self.batch():  # one write and one fsync per loop turn, after this seat's sends (net/transcript.py)
             self._turn(timeout)
 
     def _turn(self, timeout: float) -> None:

@@ -156,7 +156,6 @@ class TableSession:
     """What host and joiner share: replica, chains, own frames, deadlines, events, commands."""
 
     refuses_claims = False  # keep any claim I dispute out of my log (the host: it orders the log)
-    lazy_sync = False  # my transcript's fsync off my loop (a joiner: the host's log is the durable one)
 
     def __init__(
         self,
@@ -327,7 +326,7 @@ class TableSession:
                 return
             path = self.transcript_path or self.default_transcript(self.replica.table)
             self.transcript_path = path
-            self.transcript = TranscriptWriter.create(path, header_for(self.replica), lazy=self.lazy_sync)
+            self.transcript = TranscriptWriter.create(path, header_for(self.replica))
             self.save_secrets()
             frames, self._unwritten = self._unwritten, []
             for pending in frames:

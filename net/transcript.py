@@ -10,14 +10,12 @@ payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data
                                    (frames may follow: the card deal's end-of-game opening)
 
 Each record is written with one write, flushed and fsync'ed — or, inside `with writer.batch():`, the
-records of one batch (what a host relays at once, what a joiner handles in one loop turn) are written
-with one write when the batch ends and one fsync before the host relays any of them. A writer made
-with `lazy=True` (a joiner's: net/peer.py) writes at once and leaves the fsync to a thread of its own
-(group commit: one fsync covers every write made before it starts), so its loop never waits on the
-disk: a crash of the process loses nothing (the kernel holds what was written); a crash of the
-machine loses at most what was written since the last fsync began — the records of the last loop
-turn or two, every one of them already in the host's log, which the host made durable before it
-relayed them and which catch-up by log index restores on resume. A torn last record (short, or with a bad
+records of one batch (what a host orders in one loop turn, what a joiner takes in in one) are written
+with one write when the batch ends, and fsync'ed then, or with `batch(sync=False)` at the next
+`sync()`: the host syncs just before it relays them (net/host.py), so no frame leaves it before it is
+on disk. A joiner writes and syncs its batch after the sends of its loop turn (its reveal among them,
+net/peer.py): a crash within that turn can lose the turn's records, all of them in the host's log,
+which catch-up by log index gives back unchanged on resume. A torn last record (short, or with a bad
 checksum at the very end of the file) is dropped on read and truncated away when the file is reopened
 for appending; nothing before it is lost. A bad checksum before the last record is damage
 (DamagedTranscript). The checksum catches accidents only: forgery is caught by the signatures and
@@ -32,7 +30,6 @@ from __future__ import annotations
 
 import os
 import struct
-import threading
 from contextlib import contextmanager
 import zlib
 from dataclasses import dataclass, field
@@ -187,59 +184,31 @@ def _record(kind: str, data: Any) -> bytes:
     return _HEAD.pack(len(payload), zlib.crc32(payload)) + payload
 
 
-class _Syncer(threading.Thread):
-    """A lazy writer's fsync, off its loop: writes made during one fsync share the next."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__(name="transcript-sync", daemon=True)
-        self.fd = fd
-        self.due = threading.Event()  # written since the last fsync began
-        self.stopping = False
-
-    def run(self) -> None:
-        while True:
-            self.due.wait()
-            self.due.clear()
-            if self.stopping:
-                return  # the writer syncs the rest as it closes
-            os.fsync(self.fd)  # releases the GIL: the session's loop goes on meanwhile
-
-    def stop(self) -> None:
-        self.stopping = True
-        self.due.set()
-        self.join()
-
-
 class TranscriptWriter:
-    """Appends records durably: one write, flush and fsync per record (lazy: fsync'ed by a thread)."""
+    """Appends records durably: one write, flush and fsync per record, or per batch."""
 
-    def __init__(self, path: Path, file, lazy: bool = False) -> None:
+    def __init__(self, path: Path, file) -> None:
         self.path = path
         self.file = file
         self._held: list[bytes] | None = None  # records of the batch under way
         self._unsynced = False  # written since the last fsync
-        self._syncer = _Syncer(file.fileno()) if lazy else None
-        if self._syncer is not None:
-            self._syncer.start()
 
     @classmethod
-    def create(cls, path: str | os.PathLike, header: dict, lazy: bool = False) -> "TranscriptWriter":
+    def create(cls, path: str | os.PathLike, header: dict) -> "TranscriptWriter":
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        file = os.fdopen(fd, "ab")
-        file.write(MAGIC + _record("header", _check_header(header)))
-        file.flush()
-        os.fsync(fd)
+        writer = cls(path, os.fdopen(fd, "ab"))
+        writer._write(MAGIC + _record("header", _check_header(header)))
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)  # the new file's directory entry survives a crash too
         finally:
             os.close(dir_fd)
-        return cls(path, file, lazy)
+        return writer
 
     @classmethod
-    def reopen(cls, path: str | os.PathLike, lazy: bool = False) -> tuple["TranscriptWriter", Transcript]:
+    def reopen(cls, path: str | os.PathLike) -> tuple["TranscriptWriter", Transcript]:
         """Open for appending after a crash: a torn last record is cut off first."""
         path = Path(path)
         transcript = read(path)
@@ -249,7 +218,7 @@ class TranscriptWriter:
             os.ftruncate(fd, transcript.end)
             os.fsync(fd)
             transcript.torn = False
-        return cls(path, file, lazy), transcript
+        return cls(path, file), transcript
 
     def _write(self, data: bytes) -> None:
         if self._held is not None:
@@ -264,14 +233,11 @@ class TranscriptWriter:
         self._unsynced = True
 
     def sync(self) -> None:
-        """Make what was written durable: fsync now (lazy: the writer's thread starts one)."""
+        """Make what was written durable (one fsync; none when nothing was written since the last)."""
         if not self._unsynced or self.file.closed:
             return
         self._unsynced = False
-        if self._syncer is None:
-            os.fsync(self.file.fileno())
-        else:
-            self._syncer.due.set()
+        os.fsync(self.file.fileno())
 
     @contextmanager
     def batch(self, sync: bool = True):
@@ -303,10 +269,6 @@ class TranscriptWriter:
         if self._held:
             held, self._held = self._held, None
             self._put(b"".join(held))
-        if self._syncer is not None:
-            self._syncer.stop()
-            self._syncer = None
-            self._unsynced = True  # the thread may have stopped before its last fsync
         self.sync()
         self.file.close()
 

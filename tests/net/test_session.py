@@ -53,8 +53,8 @@ def test_trice_between_two_processes_with_bots(tmp_path):
 
 
 def cut_back(path, keep: int) -> None:
-    """What a crash of the machine can leave of a transcript synced off its loop: its first `keep`
-    frames (a record is written whole, or is a torn tail that reading drops)."""
+    """What a crash can leave of a joiner's transcript: its first `keep` frames (a record is written
+    whole, or is a torn tail that reading drops)."""
     old = read(path)
     path.unlink()
     with TranscriptWriter.create(path, old.header) as writer:
@@ -66,9 +66,9 @@ def cut_back(path, keep: int) -> None:
 @pytest.mark.parametrize("crash", ["process", "machine"])
 def test_a_peer_killed_mid_game_resumes_from_its_transcript(tmp_path, crash):
     """A joiner killed mid-game resumes and plays on to the same result. "machine": its transcript
-    also loses its own last frame and at least three records (more than a crash of its machine can
-    take: net/transcript.py, a joiner's fsync runs off its loop); catch-up from the host gives them
-    back byte for byte, so it never signs another frame in their place."""
+    also loses its own last frame and at least three records (more than a crash can take: a joiner
+    syncs a loop turn's records after that turn's sends, net/transcript.py); catch-up from the host
+    gives them back byte for byte, so it never signs another frame in their place."""
     host = spawn(tmp_path, "alice", "host", "trice", "--port", "0", "--bot", "random", "--think", "0.12",
                  "--heartbeat", "0.1", "--transcript", str(tmp_path / "alice.dtt"))
     invite = read_invite(host)

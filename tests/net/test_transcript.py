@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 
 import pytest
 
 from dicetable.core.game import Result
 from dicetable.net import transcript as tr
 from dicetable.net.transcript import DamagedTranscript, NotATranscript, TranscriptWriter
-from net_helpers import wait_until
 
 HEADER = {"game": "trice", "options": {"swap_limit": 60}, "table": bytes(16),
           "seats": [{"name": "a", "key": bytes(32)}, {"name": "b", "key": bytes([1]) * 32}]}
@@ -148,23 +146,3 @@ def test_a_batch_left_unsynced_is_written_at_once_and_synced_by_sync(tmp_path, m
     writer.close()
     assert len(synced) == 1
 
-
-def test_a_lazy_writer_leaves_the_fsync_to_its_own_thread(tmp_path, monkeypatch):
-    """A joiner's transcript: every record is in the file at once (a crash of the process loses
-    nothing), the fsync runs on the writer's thread, never the caller's, and close syncs the rest."""
-    path = tmp_path / "t.transcript"
-    writer = TranscriptWriter.create(path, HEADER, lazy=True)
-    caller = threading.current_thread()
-    synced = []
-    monkeypatch.setattr(tr.os, "fsync", lambda fd: synced.append((fd, threading.current_thread())))
-    for frame in FRAMES[:3]:
-        writer.append_frame(frame)
-        assert tr.read(path).frames[-1] == frame  # written before append returns
-    wait_until(lambda: synced, 5, "the writer's thread to fsync")
-    assert all(fd == writer.file.fileno() and thread is not caller for fd, thread in synced)
-    with writer.batch():
-        writer.append_frame(FRAMES[3])
-    writer.close()
-    assert synced[-1][1] is caller  # the last fsync, as it closes
-    assert not any(t.name == "transcript-sync" and t.is_alive() for t in threading.enumerate())
-    assert tr.read(path).frames == FRAMES[:4]
