@@ -10,7 +10,7 @@ For each table size it runs, in the same run and on the same sockets setup (Curv
 - fair roll: a dice room where every seat's bot rolls in turn; the host times each roll from the
   moment the roll is in its log to the moment every seat's reveal is in and the dice are derived
   (one round trip plus checks, the host's fsync of the batch before it relays it, and the relays;
-  joiners fsync their transcripts off their loop, net/transcript.py);
+  a joiner fsyncs its loop turn's records after its reveal, net/transcript.py);
 - relay: every joiner sends signed chat messages as fast as it can; the host checks, logs and relays
   each to every seat; the figure is accepted messages per second.
 Every seat runs in its own process (the host in this one). Transcripts go to a temporary directory.
