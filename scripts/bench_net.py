@@ -4,9 +4,8 @@
 
 For each table size it runs, in the same run and on the same sockets setup (CurveZMQ, 127.0.0.1):
 - raw: a ROUTER sends one message of a reveal's size to every DEALER, each answers at once; the
-  time until all answers are in (p50/p99) is the floor any protocol over ZeroMQ pays. Its rounds
-  are taken half just before and half just after the table's run, so that a shared machine's load
-  drifting during the run weighs on both figures of a ratio alike;
+  time until all answers are in (p50/p99) is the floor any protocol over ZeroMQ pays (taken just
+  before the table: rounds taken after it met the table's processes still winding down);
 - fair roll: a dice room where every seat's bot rolls in turn; the host times each roll from the
   moment the roll is in its log to the moment every seat's reveal is in and the dice are derived
   (one round trip plus checks, the host's fsync of the batch before it relays it, and the relays;
@@ -188,9 +187,8 @@ def main() -> int:
     disk = "transcripts without fsync" if args.no_fsync else "transcripts fsync'ed per batch (host: before relaying it)"
     print(f"loopback, CurveZMQ, message size {size} bytes; every seat in its own process; {disk}")
     for seats in [int(n) for n in args.peers.split(",")]:
-        raw = raw_pingpong(seats - 1, size, (args.rolls + 1) // 2)
+        raw = raw_pingpong(seats - 1, size, args.rolls)
         rolls, rate, relayed = table_run(seats, args.rolls, args.chats, args.no_fsync)
-        raw += raw_pingpong(seats - 1, size, args.rolls // 2)
         raw50, raw99 = percentile(raw, 50) * 1e3, percentile(raw, 99) * 1e3
         roll50, roll99 = percentile(rolls, 50) * 1e3, percentile(rolls, 99) * 1e3
         print(f"{seats} peers: raw ping-pong to all   p50 {raw50:7.3f} ms  p99 {raw99:7.3f} ms  ({len(raw)} rounds)")
