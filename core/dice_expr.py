@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 MAX_DICE = 100
 MAX_SIDES = 1000
@@ -93,6 +94,11 @@ def parse(text: str) -> DiceExpr:
     """Read a dice expression; raise BadExpression naming what is wrong."""
     if not isinstance(text, str) or not text.strip():
         raise BadExpression("an empty dice expression: write something like d20, 3d6 or 2d10+4")
+    return _parse(text)
+
+
+@lru_cache(maxsize=256)  # a room asks for its expression's chance on every frame; DiceExpr is frozen
+def _parse(text: str) -> DiceExpr:
     source = "".join(text.split()).lower()
     match = _SHAPE.fullmatch(source)
     if match is None:

@@ -62,6 +62,7 @@ MAX_NEXT = 2**32  # a log index in a hello
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
 MAX_BURNS = 10  # codes burned by wrong guesses before the host stops offering new ones
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
+REVEAL_HOLD = 0.02  # seconds reveals of an undecided event wait for the rest of its reveals before they are relayed
 
 
 def _read_relay(relay: RelayAddress | str) -> RelayAddress:
@@ -120,6 +121,10 @@ class HostSession(TableSession):
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._relay: list[bytes] | None = None  # frames accepted in the batch under way
+        self._reveals_only = True  # ... all of them reveals of an event not decided yet
+        self._unsent: list[bytes] = []  # frames written, not yet synced and relayed (held reveals, then a batch)
+        self._unsent_start = 0  # the log index of the first of them
+        self._unsent_since = 0.0
         self.socket: HostSocket | RelayHostSocket | None = None
         self.invite = None
         self.codes = None  # the short code being offered through the relay (net/codes.py)
@@ -276,10 +281,12 @@ class HostSession(TableSession):
         self.applied(record)
         if self._relay is not None:  # relayed when the batch is on disk
             self._relay.append(frame)
+            self._reveals_only = self._reveals_only and record.kind == "reveal" and record.event is None
             return
-        packet = {"start": record.index, "frames": [frame]}
-        for peer in self.routes:
-            self.tell(peer, "entries", packet)
+        if not self._unsent:
+            self._unsent_start = record.index
+        self._unsent.append(frame)  # behind any held reveals, in log order
+        self.release()
 
     def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
         """Tell every other joiner of another seat's fault, the first time; True if told."""
@@ -296,6 +303,8 @@ class HostSession(TableSession):
 
     def _check_join(self, frame: bytes, origin: bytes) -> None:
         """A joiner's join takes the seat reserved for it, with the key its hello proved."""
+        if self.replica.phase != "joining":
+            return  # no seat is free: the replica refuses any join, so play frames are decoded once
         try:
             envelope = wire.decode(frame)
         except wire.WireError:
@@ -312,27 +321,49 @@ class HostSession(TableSession):
 
     @contextmanager
     def relaying(self):
-        """Frames accepted inside are written with one fsync, then relayed in one packet per peer."""
+        """Frames accepted inside are written together, then fsync'ed and relayed in one packet per
+        peer — except reveals of an event still undecided, which wait up to REVEAL_HOLD for the rest
+        of its reveals (one packet per joiner per event, not one per reveal; each seat revealed
+        already, so what it sees later cannot sway its reveal, and deadlines run in seconds)."""
         if self._relay is not None:
             yield
             return
-        self._relay = []
+        self._relay, self._reveals_only = [], True
         start = len(self.replica.log)
         try:
-            with self.batch():
+            with self.batch(sync=False):
                 yield
         finally:
             frames, self._relay = self._relay, None
-            if frames and self.socket is not None:
-                packet = {"start": start, "frames": frames}
-                for peer in self.routes:
-                    self.tell(peer, "entries", packet)
+            if frames and not self._unsent:
+                self._unsent_start, self._unsent_since = start, time.monotonic()
+            self._unsent += frames
+            if self._unsent and (not self._reveals_only or time.monotonic() - self._unsent_since >= REVEAL_HOLD):
+                self.release()
+
+    def release(self) -> None:
+        """Sync what waits to be relayed, then relay it: nothing leaves this process before it is on disk."""
+        frames, self._unsent = self._unsent, []
+        if self.transcript is not None:
+            self.transcript.sync()
+        if frames and self.socket is not None:
+            packet = {"start": self._unsent_start, "frames": frames}
+            for peer in self.routes:
+                self.tell(peer, "entries", packet)
+
+    def _durable(self) -> int:
+        """The log's length on disk: frames behind it may go to a joiner catching up."""
+        if self._unsent:
+            return self._unsent_start
+        return len(self.replica.log) - (len(self._relay) if self._relay is not None else 0)
 
     def send_entries(self, peer: bytes, start: int) -> None:
+        """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
         log = self.replica.log
-        while start < len(log):
+        end = self._durable()
+        while start < end:
             frames, size = [], 0
-            while start + len(frames) < len(log) and (not frames or size < ENTRIES_CHUNK):
+            while start + len(frames) < end and (not frames or size < ENTRIES_CHUNK):
                 frame = log[start + len(frames)].frame
                 frames.append(frame)
                 size += len(frame)
@@ -515,13 +546,14 @@ class HostSession(TableSession):
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
         """Handle what arrived within `timeout` seconds, then act and watch the clocks."""
+        if self._unsent:  # held reveals go out on time
+            timeout = min(timeout, max(0.0, self._unsent_since + REVEAL_HOLD - time.monotonic()))
         packet = self.socket.recv(timeout)
-        with self.relaying():  # one fsync and one relay for everything that arrived at once
+        with self.relaying():  # one fsync and one entries packet per joiner for the whole loop turn
             while packet is not None:
                 now = time.monotonic()
                 self.handle(packet[0], packet[1], now)
                 packet = self.socket.recv(0)
-        with self.relaying():
             self.drain_commands()
             now = time.monotonic()
             self.watch_holds(now)
@@ -530,6 +562,7 @@ class HostSession(TableSession):
             if self.replica.phase == "ready" and not self._sent:
                 self.author("start", {})
             self.act()
+            self.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
             self.watch_deadlines(now)
 
     def run(self) -> Any:
@@ -562,6 +595,8 @@ class HostSession(TableSession):
         return self.replica.result
 
     def close(self) -> None:
+        if self._unsent:
+            self.release()
         if self.socket is not None:
             self.socket.close()
         if self.transcript is not None:

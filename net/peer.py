@@ -306,7 +306,7 @@ class PeerSession(TableSession):
                 # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
                 self.reveal_if_due()
         finally:
-            with self.batch():  # one fsync for the whole packet
+            with self.batch():  # the packet's records, after my reveal
                 for record in records:
                     self.applied(record)
         if self._disputed_at is not None:
@@ -374,6 +374,10 @@ class PeerSession(TableSession):
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
+        with self.batch():  # one write and one fsync per loop turn, after this seat's sends (net/transcript.py)
+            self._turn(timeout)
+
+    def _turn(self, timeout: float) -> None:
         data = self.socket.recv(timeout)
         while data is not None:
             self.handle(data, time.monotonic())

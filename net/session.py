@@ -340,13 +340,13 @@ class TableSession:
         self.transcript.append_frame(frame)
 
     @contextmanager
-    def batch(self):
-        """Transcript records of one batch share one fsync (net/transcript.py)."""
+    def batch(self, sync: bool = True):
+        """Transcript records of one batch share one write and one fsync (net/transcript.py)."""
         if self.transcript is None:
             yield
             return
         writer = self.transcript
-        with writer.batch():
+        with writer.batch(sync):
             yield
 
     def record_refusal(self, frame: bytes, reason: str) -> None:

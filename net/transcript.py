@@ -10,8 +10,12 @@ payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data
                                    (frames may follow: the card deal's end-of-game opening)
 
 Each record is written with one write, flushed and fsync'ed — or, inside `with writer.batch():`, the
-records of one batch (what a host relays at once, what a peer receives in one packet) are written
-with one write and one fsync when the batch ends, before the host relays any of them. A torn last record (short, or with a bad
+records of one batch (what a host orders in one loop turn, what a joiner takes in in one) are written
+with one write when the batch ends, and fsync'ed then, or with `batch(sync=False)` at the next
+`sync()`: the host syncs just before it relays them (net/host.py), so no frame leaves it before it is
+on disk. A joiner writes and syncs its batch after the sends of its loop turn (its reveal among them,
+net/peer.py): a crash within that turn can lose the turn's records, all of them in the host's log,
+which catch-up by log index gives back unchanged on resume. A torn last record (short, or with a bad
 checksum at the very end of the file) is dropped on read and truncated away when the file is reopened
 for appending; nothing before it is lost. A bad checksum before the last record is damage
 (DamagedTranscript). The checksum catches accidents only: forgery is caught by the signatures and
@@ -181,12 +185,13 @@ def _record(kind: str, data: Any) -> bytes:
 
 
 class TranscriptWriter:
-    """Appends records durably: one write, flush and fsync per record."""
+    """Appends records durably: one write, flush and fsync per record, or per batch."""
 
     def __init__(self, path: Path, file) -> None:
         self.path = path
         self.file = file
         self._held: list[bytes] | None = None  # records of the batch under way
+        self._unsynced = False  # written since the last fsync
 
     @classmethod
     def create(cls, path: str | os.PathLike, header: dict) -> "TranscriptWriter":
@@ -219,13 +224,25 @@ class TranscriptWriter:
         if self._held is not None:
             self._held.append(data)
             return
+        self._put(data)
+        self.sync()
+
+    def _put(self, data: bytes) -> None:
         self.file.write(data)
         self.file.flush()
+        self._unsynced = True
+
+    def sync(self) -> None:
+        """Make what was written durable (one fsync; none when nothing was written since the last)."""
+        if not self._unsynced or self.file.closed:
+            return
+        self._unsynced = False
         os.fsync(self.file.fileno())
 
     @contextmanager
-    def batch(self):
-        """Records appended inside go to disk together, with one fsync, when the block ends."""
+    def batch(self, sync: bool = True):
+        """Records appended inside are written together when the block ends and fsync'ed then
+        (sync=False: at the next `sync()`, which the host calls before it relays them)."""
         if self._held is not None:  # nested: the outer batch writes
             yield self
             return
@@ -235,7 +252,9 @@ class TranscriptWriter:
         finally:
             held, self._held = self._held, None
             if held and not self.file.closed:
-                self._write(b"".join(held))
+                self._put(b"".join(held))
+            if sync:
+                self.sync()
 
     def append_frame(self, frame: bytes) -> None:
         self._write(_record("frame", frame))
@@ -249,7 +268,8 @@ class TranscriptWriter:
     def close(self) -> None:
         if self._held:
             held, self._held = self._held, None
-            self._write(b"".join(held))
+            self._put(b"".join(held))
+        self.sync()
         self.file.close()
 
     def __enter__(self) -> "TranscriptWriter":

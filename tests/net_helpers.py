@@ -54,6 +54,25 @@ def read_invite(process: subprocess.Popen) -> str:
     raise AssertionError(f"no invite printed: {process.stderr.read()}")
 
 
+def finish(process: subprocess.Popen, timeout: float = 30) -> tuple[int, str, str]:
+    """Wait for a `dicetable` process: its exit code, stdout and stderr."""
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, out, err
+
+
+def assert_verifies(*paths) -> list[list[bytes]]:
+    """Every seat's transcript verifies and all hold the same log; returns the logs."""
+    from dicetable.net.verify import verify
+
+    logs = []
+    for path in paths:
+        verdict = verify(path)
+        assert verdict.valid, verdict.line()
+        logs.append(read(path).frames)
+    assert all(log == logs[0] for log in logs), "the peers' transcripts hold different logs"
+    return logs
+
+
 def frames_in(path: Path) -> int:
     """Frames in a transcript another process is writing (-1 while it is not there yet)."""
     try:

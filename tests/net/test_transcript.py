@@ -129,3 +129,20 @@ def test_a_batch_is_written_with_one_fsync_in_order(tmp_path, monkeypatch):
     assert len(synced) == 2
     got = tr.read(path)
     assert got.frames == FRAMES[:5] and got.result is not None and not got.torn
+
+
+def test_a_batch_left_unsynced_is_written_at_once_and_synced_by_sync(tmp_path, monkeypatch):
+    path = tmp_path / "t.transcript"
+    writer = TranscriptWriter.create(path, HEADER)
+    synced = []
+    monkeypatch.setattr(tr.os, "fsync", lambda fd: synced.append(fd))
+    with writer.batch(sync=False):  # the host: written now, fsync'ed just before it relays
+        writer.append_frame(FRAMES[0])
+        writer.append_frame(FRAMES[1])
+    assert tr.read(path).frames == FRAMES[:2] and synced == []  # on file (a killed process keeps it), not synced
+    writer.sync()
+    writer.sync()  # nothing new: no second fsync
+    assert synced == [writer.file.fileno()]
+    writer.close()
+    assert len(synced) == 1
+

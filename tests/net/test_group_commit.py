@@ -1,0 +1,73 @@
+"""Group commit of transcripts (issue 18): the host writes each loop turn's records together and
+relays nothing before it is fsync'ed, over real sockets on 127.0.0.1 and real transcript files
+(net/transcript.py, net/host.py). What a joiner's crash can lose, and its resume: tests/net/test_session.py."""
+
+from __future__ import annotations
+
+import os
+
+from dicetable.core import registry
+from dicetable.net.host import HostSession
+from dicetable.net.identity import Profile
+from dicetable.net.peer import PeerSession
+from dicetable.net.session import bot_chooser
+from dicetable.net.transcript import read
+from dicetable.net.transport import unpack
+from net_helpers import FAST, assert_verifies, in_thread
+
+ROOM = registry.get("diceroom")
+
+
+class Watched(HostSession):
+    """A host that notes every `entries` packet it sends beyond what its transcript had fsync'ed."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.synced = 0  # frames in the transcript at its last fsync
+        self.relayed = 0  # entries packets sent once the transcript existed
+        self.early: list[tuple[int, int, int]] = []  # (start, end, synced) of a packet sent too soon
+
+    def open(self):
+        invite = super().open()
+        send = self.socket.send
+
+        def checked(peer, op, body=None):
+            inner_op, inner = unpack(body["packet"]) if op == "tagged" else (op, body)  # net/control.py
+            if inner_op == "entries" and self.transcript is not None:
+                self.relayed += 1
+                end = inner["start"] + len(inner["frames"])
+                if end > self.synced:
+                    self.early.append((inner["start"], end, self.synced))
+            send(peer, op, body)
+
+        self.socket.send = checked
+        return invite
+
+
+def test_the_host_relays_no_frame_before_its_transcript_has_it_on_disk(tmp_path, monkeypatch):
+    host = Watched(Profile.generate("host"), "diceroom", 3, {"expr": "2d6", "rolls": 12}, timing=FAST,
+                   transcript=tmp_path / "h.dtt")
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        real_fsync(fd)
+        writer = host.transcript
+        if writer is not None and not writer.file.closed and fd == writer.file.fileno():
+            host.synced = len(read(writer.path).frames)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    host.chooser = bot_chooser(ROOM, "roller", 0)
+    invite = host.open()
+    thread = in_thread(host)
+    peers = [PeerSession(Profile.generate(name), invite, timing=FAST, transcript=tmp_path / f"{name}.dtt")
+             for name in ("bob", "cy")]
+    threads = []
+    for seed, peer in enumerate(peers, start=1):
+        peer.chooser = bot_chooser(ROOM, "roller", seed)
+        peer.connect()
+        threads.append(in_thread(peer))
+    for t in (thread, *threads):
+        t.join(30)
+    assert host.replica.result is not None and len(host.replica.events) == 12
+    assert host.relayed > 12 and host.early == [], host.early
+    assert_verifies(tmp_path / "h.dtt", tmp_path / "bob.dtt", tmp_path / "cy.dtt")
