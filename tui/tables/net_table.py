@@ -43,7 +43,7 @@ def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
             log.append(Decided(Phrase.of(record.event.label), outcome))
         elif record.kind == "join":
             log.append(SatDown(record.seat, record.envelope.body["name"], replica.seats[record.seat].fingerprint))
-        elif record.kind in ("claim", "witness", "dispute", "resign"):
+        elif record.kind in ("claim", "witness", "dispute", "resign", "rematch"):
             log.append(Moved(record.seat, Phrase.of(record.note)))
     return log
 
