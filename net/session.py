@@ -37,8 +37,9 @@ default and why; `disputed` names the claimant of a claim against this seat that
 (after `result`) names the claimant whose claim against this seat decided the game, told in plain words (also to a
 seat that learns it on its return); `waiting`/`released` name a seat held for a joiner's key (data) and its end;
 `lingering` says the finished host stays open for a seat still away (net/host.py `run`); `rematch` names a
-seat that agreed to the next game (data True) or declined it (False), and `started` follows when the
-next game starts with every seat's consent.
+seat that agreed to the next game (data True) or declined it (False), or says an offer ended unanswered
+because the seats it waited for left (data None); `started` follows when the next game starts with every
+seat's consent.
 
 Rematches (net/replica.py, "rematch"): once a game is over (its decks opened), a seat's `rematch()`
 signs its consent to the next game with the options the ended game's rules give; the consent that
@@ -322,6 +323,10 @@ class TableSession:
             self.finished = True
         elif self.replica.settled:
             self.finished = self.series_over()
+            replica = self.replica
+            if self.finished and self.games != 1 and replica.declined is None and self.can_rematch():
+                gone = ", ".join(replica.who(s) for s in sorted(self.away_seats()))  # nobody is left to answer
+                self.emit("rematch", text=f"no rematch: {gone or 'the table'} left", data=None)
 
     # -- rematches (net/replica.py, "rematch") ---------------------------------------------------
     def can_rematch(self) -> bool:

@@ -58,34 +58,60 @@ class HelpDialog(ModalScreen[None]):
 
 
 class GameOverDialog(ModalScreen[str]):
-    """Says how the game ended; answers "rematch", "home" or "look" (back to the board)."""
+    """Says how the game ended; answers "rematch", "home" or "look" (back to the board), and at a
+    network table where another seat offered a rematch also "decline" (`offer` keeps it current)."""
 
     BINDINGS = [
         Binding("r", "answer('rematch')", "rematch"),
+        Binding("n", "answer('decline')", "decline"),
         Binding("h", "answer('home')", "home"),
         Binding("escape", "answer('look')", "look at the board"),
     ]
 
-    def __init__(self, headline: str, detail: str, can_rematch: bool = True) -> None:
+    def __init__(self, headline: str, detail: str, can_rematch: bool = True, offer: str = "") -> None:
         super().__init__()
         self.headline = headline
         self.detail = detail
         self.can_rematch = can_rematch
+        self.offered = offer  # another seat's rematch offer in words ("": none)
+        self._mounted = False  # `offer` before the mount only remembers: on_mount shows it
 
     def compose(self) -> ComposeResult:
         with Vertical(id="over-box"):
             yield Static(self.headline, id="over-headline")
             yield Static(self.detail, id="over-detail")
             with Horizontal(id="over-buttons"):
-                if self.can_rematch:
-                    yield Button("Rematch (r)", id="rematch", variant="primary")
+                yield Button("Accept (r)" if self.offered else "Rematch (r)", id="rematch", variant="primary")
+                yield Button("Decline (n)", id="decline")
                 yield Button("Home (h)", id="home")
                 yield Button("Board (Esc)", id="look")
+            yield Static(self.offered, id="over-offer")  # below the buttons: the one spare line of the box
+
+    def on_mount(self) -> None:
+        self._mounted = True
+        self.offer(self.offered, self.can_rematch)
+
+    def offer(self, words: str, can_rematch: bool) -> None:
+        """Show another seat's rematch offer (words; "" for none) and whether a rematch may be agreed."""
+        self.offered, self.can_rematch = words, can_rematch
+        if not self._mounted:
+            return
+        self.query_one("#over-offer", Static).update(words)
+        rematch = self.query_one("#rematch", Button)
+        rematch.label = "Accept (r)" if words else "Rematch (r)"
+        rematch.display = can_rematch
+        self.query_one("#decline", Button).display = bool(words) and can_rematch
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "answer" and parameters and parameters[0] in ("rematch", "decline"):
+            return self.can_rematch and (parameters[0] == "rematch" or bool(self.offered))
+        return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id)
 
     def action_answer(self, answer: str) -> None:
-        if answer == "rematch" and not self.can_rematch:
+        if answer == "rematch" and not self.can_rematch or answer == "decline" and not self.offered:
             return
         self.dismiss(answer)

@@ -45,7 +45,7 @@ The first to take off a third die wins.
 
 [b]Keys[/b]  arrows or h j k l: cursor · Enter or Space: choose a die, land
 a-f then 1-6 jump to a square (b6) · 1 2 3: the value to turn to
-Tab: next die or square · Esc: back, leave · r rematch (game over)
+Tab: next die or square · Esc: back, leave · r rematch, n decline (game over)
 f fairness · m moves · mouse: click a die, a square
 Dice: B Black, heavy frame ┏━┓ · W White, round frame ╭─╮ · value I, II, III
 Marks: ▶◀ cursor · ◆ chosen · →II lands here as II · ✖ take off · ★ Triad
@@ -107,6 +107,7 @@ class TriadScreen(TableScreen):
         Binding("tab", "next", "next", show=False),
         *panel_keys("fairness", "moves"),
         Binding("r", "rematch", "rematch"),
+        Binding("n", "decline_rematch", "decline"),
         LEAVE_KEY,
     ]
 
@@ -216,6 +217,8 @@ class TriadScreen(TableScreen):
             headline, detail = verdict_words(view)
             said = f"{headline} — {detail}"
             keys = "r: rematch · Esc: leave" if self.controller.can_rematch() else "Esc: leave"
+            if view.rematch and view.note:  # a network rematch offered, declined or gone: said before the rest
+                return self.fit(f"{headline} — {view.note}", view.note)
             return self.fit(said, f"{headline} — {keys}", headline)
         if view.note:
             return view.note

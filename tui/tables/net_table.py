@@ -97,6 +97,7 @@ class NetTable(TableController):
         self._untold: list[Banner] = []  # said before any screen was attached (a resumed seat catching up)
         self._ending = ""  # how a default claimed against this seat ended the game, in words
         session.on_event = self._on_event
+        session.games = None  # a person offers, accepts or declines a rematch (r, n at the game's end)
 
     # -- the interface -------------------------------------------------------------------------
     @property
@@ -138,7 +139,20 @@ class NetTable(TableController):
         except NotATranscript as error:
             return f"not a transcript: {error}"
 
+    def can_rematch(self) -> bool:
+        view = self._view
+        return view is not None and view.rematch in ("open", "asked")
+
+    def rematch(self) -> None:
+        self.session.rematch(True)
+
+    def decline_rematch(self) -> None:
+        self.session.rematch(False)
+
     def close(self) -> None:
+        view = self._view
+        if view is not None and view.rematch == "asked":  # leaving says no, so the offerer hears it at once
+            self.session.rematch(False)
         self.session.stop()
 
     def ending_note(self) -> str:
@@ -226,12 +240,25 @@ class NetTable(TableController):
             self._post(ChatArrived(seat, self._name(seat), event.text))
         elif kind == "error":
             self._post(Banner(Phrase((event.text,)), "error"))
+        elif kind == "rematch" and seat != self.session.seat:
+            self._post(Banner(Phrase.of(self._rematch_words(event)), "info" if event.data else "warning"))
         if kind in ("invite", "code", "joined", "started", "record", "your_turn", "result", "transcript",
-                    "dropped", "returned"):
+                    "dropped", "returned", "rematch"):
             view = self._snapshot()
             with self._lock:
                 self._view = view
             self._post(TableChanged(view))
+
+    def _rematch_words(self, event) -> str:
+        """Another seat's answer about the next game, with the keys that answer it."""
+        replica = self.session.replica
+        if event.data is None:
+            return event.text
+        if not event.data:
+            return f"{replica.who(event.seat)} declines a rematch: this table plays no more games"
+        if replica.phase == "playing":
+            return f"{replica.who(event.seat)} agrees: game {replica.game_number} starts"
+        return f"{replica.who(event.seat)} offers a rematch (game {replica.game_number + 1}): r accepts, n declines"
 
     # -- snapshots (session thread only) ---------------------------------------------------------
     def _names(self) -> tuple[str, ...]:
@@ -279,6 +306,17 @@ class NetTable(TableController):
             note = "Rolling: waiting for " + ", ".join(names[s] for s in waiting.seats) + " to reveal"
         elif waiting.action == "start":
             note = "Everyone is here: starting…"
+        rematch = self._rematch_state()
+        if rematch == "offered":
+            others = ", ".join(names[s] for s, agreed in enumerate(replica.consents) if not agreed)
+            note = f"Rematch offered: waiting for {others} to accept"
+        elif rematch == "asked":
+            offered = ", ".join(names[s] for s, agreed in enumerate(replica.consents) if agreed)
+            note = f"{offered} offers a rematch (game {replica.game_number + 1}): r accepts, n declines"
+        elif rematch == "declined":
+            note = "You declined a rematch" if replica.declined == me else f"{names[replica.declined]} declined a rematch"
+        elif rematch == "closed":
+            note = "No rematch: the table closed"
         state, acting = replica.state, None
         if waiting.action in ("seal", "unseal") and replica.phase == "playing":
             # A sealed step asks every seat at once: mine sees the step as it asks me, until I answer.
@@ -300,4 +338,18 @@ class NetTable(TableController):
             note=note,
             final=replica.forced,
             acting=acting,
+            rematch=rematch,
         )
+
+    def _rematch_state(self) -> str:
+        """Where this table's next game stands for this seat (TableView.rematch)."""
+        session, replica = self.session, self.session.replica
+        if replica.phase != "over" or session.seat is None:
+            return ""
+        if replica.declined is not None:
+            return "declined"
+        if session.finished or not session.can_rematch():
+            return "closed" if session.finished and session.can_rematch() else ""
+        if replica.consents[session.seat]:
+            return "offered"
+        return "asked" if any(replica.consents) else "open"
