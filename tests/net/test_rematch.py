@@ -21,7 +21,7 @@ from dicetable.net.replica import Effect, Replica
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transcript import TranscriptWriter, header_for, read
 from dicetable.net.verify import compare, verify
-from net_helpers import FAST, dicetable, in_thread, last_line, read_invite, spawn, wait_until
+from net_helpers import FAST, dicetable, host_and_join, in_thread, last_line
 
 TRIAD = registry.get("triad")
 TRICE = registry.get("trice")
@@ -259,20 +259,11 @@ def test_a_joiner_refuses_a_rematch_its_host_cheats_and_leaves_naming_it(tmp_pat
 # -- processes ------------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_host_and_join_processes_play_two_games_and_print_each_result(tmp_path):
-    host = spawn(tmp_path, "alice", "host", "triad", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy",
-                 "--seed", "1", "--name", "alice", "--games", "2", "--heartbeat", "0.2",
-                 "--transcript", str(tmp_path / "alice.dtt"))
-    joiner = None
-    try:
-        invite = read_invite(host)
-        joiner = spawn(tmp_path, "bob", "join", invite, "--bot", "greedy", "--seed", "2", "--name", "bob",
-                       "--games", "2", "--transcript", str(tmp_path / "bob.dtt"))
-        out_j, err_j = joiner.communicate(timeout=90)
-        out_h, err_h = host.communicate(timeout=30)
-    finally:
-        for process in (host, joiner):
-            if process is not None and process.poll() is None:
-                process.kill()
+    (host, out_h, err_h), (joiner, out_j, err_j) = host_and_join(
+        tmp_path, ("triad", "--port", "0", "--bind", "127.0.0.1", "--bot", "greedy", "--seed", "1", "--name", "alice",
+                   "--games", "2", "--heartbeat", "0.2", "--transcript", str(tmp_path / "alice.dtt")),
+        ("--bot", "greedy", "--seed", "2", "--name", "bob", "--games", "2", "--transcript", str(tmp_path / "bob.dtt")),
+        timeout=90)
     assert joiner.returncode == 0 and host.returncode == 0, err_j + err_h
     for out in (out_h, out_j):
         assert last_line(out, "game 1:") and last_line(out, "game 2:") == last_line(out, "result:")

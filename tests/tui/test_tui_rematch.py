@@ -6,6 +6,7 @@ it by key; every copy of the one log verifies (net/replica.py, "rematch"). 80 ×
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
 from pathlib import Path
@@ -25,9 +26,24 @@ from tui_pilot import wait_until as wait_a_while
 wait_until = functools.partial(wait_a_while, timeout=30.0, step=0.05)  # a network table
 
 
-def host_of_two(tmp_path):
-    return spawn(tmp_path, "alice", "host", "triad", "--port", "0", "--bot", "greedy", "--seed", "3", "--name",
+@contextlib.asynccontextmanager
+async def joined_a_host_of_two(tmp_path, seed: int):
+    """The app joined to `dicetable host triad --games 2` (alice, a bot), its first game played out by
+    keys: (pilot, app, its TRIAD screen, the host process, a random source for the rest)."""
+    host = spawn(tmp_path, "alice", "host", "triad", "--port", "0", "--bot", "greedy", "--seed", "3", "--name",
                  "alice", "--games", "2", "--heartbeat", "0.2", "--transcript", str(tmp_path / "alice.dtt"))
+    try:
+        invite = read_invite(host)
+        app = DiceTableApp(profile_dir=tmp_path / "bob")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await paste_invite(pilot, app, invite)
+            await wait_until(pilot, lambda: isinstance(app.screen, TriadScreen))
+            screen, rng = app.screen, random.Random(seed)
+            await play_out(pilot, screen, rng)
+            yield pilot, app, screen, host, rng
+    finally:
+        if host.poll() is None:
+            host.kill()
 
 
 async def play_out(pilot, screen, rng: random.Random) -> None:
@@ -54,39 +70,26 @@ async def offered_dialog(pilot, app) -> GameOverDialog:
 
 @pytest.mark.slow
 async def test_the_app_accepts_a_rematch_by_key_and_the_other_player_starts_with_the_same_colours(tmp_path):
-    host = host_of_two(tmp_path)
-    try:
-        invite = read_invite(host)
-        app = DiceTableApp(profile_dir=tmp_path / "bob")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await paste_invite(pilot, app, invite)
-            await wait_until(pilot, lambda: isinstance(app.screen, TriadScreen))
-            screen = app.screen
-            rng = random.Random(4)
-            await play_out(pilot, screen, rng)
-            first = screen.view.state
-            await offered_dialog(pilot, app)
-            await pilot.press("r")
-            await wait_until(pilot, lambda: app.screen is screen and screen.view.result is None
-                             and screen.view.state is not first and screen.view.state.first >= 0)
-            second = screen.view.state
-            assert second.black == first.black and second.first == 1 - first.first  # triad.md, Setup 3
-            said = [entry.words(screen.view.names) for entry in screen.view.log]
-            assert "bob agrees to a rematch: game 2 starts" in said[-3:] or any("game 2 starts" in w for w in said)
-            await play_out(pilot, screen, rng)
-            # The host (two games asked for) declines a third: said on the status line; r is gone.
-            await wait_until(pilot, lambda: screen.view.rematch == "declined")
-            await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog) and not app.screen.can_rematch)
-            await pilot.press("escape")  # back to the board: its status line says it
-            await wait_until(pilot, lambda: app.screen is screen)
-            status = str(screen.query_one("#status").render())
-            assert "alice declined a rematch" in status and not screen.controller.can_rematch()
-            assert not app.screen.check_action("rematch", ())
-            transcript = Path(screen.view.transcript)
+    async with joined_a_host_of_two(tmp_path, 4) as (pilot, app, screen, host, rng):
+        first = screen.view.state
+        await offered_dialog(pilot, app)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: app.screen is screen and screen.view.result is None
+                         and screen.view.state is not first and screen.view.state.first >= 0)
+        second = screen.view.state
+        assert second.black == first.black and second.first == 1 - first.first  # triad.md, Setup 3
+        assert any("agrees to a rematch: game 2 starts" in entry.words(screen.view.names) for entry in screen.view.log)
+        await play_out(pilot, screen, rng)
+        # The host (two games asked for) declines a third: said on the status line; r is gone.
+        await wait_until(pilot, lambda: screen.view.rematch == "declined")
+        await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog) and not app.screen.can_rematch)
+        await pilot.press("escape")  # back to the board: its status line says it
+        await wait_until(pilot, lambda: app.screen is screen)
+        status = str(screen.query_one("#status").render())
+        assert "alice declined a rematch" in status and not screen.controller.can_rematch()
+        assert not app.screen.check_action("rematch", ())
+        transcript = Path(screen.view.transcript)
         out_h, err_h = host.communicate(timeout=30)
-    finally:
-        if host.poll() is None:
-            host.kill()
     assert host.returncode == 0, err_h
     assert last_line(out_h, "game 1:") and last_line(out_h, "game 2:") == last_line(out_h, "result:")
     assert read(transcript).frames == read(tmp_path / "alice.dtt").frames
@@ -96,24 +99,13 @@ async def test_the_app_accepts_a_rematch_by_key_and_the_other_player_starts_with
 
 @pytest.mark.slow
 async def test_the_app_declines_a_rematch_by_key_and_the_host_stops_after_one_game(tmp_path):
-    host = host_of_two(tmp_path)
-    try:
-        invite = read_invite(host)
-        app = DiceTableApp(profile_dir=tmp_path / "bob")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await paste_invite(pilot, app, invite)
-            await wait_until(pilot, lambda: isinstance(app.screen, TriadScreen))
-            screen = app.screen
-            await play_out(pilot, screen, random.Random(5))
-            await offered_dialog(pilot, app)
-            await pilot.press("n")
-            await wait_until(pilot, lambda: screen.view.rematch == "declined")
-            assert app.screen is screen and "You declined a rematch" in str(screen.query_one("#status").render())
-            transcript = Path(screen.view.transcript)
-            out_h, err_h = host.communicate(timeout=30)  # the host's series ends with the app's refusal
-    finally:
-        if host.poll() is None:
-            host.kill()
+    async with joined_a_host_of_two(tmp_path, 5) as (pilot, app, screen, host, _):
+        await offered_dialog(pilot, app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: screen.view.rematch == "declined")
+        assert app.screen is screen and "You declined a rematch" in str(screen.query_one("#status").render())
+        transcript = Path(screen.view.transcript)
+        out_h, err_h = host.communicate(timeout=30)  # the host's series ends with the app's refusal
     assert host.returncode == 0, err_h
     assert "rematch: seat 1 (player) declines a rematch" in out_h and "game 2:" not in out_h
     assert read(transcript).frames == read(tmp_path / "alice.dtt").frames
