@@ -83,6 +83,8 @@ async def test_the_app_accepts_a_rematch_by_key_and_the_other_player_starts_with
         # The host (two games asked for) declines a third: said on the status line; r is gone.
         await wait_until(pilot, lambda: screen.view.rematch == "declined")
         await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog) and not app.screen.can_rematch)
+        dialog = app.screen
+        assert dialog.said == "alice declined a rematch" and not dialog.query_one("#decline").display
         await pilot.press("escape")  # back to the board: its status line says it
         await wait_until(pilot, lambda: app.screen is screen)
         status = str(screen.query_one("#status").render())

@@ -59,7 +59,8 @@ class HelpDialog(ModalScreen[None]):
 
 class GameOverDialog(ModalScreen[str]):
     """Says how the game ended; answers "rematch", "home" or "look" (back to the board), and at a
-    network table where another seat offered a rematch also "decline" (`offer` keeps it current)."""
+    network table where another seat offered a rematch also "decline" (`offer` keeps it current).
+    `said`: the network rematch in words (an offer, a refusal, a table gone), under the buttons."""
 
     BINDINGS = [
         Binding("r", "answer('rematch')", "rematch"),
@@ -68,12 +69,14 @@ class GameOverDialog(ModalScreen[str]):
         Binding("escape", "answer('look')", "look at the board"),
     ]
 
-    def __init__(self, headline: str, detail: str, can_rematch: bool = True, offer: str = "") -> None:
+    def __init__(self, headline: str, detail: str, can_rematch: bool = True, said: str = "",
+                 offered: bool = False) -> None:
         super().__init__()
         self.headline = headline
         self.detail = detail
         self.can_rematch = can_rematch
-        self.offered = offer  # another seat's rematch offer in words ("": none)
+        self.said = said
+        self.offered = offered  # another seat offered a rematch: r accepts it, n declines
         self._mounted = False  # `offer` before the mount only remembers: on_mount shows it
 
     def compose(self) -> ComposeResult:
@@ -81,26 +84,28 @@ class GameOverDialog(ModalScreen[str]):
             yield Static(self.headline, id="over-headline")
             yield Static(self.detail, id="over-detail")
             with Horizontal(id="over-buttons"):
-                yield Button("Accept (r)" if self.offered else "Rematch (r)", id="rematch", variant="primary")
+                yield Button("Rematch (r)", id="rematch", variant="primary")
                 yield Button("Decline (n)", id="decline")
                 yield Button("Home (h)", id="home")
                 yield Button("Board (Esc)", id="look")
-            yield Static(self.offered, id="over-offer")  # below the buttons: the one spare line of the box
+            yield Static(self.said, id="over-offer")  # below the buttons: the one spare line of the box
 
     def on_mount(self) -> None:
         self._mounted = True
-        self.offer(self.offered, self.can_rematch)
+        self.offer(self.said, self.can_rematch, self.offered)
 
-    def offer(self, words: str, can_rematch: bool) -> None:
-        """Show another seat's rematch offer (words; "" for none) and whether a rematch may be agreed."""
-        self.offered, self.can_rematch = words, can_rematch
+    def offer(self, said: str, can_rematch: bool, offered: bool) -> None:
+        """Show the network rematch in words, whether one may be agreed, and whether another seat offered it."""
+        self.said, self.can_rematch, self.offered = said, can_rematch, offered
         if not self._mounted:
             return
-        self.query_one("#over-offer", Static).update(words)
-        rematch = self.query_one("#rematch", Button)
-        rematch.label = "Accept (r)" if words else "Rematch (r)"
-        rematch.display = can_rematch
-        self.query_one("#decline", Button).display = bool(words) and can_rematch
+        for line in self.query("#over-offer").results(Static):  # a subclass's own compose may lack these
+            line.update(said)
+        for rematch in self.query("#rematch").results(Button):
+            rematch.label = "Accept (r)" if offered else "Rematch (r)"
+            rematch.display = can_rematch
+        for decline in self.query("#decline").results(Button):
+            decline.display = offered and can_rematch
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters) -> bool | None:
@@ -112,6 +117,6 @@ class GameOverDialog(ModalScreen[str]):
         self.dismiss(event.button.id)
 
     def action_answer(self, answer: str) -> None:
-        if answer == "rematch" and not self.can_rematch or answer == "decline" and not self.offered:
+        if not self.check_action("answer", (answer,)):
             return
         self.dismiss(answer)

@@ -101,12 +101,17 @@ class TableScreen(PanelActions, Screen):
     def show_game_over(self) -> None:
         headline, detail = self.verdict()
         detail = self.controller.ending_note() or detail  # e.g. claimed in default while away: said plainly
-        dialog = GameOverDialog(headline, detail, self.controller.can_rematch(), self.offer_words())
+        dialog = GameOverDialog(headline, detail, self.controller.can_rematch(), self.offer_words(), self.offered())
         self.app.push_screen(dialog, self._after_game)
 
     def offer_words(self) -> str:
-        """Another seat's rematch offer at a network table, in words ("" when none is open)."""
-        return self.view.note if self.view is not None and self.view.rematch == "asked" else ""
+        """Another seat's rematch offer at a network table, or its refusal or end, in words ("": none)."""
+        shown = ("asked", "declined", "closed")
+        return self.view.note if self.view is not None and self.view.rematch in shown else ""
+
+    def offered(self) -> bool:
+        """Another seat offered a rematch this seat may accept or decline now."""
+        return self.view is not None and self.view.rematch == "asked"
 
     def rematch_now(self) -> None:
         self.controller.rematch()
@@ -209,7 +214,7 @@ class TableScreen(PanelActions, Screen):
             self._over, self._rematch = over, self.view.rematch
             self.refresh_bindings()
             if isinstance(self.app.screen, GameOverDialog):  # an offer that comes while the dialog is up
-                self.app.screen.offer(self.offer_words(), self.controller.can_rematch())
+                self.app.screen.offer(self.offer_words(), self.controller.can_rematch(), self.offered())
         state = self.view.state
         if over and self._dialog_shown_for is not state:
             self._dialog_shown_for = state
@@ -245,7 +250,7 @@ class TableScreen(PanelActions, Screen):
             self.rematch_now()
 
     def action_decline_rematch(self) -> None:
-        if self.offer_words():
+        if self.offered():
             self.controller.decline_rematch()
 
     def action_leave(self) -> None:
@@ -263,7 +268,7 @@ class TableScreen(PanelActions, Screen):
         if action == "rematch":
             return self.view is not None and self.view.result is not None and self.controller.can_rematch()
         if action == "decline_rematch":
-            return bool(self.offer_words())
+            return self.offered()
         if action == "panel" and parameters and parameters[0] == "chat":
             return self.controller.network
         return True
