@@ -181,6 +181,10 @@ def test_two_sessions_play_a_series_of_three_alternating_who_starts_and_both_cop
         verdict = verify(tmp_path / f"{name}.dtt")
         assert verdict.valid and verdict.result.count("game ") == 3, verdict.line()
     assert compare([read(tmp_path / "ann.dtt"), read(tmp_path / "bob.dtt")]).fork is None
+    # A host resumed from its transcript replays all three games and knows the series is over.
+    again = HostSession(host.profile, resume=tmp_path / "ann.dtt", port=0, timing=FAST)
+    assert again.replica.game_number == 3 and again.replica.series == host.replica.series and again.finished
+    again.close()
 
 
 @pytest.mark.slow
