@@ -87,6 +87,12 @@ def test_games_without_the_hook_rematch_with_the_tables_options():
     assert table.host.phase == "playing" and table.host.game_options == table.host.options
 
 
+def test_a_table_with_a_card_deal_plays_one_game():
+    table = finished_table(game=registry.get("tricolor"), seed=1)
+    assert table.host.settled  # every deck opened: the deal's own rule, not a wait, refuses the rematch
+    refused(table, table.seats[1], table.seats[1].rematch(), refusals.BadRematch, "a card deal plays one game")
+
+
 def test_cheats_on_the_rematch_are_refused_by_every_replica_and_change_nothing():
     table = Table(TRIAD, {}, ["ann", "bob"])
     ann, bob = table.seats
