@@ -364,11 +364,10 @@ class TableSession:
         replica = self.replica
         if self.games is None or self._sent or not self.can_rematch() or self.finished:
             return
-        if replica.game_number < self.games:
-            if not replica.consents[self.seat]:
-                self.send_rematch(True)
-        elif self.games > 1 or any(replica.consents):
-            self.send_rematch(False)
+        if replica.game_number >= self.games:
+            self.send_rematch(False)  # (one game only: the session finished at its end, before this)
+        elif not replica.consents[self.seat]:
+            self.send_rematch(True)
 
     def fault(self, seat: int | None, text: str) -> None:
         """Tell the player, once, that `seat` was caught cheating (FAIRNESS.md §3: shown at once)."""

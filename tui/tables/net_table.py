@@ -240,25 +240,15 @@ class NetTable(TableController):
             self._post(ChatArrived(seat, self._name(seat), event.text))
         elif kind == "error":
             self._post(Banner(Phrase((event.text,)), "error"))
-        elif kind == "rematch" and seat != self.session.seat:
-            self._post(Banner(Phrase.of(self._rematch_words(event)), "info" if event.data else "warning"))
         if kind in ("invite", "code", "joined", "started", "record", "your_turn", "result", "transcript",
                     "dropped", "returned", "rematch"):
             view = self._snapshot()
             with self._lock:
                 self._view = view
             self._post(TableChanged(view))
-
-    def _rematch_words(self, event) -> str:
-        """Another seat's answer about the next game, with the keys that answer it."""
-        replica = self.session.replica
-        if event.data is None:
-            return event.text
-        if not event.data:
-            return f"{replica.who(event.seat)} declines a rematch: this table plays no more games"
-        if replica.phase == "playing":
-            return f"{replica.who(event.seat)} agrees: game {replica.game_number} starts"
-        return f"{replica.who(event.seat)} offers a rematch (game {replica.game_number + 1}): r accepts, n declines"
+            if kind == "rematch" and seat != self.session.seat:  # another seat's answer, also as a notice
+                words = Phrase((view.note,)) if view.rematch == "asked" else Phrase.of(event.text)
+                self._post(Banner(words, "info" if event.data else "warning"))
 
     # -- snapshots (session thread only) ---------------------------------------------------------
     def _names(self) -> tuple[str, ...]:
