@@ -19,6 +19,7 @@ from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.dialogs import GameOverDialog
 from dicetable.tui.screens.triad_screen import TriadScreen
 from net_helpers import last_line, read_invite, spawn
+from test_fit_80x24 import cut_lines
 from test_tui_net_games import play_by_keys
 from tui_pilot import paste_invite
 from tui_pilot import wait_until as wait_a_while
@@ -60,11 +61,14 @@ async def play_out(pilot, screen, rng: random.Random) -> None:
 
 async def offered_dialog(pilot, app) -> GameOverDialog:
     """The game-over dialog once it shows the host's rematch offer, with its keys."""
-    await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog) and app.screen.offered)
+    said = "alice offers a rematch (game 2): r accepts, n declines"
+    await wait_until(pilot, lambda: isinstance(app.screen, GameOverDialog) and app.screen.query("#over-offer")
+                     and said in str(app.screen.query_one("#over-offer").render()))
     dialog = app.screen
-    assert "alice offers a rematch (game 2): r accepts, n declines" in str(dialog.query_one("#over-offer").render())
     assert dialog.query_one("#rematch").display and dialog.query_one("#decline").display
     assert str(dialog.query_one("#rematch").label) == "Accept (r)"
+    await pilot.pause()
+    assert cut_lines(dialog) == [] and cut_lines(dialog.app.screen_stack[-2]) == []  # 80 × 24, the board too
     return dialog
 
 

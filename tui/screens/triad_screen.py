@@ -107,7 +107,7 @@ class TriadScreen(TableScreen):
         Binding("tab", "next", "next", show=False),
         *panel_keys("fairness", "moves"),
         Binding("r", "rematch", "rematch"),
-        Binding("n", "decline_rematch", "decline"),
+        Binding("n", "decline_rematch", "decline", show=False),  # said on the status line: the footer is full
         LEAVE_KEY,
     ]
 
@@ -339,6 +339,11 @@ class TriadScreen(TableScreen):
         self.redraw(board_only=True)
 
     # -- acting --------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action in ("act", "value") and self.view is not None and self.view.result is not None:
+            return False  # a finished game: the footer makes room for rematch (and chat at a network table)
+        return super().check_action(action, parameters)
+
     def action_act(self) -> None:
         if not self._ready():  # over, or a move is on its way and the table has not answered yet
             return
