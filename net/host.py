@@ -578,7 +578,10 @@ class HostSession(TableSession):
                     over_at = over_at or now
                     length = len(self.replica.log)
                     behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length}
-                    away = (behind & set(self._away_since)) - awaited
+                    ended = length  # a seat that left after the game's end needs no rematch offer it never answered
+                    while self.replica.log[ended - 1].kind == "rematch":
+                        ended -= 1
+                    away = {s for s in behind & set(self._away_since) if self.acked.get(s, 0) < ended} - awaited
                     if away:  # e.g. claimed in default while away: it hears the outcome here if it returns in time
                         awaited |= away
                         who = ", ".join(self.replica.who(s) for s in sorted(away))

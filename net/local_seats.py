@@ -65,6 +65,10 @@ class ProtocolSeat:
     def move(self, move: Move) -> bytes:
         return self.frame("move", wire.move_body(move))
 
+    def rematch(self, agree: bool = True) -> bytes:
+        """My consent to the next game, with the options my own replica says its rules give."""
+        return self.frame("rematch", wire.rematch_body(self.view.game_number + 1, self.view.next_options, agree))
+
     def seal(self, step: int, move: Move) -> bytes:
         """A sealed answer to `step` (net/seal.py); `unseal` opens it once every seat has sealed."""
         self.sealed = (step, move)
@@ -110,7 +114,7 @@ class Table:
         self.transcript_path = transcript
         self.writer: TranscriptWriter | None = None
         self._pending: list[bytes] = []  # accepted before the header could be written
-        self.result_written = False
+        self.results_written = 0  # games whose result is in the transcript
         self.post(self.seats[0].open(game, options, len(names)))
         for seat in self.seats:
             self.post(seat.join())
@@ -130,9 +134,9 @@ class Table:
                         self.writer.append_frame(early)
             else:
                 self.writer.append_frame(frame)
-            if self.host.result is not None and not self.result_written:
+            if len(self.host.series) > self.results_written:
                 self.writer.append_result(self.host.result)
-                self.result_written = True
+                self.results_written += 1
         return record
 
     def step(self, bots: Sequence[Any], rng: random.Random) -> None:
@@ -185,7 +189,13 @@ class Table:
                 sent = True
         return sent
 
-    def play(self, bots: Sequence[Any], rng: random.Random, max_steps: int = 1_000_000):
+    def rematch(self) -> None:
+        """Every seat agrees to the next game, in seat order: the last consent starts it."""
+        for seat in self.seats:
+            self.post(seat.rematch())
+
+    def play(self, bots: Sequence[Any], rng: random.Random, max_steps: int = 1_000_000, close: bool = True):
+        """Play the current game to its end; `close=False` keeps the transcript open for a rematch."""
         try:
             for _ in range(max_steps):
                 if self.host.settled:  # over, and every deck of a card deal opened and checked
@@ -193,7 +203,7 @@ class Table:
                 self.step(bots, rng)
             raise RuntimeError(f"game did not end within {max_steps} steps")
         finally:
-            if self.writer is not None:
+            if self.writer is not None and close:
                 self.writer.close()
 
 

@@ -327,6 +327,9 @@ class PeerSession(TableSession):
         self._own_frame_landed(record)
         return record
 
+    def away_seats(self) -> set[int]:
+        return super().away_seats() | ({0} if self.host_away_since is not None else set())
+
     def own_away(self, now: float, since: float) -> float | None:
         """How long the host was out of this seat's reach since `since` (a resumed seat: since its crash)."""
         if self.host_away_since is not None:

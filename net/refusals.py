@@ -98,6 +98,12 @@ class BadSeal(Refusal):
     fault = "bad seal"
 
 
+class BadRematch(Refusal):
+    """A rematch consent for options the previous game's end does not give (net/replica.py)."""
+
+    fault = "bad rematch"
+
+
 class DealRefused(Refusal):
     """A deal message (or a move paying hidden cards) refused on arrival; the deal's state is unchanged."""
 

@@ -54,7 +54,15 @@ API (stable; the session in net/session.py builds on it)
                                                      for ("any": seats may move, none is due);
                                                      "deal" whenever the card deal owes a message,
                                                      also after the game ended (the openings)
-        replica.result       -> Result | None
+        replica.result       -> Result | None         the current game's
+        replica.game_number  -> int                   the game being played: 1, then one more per rematch
+        replica.game_options -> dict                  the options the current game was made with
+        replica.game_start   -> int                   log index of the record that started it
+        replica.results      -> tuple[Result, ...]    the results of the games before it
+        replica.series       -> tuple[Result, ...]    every game's result so far (the current one's once over)
+        replica.next_options -> dict | None           once over: the options a rematch must carry
+        replica.consents     -> tuple[bool | None, ...] per seat: agreed to the next game
+        replica.declined     -> int | None            the seat that declined a rematch (no more games)
         replica.log          -> Sequence[Record]      accepted records, index = log position (a view)
         replica.moves        -> int                   accepted moves ("move" records, opened sealed
                                                      answers and answers given by default)
@@ -145,6 +153,15 @@ Log rules
   its opening after seeing others' and so take the default instead (the one choice left to it).
 - "deal" from a seated seat once every seat has joined, also after the game ended (the deal's
   end-of-game opening): its body goes to the deal handler.
+- "rematch" {game, options, agree} from a seated seat once the game is over and every deck of it is
+  opened: its signed consent to game `game` (the next one at this table) with `options`, which must be
+  `replica.next_options`: what the previous game's end decides (`core.game.rematch_options`: TRIAD
+  keeps the colours and the other player starts, triad.md Setup 3), else the table's options. Nobody
+  can start the next game alone or with other options: the consent that completes every seat's
+  starts it at once (no "start"), with its events and chains going on from the last game's; the log
+  holds every game of the table and `replica.series` their results. `agree` false declines: the
+  table plays no more games. Waiting("rematch", seats not yet agreed) once one seat offered. A table
+  with a card deal plays one game (BadRematch: its decks are named per table).
 - Every seat's frames carry sequence numbers 0, 1, 2, ... with no gap or repeat.
 - Every frame names its parent (`prev` = [n, head(n)], net/log_chain.py): n must be at most the log's
   length, head(n) must be this log's head after n entries, and n never goes back behind the author's
@@ -164,7 +181,9 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from dicetable.core import registry
-from dicetable.core.game import ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, sealed_seats
+from dicetable.core.game import (
+    ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, rematch_options, sealed_seats,
+)
 from dicetable.net import chain as hashchain
 from dicetable.net import fair, log_chain, seal, wire
 from dicetable.net.deadlines import waiting_key
@@ -175,6 +194,7 @@ from dicetable.net.refusals import (
     BadClaim,
     BadJoin,
     BadOpen,
+    BadRematch,
     BadReveal,
     BadSeal,
     BadSignature,
@@ -401,6 +421,12 @@ class Replica:
         self.claims: tuple[Claim, ...] = ()  # every default claim, with its state
         self.disputes: tuple[Dispute, ...] = ()
         self.ending: Claim | None = None  # the claim whose default ended the game
+        self.game_number = 1  # the game being played at this table: 1, then one more per agreed rematch
+        self.game_options: dict = {}  # the options the current game was made with
+        self.game_start = 0  # log index of the record that started the current game
+        self.results: tuple[Result, ...] = ()  # the results of the games before the current one
+        self.consents: tuple[bool | None, ...] = ()  # per seat: agreed to the next game (None: not yet)
+        self.declined: int | None = None  # the seat that declined a rematch: the table plays no more games
         self._seqs: tuple[int, ...] = (0,) * wire.MAX_SEATS
         self._seen: tuple[int, ...] = (0,) * wire.MAX_SEATS  # per seat: the log entries its last frame built on
         self._heads: list[bytes] = [log_chain.genesis(table)] if table is not None else []  # head(n), n = 0..len(log)
@@ -424,6 +450,20 @@ class Replica:
         if self.forced is not None:
             return self.forced
         return self.state.result if self.state is not None else None
+
+    @property
+    def next_options(self) -> dict | None:
+        """The options of the next game once this one is over: what its end decides (core/game.py's
+        `rematch_options`: TRIAD keeps the colours and the other player starts), else the table's."""
+        if self.phase != _OVER or self.state is None:
+            return None
+        following = rematch_options(self.state)
+        return self.game.resolve_options(following) if following is not None else dict(self.options)
+
+    @property
+    def series(self) -> tuple[Result, ...]:
+        """Every game's result at this table so far, the current game's once it is over."""
+        return self.results + ((self.result,) if self.result is not None else ())
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -453,6 +493,8 @@ class Replica:
             return Waiting("move", (self.state.actor,))
         if owing:  # the game is over: the end-of-game opening of every deck
             return Waiting("deal", owing)
+        if self.declined is None and any(self.consents):  # a rematch offered: the others' answers
+            return Waiting("rematch", tuple(s for s, agreed in enumerate(self.consents) if not agreed))
         return Waiting("nothing", ())
 
     def deal_owing(self) -> tuple[int, ...]:
@@ -622,6 +664,8 @@ class Replica:
             "table": env.table,
             "game": game,
             "options": options,
+            "game_options": options,
+            "consents": (None,) * n,
             "seat_count": n,
             "seats": (None,) * n,
             "_chains": (None,) * n,
@@ -691,6 +735,8 @@ class Replica:
             return self._dispute(env)
         if kind == "deal":
             return self._deal(env)
+        if kind == "rematch":
+            return self._rematch(env)
         raise MalformedFrame(env.seat, f"unhandled kind {kind}")  # wire.SCHEMAS and this agree
 
     def _after(self, state: Any, events: tuple[Event, ...], out: frozenset[int] | None = None) -> dict:
@@ -748,13 +794,56 @@ class Replica:
         if self.phase != _READY:
             if self.phase == _JOINING:
                 raise NotDue(env.seat, f"cannot start: {self.waiting_for}")
+            if self.phase == _OVER:
+                raise NotDue(env.seat, "a next game starts only once every seat has agreed to a rematch")
             raise NotDue(env.seat, "the game has already started")
         try:
-            state = self.game.new(self.seat_count, self.options)
+            state = self.game.new(self.seat_count, self.game_options)
         except GameError as error:
             raise BadOpen(env.seat, str(error)) from None
-        changes = {"phase": _PLAYING, **self._after(state, self.events)}
+        changes = {"phase": _PLAYING, "game_start": len(self._log), **self._after(state, self.events)}
         return Effect(changes, "seat 0 starts the game")
+
+    def _rematch(self, env: wire.Envelope) -> Effect:
+        """A seat's signed consent to the next game, or its refusal (module docstring, "rematch")."""
+        seat, body = env.seat, env.body
+        number = self.game_number + 1
+        if self.phase != _OVER:
+            raise NotDue(seat, "a rematch is agreed once the game is over")
+        if self.declined is not None:
+            raise NotDue(seat, f"{self.who(self.declined)} declined a rematch: this table plays no more games")
+        if self.deal_owing():
+            raise NotDue(seat, "a rematch once every deck of this game is opened")
+        if getattr(self.deal_handler, "formed", None):
+            raise BadRematch(seat, "a table with a card deal plays one game: open a new table")
+        if body["game"] != number:
+            raise BadRematch(seat, f"a consent to game {body['game']}, but the next game at this table is game {number}")
+        if not body["agree"]:
+            return Effect({"declined": seat}, f"{self.who(seat)} declines a rematch")
+        if self.consents[seat]:
+            raise NotDue(seat, f"{self.who(seat)} has already agreed to game {number}")
+        following = self.next_options
+        if body["options"] != following:
+            wrong = ", ".join(f"{k}={body['options'].get(k)!r} (not {v!r})" for k, v in following.items()
+                              if body["options"].get(k) != v) or "names options this game does not have"
+            raise BadRematch(seat, f"game {number}'s options follow from game {self.game_number}'s end: {wrong}")
+        consents = list(self.consents)
+        consents[seat] = True
+        if not all(consents):
+            waiting = ", ".join(self.who(s) for s, agreed in enumerate(consents) if not agreed)
+            return Effect({"consents": tuple(consents)},
+                          f"{self.who(seat)} offers a rematch (game {number}); waiting for {waiting}")
+        try:
+            state = self.game.new(self.seat_count, following)
+        except GameError as error:
+            raise BadRematch(seat, str(error)) from None
+        changes = {  # every seat agreed: the next game starts here, with nobody out and no result yet
+            "game_number": number, "game_options": following, "game_start": len(self._log),
+            "results": self.series, "consents": (None,) * self.seat_count,
+            "forced": None, "ending": None, "out": frozenset(), "phase": _PLAYING,
+            **self._after(state, self.events, frozenset()),
+        }
+        return Effect(changes, f"{self.who(seat)} agrees to a rematch: game {number} starts")
 
     def _move(self, env: wire.Envelope) -> Effect:
         seat = env.seat

@@ -27,7 +27,7 @@ treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, 
 host's and reaches joiners in its welcome.
 
 Event kinds: invite, transcript, joined, started, record, your_turn, refused, fault, dropped,
-returned, claimable, disputed, chat, result, defaulted, error, and on the host waiting, released, lingering. A `record` event carries
+returned, claimable, disputed, chat, result, defaulted, rematch, error, and on the host waiting, released, lingering. A `record` event carries
 the log index, the Record (data) and its note (text); `refused` names the seat at fault and the
 reason; `fault` names a seat caught cheating, once, the moment this seat knows (a frame of its own
 signing the host refused as a broken commitment or deal rule, or what the card deal finds in the log:
@@ -36,7 +36,17 @@ a shown card that opens to another, a wrong key, a deck whose end-of-game replay
 default and why; `disputed` names the claimant of a claim against this seat that its own view refutes; `defaulted`
 (after `result`) names the claimant whose claim against this seat decided the game, told in plain words (also to a
 seat that learns it on its return); `waiting`/`released` name a seat held for a joiner's key (data) and its end;
-`lingering` says the finished host stays open for a seat still away (net/host.py `run`).
+`lingering` says the finished host stays open for a seat still away (net/host.py `run`); `rematch` names a
+seat that agreed to the next game (data True) or declined it (False), or says an offer ended unanswered
+because the seats it waited for left (data None); `started` follows when the next game starts with every
+seat's consent.
+
+Rematches (net/replica.py, "rematch"): once a game is over (its decks opened), a seat's `rematch()`
+signs its consent to the next game with the options the ended game's rules give; the consent that
+completes every seat's starts that game in the same log. `games` says how many games the seat plays:
+1 (default) finishes at the first game's end as before; N agrees to rematches until N are played,
+then declines; None waits for `rematch(agree)` from a person. A seat still waiting for answers
+finishes when someone declines or the seats it waits for are gone.
 
 Packets between host and joiners (net/transport.py carries them as `[op, body]`):
 
@@ -169,6 +179,7 @@ class TableSession:
         transcript: Path | str | None = None,
         auto_claim: bool = True,
         think: float = 0.0,
+        games: int | None = 1,
     ) -> None:
         self.profile = profile
         self.timing = timing or Timing()
@@ -177,6 +188,7 @@ class TableSession:
         self.transcript_path = Path(transcript) if transcript else None
         self.auto_claim = auto_claim
         self.think = think
+        self.games = games  # games this seat plays at the table (it agrees to rematches until then); None: a person says
         self.chain_length = DEFAULT_LENGTH  # events one committed chain covers before a fresh anchor
         self._turn_key: Any = None
         self._turn_since = 0.0
@@ -223,6 +235,10 @@ class TableSession:
 
     def stop(self) -> None:
         self.commands.put(("stop", None))
+
+    def rematch(self, agree: bool = True) -> None:
+        """Offer or accept the next game at this table (agree), or decline it (net/replica.py, "rematch")."""
+        self.commands.put(("rematch", bool(agree)))
 
     # -- what subclasses provide ---------------------------------------------------------------
     def submit(self, frame: bytes) -> None:  # pragma: no cover - abstract
@@ -278,6 +294,11 @@ class TableSession:
             self.emit("started", index=index)
         elif kind == "chat":
             self.emit("chat", seat=record.seat, text=body["text"], index=index)
+        elif kind == "rematch":
+            self.emit("rematch", seat=record.seat, text=record.note, index=index, data=body["agree"])
+            if self.replica.phase == "playing":  # every seat agreed: the next game starts with this record
+                self.result_announced, self.finished, self._over_since = False, False, None
+                self.emit("started", index=index)
         self.emit("record", seat=record.seat, index=index, text=record.note, data=record)
         if kind == "deal":
             self.watch_deal()
@@ -301,8 +322,55 @@ class TableSession:
         if self.finished or not self.result_announced:
             return
         overdue = time.monotonic() - self._over_since > max(self.timing.reveal_deadline, 1.0)
-        if self.replica.settled or overdue:
+        if overdue and not self.replica.settled:
             self.finished = True
+        elif self.replica.settled:
+            self.finished = self.series_over()
+            replica = self.replica
+            if self.finished and self.games != 1 and replica.declined is None and self.can_rematch():
+                gone = ", ".join(replica.who(s) for s in sorted(self.away_seats()))  # nobody is left to answer
+                self.emit("rematch", text=f"no rematch: {gone or 'the table'} left", data=None)
+
+    # -- rematches (net/replica.py, "rematch") ---------------------------------------------------
+    def can_rematch(self) -> bool:
+        """The game is over and its decks opened, nobody declined, and the table can play another."""
+        replica = self.replica
+        return (replica is not None and replica.phase == "over" and replica.settled and replica.declined is None
+                and not getattr(replica.deal_handler, "formed", None) and self._seated())
+
+    def series_over(self) -> bool:
+        """No next game will come: one game was asked for, someone declined, or the seats it waits for left."""
+        replica = self.replica
+        if self.games == 1 or not self.can_rematch():
+            return True
+        if self.games is not None and replica.game_number >= self.games:
+            return False  # my decline goes out first (play_on), so the others learn it at once
+        return bool(self.away_seats() & {s for s, agreed in enumerate(replica.consents) if not agreed})
+
+    def away_seats(self) -> set[int]:
+        """Seats this session has lost sight of."""
+        return set(self._away_since)
+
+    def send_rematch(self, agree: bool) -> None:
+        """My signed consent to the next game, with the options its rules give (or my refusal)."""
+        replica = self.replica
+        if not self.can_rematch():
+            self.emit("error", text="no rematch now: the game is not over, a player declined, or this table plays one game")
+            return
+        if agree and replica.consents[self.seat]:
+            self.emit("error", text="you have agreed to a rematch already: waiting for the others")
+            return
+        self.author("rematch", wire.rematch_body(replica.game_number + 1, replica.next_options, agree))
+
+    def play_on(self) -> None:
+        """A seat playing `games` games agrees to the next one until it has played them, then declines."""
+        replica = self.replica
+        if self.games is None or self._sent or not self.can_rematch() or self.finished:
+            return
+        if replica.game_number >= self.games:
+            self.send_rematch(False)  # (one game only: the session finished at its end, before this)
+        elif not replica.consents[self.seat]:
+            self.send_rematch(True)
 
     def fault(self, seat: int | None, text: str) -> None:
         """Tell the player, once, that `seat` was caught cheating (FAIRNESS.md §3: shown at once)."""
@@ -477,6 +545,7 @@ class TableSession:
             self.check_settled()  # also when my last frames cannot land any more (the host left)
             if not self.finished and not self._sent:
                 self.send_deal()  # the end-of-game opening of every deck
+                self.play_on()
             return
         if self._sent:
             return
@@ -566,6 +635,8 @@ class TableSession:
             self.send_claim(int(arg))
         elif name == "resign":
             self.author("resign", {})
+        elif name == "rematch":
+            self.send_rematch(arg)
 
     def drain_commands(self) -> None:
         while True:

@@ -1,4 +1,4 @@
-"""Transcripts: the table's ordered signed log in an append-only file, one per game.
+"""Transcripts: the table's ordered signed log in an append-only file, one per table.
 
 Layout: the 24-byte MAGIC, then records. A record is `length` (4 bytes big-endian) ‖ CRC-32 of the
 payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data]`:
@@ -6,8 +6,9 @@ payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data
     ["header", {"game", "options", "table", "seats": [{"name", "key"}, ...]}]   first, exactly once
     ["frame", bin]                 an accepted frame of the log, in log order (index = position)
     ["refused", {"frame", "reason"}]   a frame the writer's replica refused (for people; not replayed)
-    ["result", Result.to_data()]   the result the writer's replica reached, once, when the game ended
-                                   (frames may follow: the card deal's end-of-game opening)
+    ["result", Result.to_data()]   the result the writer's replica reached, once per game, when it ended
+                                   (frames may follow: the card deal's end-of-game opening, and the
+                                   rematch consents and next game of a table that plays several)
 
 Each record is written with one write, flushed and fsync'ed — or, inside `with writer.batch():`, the
 records of one batch (what a host orders in one loop turn, what a joiner takes in in one) are written
@@ -74,9 +75,15 @@ class Transcript:
     header: dict
     frames: list[bytes] = field(default_factory=list)
     refused: list[tuple[bytes, str]] = field(default_factory=list)
-    result: dict | None = None
+    results: list[dict] = field(default_factory=list)  # one per finished game, in order
     torn: bool = False  # a torn last record was dropped
     end: int = 0  # file offset after the last good record
+
+
+    @property
+    def result(self) -> dict | None:
+        """The last game's recorded result (None while it is unfinished)."""
+        return self.results[-1] if self.results else None
 
 
 def header_for(replica) -> dict:
@@ -156,8 +163,8 @@ def parse(data: bytes) -> Transcript:
             transcript.frames.append(body)
         elif kind == "refused" and type(body) is dict and type(body.get("frame")) is bytes:
             transcript.refused.append((body["frame"], str(body.get("reason", ""))))
-        elif kind == "result" and type(body) is dict and transcript.result is None:
-            transcript.result = body
+        elif kind == "result" and type(body) is dict:
+            transcript.results.append(body)
         else:
             raise DamagedTranscript(index, f"unexpected {kind!r:.20} record")
     return transcript

@@ -6,6 +6,8 @@ the core engine, every "deal" record (net/hidden.py's TableDeals: a game's own h
 whose end-of-game replay names a cheating seat; every deck a finished game formed must have been
 opened by every seat and replayed, else the seat that did not open it is named) — then the header is checked against the log and the recorded result against the
 replayed one. The first fault found is reported with the seat at fault where the log names one.
+A table that played rematches holds every game in one log: the replica checks each next game's
+consents and options (net/replica.py, "rematch"), and the verdict lists each game's result.
 
 What a lone transcript cannot prove is said as such (FAIRNESS.md §4, §5): a result that rests on a
 default claim names what supports it — `seat 1 wins (seat 0 in default — unwitnessed claim by seat
@@ -110,20 +112,29 @@ def verify_transcript(transcript: Transcript) -> Verdict:
         return _fault(replica, game, "deal", text, missing[0], None)
     if transcript.result is None:
         return _fault(replica, game, "result", "the transcript does not record the result", None, None)
-    try:
-        recorded = Result.from_data(transcript.result)
-    except (KeyError, TypeError):
-        return _fault(replica, game, "result", "the recorded result is unreadable", None, None)
-    if recorded != replica.result:
-        text = (
-            f"the recorded result ({recorded.describe()}) differs from the replayed one"
-            f" ({replica.result.describe()})"
-        )
+    series = replica.series  # a table that played rematches: one recorded result per game, in order
+    if len(transcript.results) != len(series):
+        text = f"the transcript records {len(transcript.results)} results, the log plays {len(series)} games"
         return _fault(replica, game, "result", text, None, None)
+    for number, (data, replayed) in enumerate(zip(transcript.results, series), 1):
+        try:
+            recorded = Result.from_data(data)
+        except (KeyError, TypeError):
+            return _fault(replica, game, "result", "the recorded result is unreadable", None, None)
+        if recorded != replayed:
+            which = f" of game {number}" if len(series) > 1 else ""
+            text = (
+                f"the recorded result{which} ({recorded.describe()}) differs from the replayed one"
+                f" ({replayed.describe()})"
+            )
+            return _fault(replica, game, "result", text, None, None)
     result = replica.result
     if replica.ending is not None:  # FAIRNESS.md §5: what the claim rests on, never a plain win
         result = replace(result, reason=f"{result.reason} — {replica.basis(replica.ending)}")
-    return Verdict(replica.game.name, replica.moves, result.describe(), replica=replica, deals=book.checked,
+    words = result.describe()
+    if len(series) > 1:
+        words = "; ".join(f"game {n}: {r.describe()}" for n, r in enumerate((*series[:-1], result), 1))
+    return Verdict(replica.game.name, replica.moves, words, replica=replica, deals=book.checked,
                    unopened=len(unopened))
 
 

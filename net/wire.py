@@ -82,6 +82,10 @@ def _str(most: int, least: int = 0) -> Callable[[Any], bool]:
     return lambda x: type(x) is str and least <= len(x) <= most and x.isprintable()
 
 
+def _bool(x: Any) -> bool:
+    return type(x) is bool
+
+
 def _options(x: Any) -> bool:
     return (
         type(x) is dict
@@ -174,6 +178,9 @@ SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
     },
     "chat": {"text": (_str(500, 1), True)},
     "resign": {},
+    # a seat's consent to game `game` at this table (agree) or its refusal, which ends the series; the
+    # options are the ones the previous game's end decides (net/replica.py, "rematch")
+    "rematch": {"game": (_int(2, MAX_LOG), True), "options": (_options, True), "agree": (_bool, True)},
     "deal": {},  # opaque: any plain map, checked by net/deal.py
 }
 KINDS = tuple(SCHEMAS)
@@ -410,6 +417,10 @@ def dispute_body(claim: int, frame: bytes, reason: str, evidence: list[bytes]) -
 
 def chat_body(text: str) -> dict:
     return {"text": text}
+
+
+def rematch_body(game: int, options: dict, agree: bool) -> dict:
+    return {"game": game, "options": dict(options), "agree": agree}
 
 
 # -- the joiner's proof of its key on one connection (net/session.py, "hello") -----------------------

@@ -47,6 +47,23 @@ def dicetable(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([str(COMMAND), *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
+def host_and_join(tmp_path: Path, host_args: tuple[str, ...], join_args: tuple[str, ...], timeout: float = 60):
+    """`dicetable host ...` as alice, then `dicetable join INVITE ...` as bob, both run to their end
+    (killed if they outlive the test): ((host, out, err), (joiner, out, err))."""
+    host = spawn(tmp_path, "alice", "host", *host_args)
+    joiner = None
+    try:
+        invite = read_invite(host)
+        joiner = spawn(tmp_path, "bob", "join", invite, *join_args)
+        out_j, err_j = joiner.communicate(timeout=timeout)
+        out_h, err_h = host.communicate(timeout=30)
+    finally:
+        for process in (host, joiner):
+            if process is not None and process.poll() is None:
+                process.kill()
+    return (host, out_h, err_h), (joiner, out_j, err_j)
+
+
 def read_invite(process: subprocess.Popen) -> str:
     for line in process.stdout:
         if line.startswith("invite: "):

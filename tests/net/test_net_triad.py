@@ -8,24 +8,15 @@ import pytest
 
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import dicetable, last_line, read_invite, spawn
+from net_helpers import dicetable, host_and_join, last_line
 
 
 @pytest.mark.slow
 def test_two_processes_finish_a_triad_game_whose_transcripts_verify(tmp_path):
-    host = spawn(tmp_path, "alice", "host", "triad", "--port", "0", "--bind", "127.0.0.1", "--bot", "search",
-                 "--seed", "1", "--name", "alice", "--transcript", str(tmp_path / "alice.dtt"))
-    joiner = None
-    try:
-        invite = read_invite(host)
-        joiner = spawn(tmp_path, "bob", "join", invite, "--bot", "greedy", "--seed", "2", "--name", "bob",
-                       "--transcript", str(tmp_path / "bob.dtt"))
-        out_j, err_j = joiner.communicate(timeout=60)
-        out_h, err_h = host.communicate(timeout=30)
-    finally:
-        for process in (host, joiner):
-            if process is not None and process.poll() is None:
-                process.kill()
+    (host, out_h, err_h), (joiner, out_j, err_j) = host_and_join(
+        tmp_path, ("triad", "--port", "0", "--bind", "127.0.0.1", "--bot", "search", "--seed", "1", "--name", "alice",
+                   "--transcript", str(tmp_path / "alice.dtt")),
+        ("--bot", "greedy", "--seed", "2", "--name", "bob", "--transcript", str(tmp_path / "bob.dtt")))
     assert joiner.returncode == 0, err_j
     assert host.returncode == 0, err_h
     assert "joined: seat 1 bob" in out_h and "started" in out_j

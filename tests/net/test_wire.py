@@ -29,6 +29,7 @@ BODIES = {
     "dispute": wire.dispute_body(41, b"the claim's frame", "by its own clock the table had waited 2.0 s", [b"a frame"]),
     "chat": wire.chat_body("good luck"),
     "resign": {},
+    "rematch": wire.rematch_body(2, {"black": "seat1", "first": "white"}, True),
     "deal": {"deck": b"d1", "step": "shuffle", "points": [b"\x01" * 32, b"\x02" * 32]},
 }
 
@@ -109,6 +110,9 @@ def test_signature_covers_the_exact_signed_bytes():
         (raw_frame(inner("move", {"move": []})), wire.BadBody),
         (raw_frame(inner("join", {"name": "x", "key": KEY, "anchor": KEY})), wire.BadBody),
         (raw_frame(inner("deal", {"points": [1.5]})), wire.BadBody),
+        (raw_frame(inner("rematch", {"game": 2, "options": {}, "agree": 1})), wire.BadBody),  # agree is a bool
+        (raw_frame(inner("rematch", {"game": 1, "options": {}, "agree": True})), wire.BadBody),  # game 1 is no rematch
+        (raw_frame(inner("rematch", {"game": 2, "options": {"first": "\x1b[2J"}, "agree": True})), wire.BadBody),
         (raw_frame(inner("chat", {"text": "\U0001F600" * 500})), wire.TooLarge),  # 2000 bytes of text
         (msgpack.packb([wire.pack(inner()), b"\x00" * 64]) + b"\x00", wire.Malformed),
     ],

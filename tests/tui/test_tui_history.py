@@ -123,6 +123,32 @@ async def test_network_games_are_listed_from_their_transcripts_and_checked_when_
     assert [(g.path, g.moves) for g in games] == [(good, moves)] and unreadable[0].startswith("junk.dtt: ")
 
 
+async def test_a_table_that_played_a_rematch_is_listed_with_each_result_and_opened_to_both_games(home):
+    from dicetable.net.local_seats import Table
+
+    triad = registry.get("triad")
+    transcripts = home / "transcripts"
+    transcripts.mkdir(parents=True)
+    path = transcripts / "20261124-r-seat0.dtt"
+    table = Table(triad, {}, ["ann", "bob"], transcript=path)
+    bots = [triad.bots["greedy"](triad, random.Random(n)) for n in range(2)]
+    table.play(bots, random.Random(1), close=False)
+    table.rematch()
+    table.play(bots, random.Random(2))
+    first, second = (r.describe(["ann", "bob"]) for r in table.host.series)
+    app = DiceTableApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
+        (game,) = past_games(home)[0]
+        assert game.result == f"game 1: {first}; game 2: {second}"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, GameRecordScreen) and app.screen.verdict, timeout=30)
+        assert app.screen.verdict.startswith("valid: triad,") and "; game 2: " in app.screen.verdict
+        shown = log_text(app.screen)
+        assert "ann offers a rematch (game 2)" in shown and "bob agrees to a rematch: game 2 starts" in shown
+
+
 async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(home, tmp_path):
     import dicetable.net.transcript as tr
 

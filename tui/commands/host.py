@@ -35,6 +35,19 @@ def add_timing_flags(parser) -> None:
     parser.add_argument("--think", type=float, default=0.0, metavar="S", help="seconds the bot waits before each move (default 0)")
 
 
+def add_games_flag(parser) -> None:
+    parser.add_argument("--games", type=int, default=1, metavar="N",
+                        help="games to play at the table: the bot agrees to a rematch until N are played, then "
+                             "declines (default 1)")
+
+
+def games_from(args) -> int:
+    games = getattr(args, "games", 1)  # commands without --games (roll) play one game
+    if not 1 <= games <= 1000:
+        raise CommandError(f"--games {games} is not between 1 and 1000")
+    return games
+
+
 def argparse_hide() -> str:
     import argparse
 
@@ -83,8 +96,15 @@ def print_event(event: NetEvent) -> None:
 
 
 def play(session, printer=print_event) -> int:
-    """Run a session to its end, printing its events; SIGTERM/SIGINT leave the table cleanly."""
-    session.on_event = printer
+    """Run a session to its end, printing its events; SIGTERM/SIGINT leave the table cleanly. A
+    series (`--games N`) prints each game's result as `game K: ...` when it ends."""
+
+    def each_game(event: NetEvent) -> None:
+        if event.kind == "result" and session.games != 1:
+            print(f"game {session.replica.game_number}: {event.text}", flush=True)
+        printer(event)
+
+    session.on_event = each_game
 
     def leave(signum, frame):
         session.stopped = True
@@ -128,6 +148,7 @@ def add_parser(sub) -> None:
     parser.add_argument("--resume", default=None, metavar="TRANSCRIPT", help="reopen a table after a crash from its transcript")
     parser.add_argument("--name", default=None, help="player name (saved in the profile)")
     add_timing_flags(parser)
+    add_games_flag(parser)
     from dicetable.tui.commands.lan import add_host_flags
 
     add_host_flags(parser)  # --lan, --interface (LAN discovery)
@@ -170,13 +191,14 @@ def run(args) -> int:
     try:
         if args.resume:
             session = HostSession(profile, resume=args.resume, bind=args.bind, port=args.port,
-                                  advertise=args.advertise, timing=timing_from(args), think=args.think,
+                                  advertise=args.advertise, timing=timing_from(args), think=args.think, games=games_from(args),
                                   **code_settings(args))
         else:
             info = registry.get(args.game)
             session = HostSession(profile, args.game, args.seats, parse_options(args.option), bind=args.bind,
                                   port=args.port, advertise=args.advertise, timing=timing_from(args),
-                                  transcript=args.transcript, think=args.think, **code_settings(args))
+                                  transcript=args.transcript, think=args.think, games=games_from(args),
+                                  **code_settings(args))
         info = registry.get(session.game_name)
         session.chooser = bot_chooser(info, args.bot, args.seed)
         session.on_event = print_event

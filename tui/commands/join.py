@@ -11,7 +11,9 @@ from __future__ import annotations
 from dicetable.net.peer import PeerSession
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.tui.commands.args import CommandError
-from dicetable.tui.commands.host import add_timing_flags, check_transcript_flag, play, print_event, profile_for, timing_from
+from dicetable.tui.commands.host import (
+    add_games_flag, add_timing_flags, check_transcript_flag, games_from, play, print_event, profile_for, timing_from,
+)
 
 
 def add_parser(sub) -> None:
@@ -26,6 +28,7 @@ def add_parser(sub) -> None:
     parser.add_argument("--name", default=None, help="player name (saved in the profile)")
     parser.add_argument("--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for the host (default 5)")
     add_timing_flags(parser)
+    add_games_flag(parser)
     from dicetable.tui.commands.lan import add_join_flags
 
     add_join_flags(parser)  # --lan, --table, --game, --fingerprint, --interface
@@ -46,7 +49,8 @@ def join_session(args, **kwargs) -> PeerSession:
     profile = profile_for(args.name)
     try:
         session = PeerSession(profile, args.invite, resume=args.resume, transcript=args.transcript,
-                              timing=timing_from(args, connect_timeout=args.timeout), think=args.think, **kwargs)
+                              timing=timing_from(args, connect_timeout=args.timeout), think=args.think,
+                              games=games_from(args), **kwargs)
         session.on_event = print_event
         session.connect()
         confirm_host(session, args)  # with --lan: the announced key opened this table

@@ -58,34 +58,65 @@ class HelpDialog(ModalScreen[None]):
 
 
 class GameOverDialog(ModalScreen[str]):
-    """Says how the game ended; answers "rematch", "home" or "look" (back to the board)."""
+    """Says how the game ended; answers "rematch", "home" or "look" (back to the board), and at a
+    network table where another seat offered a rematch also "decline" (`offer` keeps it current).
+    `said`: the network rematch in words (an offer, a refusal, a table gone), under the buttons."""
 
     BINDINGS = [
         Binding("r", "answer('rematch')", "rematch"),
+        Binding("n", "answer('decline')", "decline"),
         Binding("h", "answer('home')", "home"),
         Binding("escape", "answer('look')", "look at the board"),
     ]
 
-    def __init__(self, headline: str, detail: str, can_rematch: bool = True) -> None:
+    def __init__(self, headline: str, detail: str, can_rematch: bool = True, said: str = "",
+                 offered: bool = False) -> None:
         super().__init__()
         self.headline = headline
         self.detail = detail
         self.can_rematch = can_rematch
+        self.said = said
+        self.offered = offered  # another seat offered a rematch: r accepts it, n declines
+        self._mounted = False  # `offer` before the mount only remembers: on_mount shows it
 
     def compose(self) -> ComposeResult:
         with Vertical(id="over-box"):
             yield Static(self.headline, id="over-headline")
             yield Static(self.detail, id="over-detail")
             with Horizontal(id="over-buttons"):
-                if self.can_rematch:
-                    yield Button("Rematch (r)", id="rematch", variant="primary")
+                yield Button("Rematch (r)", id="rematch", variant="primary")
+                yield Button("Decline (n)", id="decline")
                 yield Button("Home (h)", id="home")
                 yield Button("Board (Esc)", id="look")
+            yield Static(self.said, id="over-offer")  # below the buttons: the one spare line of the box
+
+    def on_mount(self) -> None:
+        self._mounted = True
+        self.offer(self.said, self.can_rematch, self.offered)
+
+    def offer(self, said: str, can_rematch: bool, offered: bool) -> None:
+        """Show the network rematch in words, whether one may be agreed, and whether another seat offered it."""
+        self.said, self.can_rematch, self.offered = said, can_rematch, offered
+        if not self._mounted:
+            return
+        for line in self.query("#over-offer").results(Static):  # a subclass's own compose may lack these
+            line.update(said)
+        for rematch in self.query("#rematch").results(Button):
+            rematch.label = "Accept (r)" if offered else "Rematch (r)"
+            rematch.display = can_rematch
+        for decline in self.query("#decline").results(Button):
+            decline.display = offered and can_rematch
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "answer" and parameters and parameters[0] in ("rematch", "decline"):
+            return self.can_rematch and (parameters[0] == "rematch" or bool(self.offered))
+        return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id)
 
     def action_answer(self, answer: str) -> None:
-        if answer == "rematch" and not self.can_rematch:
+        if not self.check_action("answer", (answer,)):
             return
         self.dismiss(answer)

@@ -87,6 +87,7 @@ class TableScreen(PanelActions, Screen):
         self.view: TableView | None = None
         self._dialog_shown_for = None  # the finished state whose dialog we already opened
         self._over = False
+        self._rematch = ""  # the network rematch's state last drawn (TableView.rematch)
         self._sent_in = None  # the state a move was sent in, until the table answers
 
     # -- hooks a game's screen may override ----------------------------------------------------
@@ -100,7 +101,17 @@ class TableScreen(PanelActions, Screen):
     def show_game_over(self) -> None:
         headline, detail = self.verdict()
         detail = self.controller.ending_note() or detail  # e.g. claimed in default while away: said plainly
-        self.app.push_screen(GameOverDialog(headline, detail, self.controller.can_rematch()), self._after_game)
+        dialog = GameOverDialog(headline, detail, self.controller.can_rematch(), self.offer_words(), self.offered())
+        self.app.push_screen(dialog, self._after_game)
+
+    def offer_words(self) -> str:
+        """Another seat's rematch offer at a network table, or its refusal or end, in words ("": none)."""
+        shown = ("asked", "declined", "closed")
+        return self.view.note if self.view is not None and self.view.rematch in shown else ""
+
+    def offered(self) -> bool:
+        """Another seat offered a rematch this seat may accept or decline now."""
+        return self.view is not None and self.view.rematch == "asked"
 
     def rematch_now(self) -> None:
         self.controller.rematch()
@@ -199,9 +210,11 @@ class TableScreen(PanelActions, Screen):
     def settle_result(self) -> None:
         """After a redraw: the footer follows the game's end, and the end is told once per finished state."""
         over = self.view.result is not None
-        if over != self._over:  # the footer's "rematch" comes and goes; recomposing it is costly
-            self._over = over
+        if over != self._over or self.view.rematch != self._rematch:  # the footer's "rematch" comes and goes
+            self._over, self._rematch = over, self.view.rematch
             self.refresh_bindings()
+            if isinstance(self.app.screen, GameOverDialog):  # an offer that comes while the dialog is up
+                self.app.screen.offer(self.offer_words(), self.controller.can_rematch(), self.offered())
         state = self.view.state
         if over and self._dialog_shown_for is not state:
             self._dialog_shown_for = state
@@ -236,6 +249,10 @@ class TableScreen(PanelActions, Screen):
         if self.view is not None and self.view.result is not None and self.controller.can_rematch():
             self.rematch_now()
 
+    def action_decline_rematch(self) -> None:
+        if self.offered():
+            self.controller.decline_rematch()
+
     def action_leave(self) -> None:
         if isinstance(self.focused, Input):  # Esc in the chat line only leaves the line
             self.set_focus(None)
@@ -250,6 +267,8 @@ class TableScreen(PanelActions, Screen):
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "rematch":
             return self.view is not None and self.view.result is not None and self.controller.can_rematch()
+        if action == "decline_rematch":
+            return self.offered()
         if action == "panel" and parameters and parameters[0] == "chat":
             return self.controller.network
         return True
@@ -257,5 +276,7 @@ class TableScreen(PanelActions, Screen):
     def _after_game(self, answer: str | None) -> None:
         if answer == "rematch" and self.controller.can_rematch():
             self.rematch_now()
+        elif answer == "decline":
+            self.controller.decline_rematch()
         elif answer == "home":
             self.app.pop_screen()

@@ -45,7 +45,7 @@ The first to take off a third die wins.
 
 [b]Keys[/b]  arrows or h j k l: cursor · Enter or Space: choose a die, land
 a-f then 1-6 jump to a square (b6) · 1 2 3: the value to turn to
-Tab: next die or square · Esc: back, leave · r rematch (game over)
+Tab: next die or square · Esc: back, leave · r rematch, n decline (game over)
 f fairness · m moves · mouse: click a die, a square
 Dice: B Black, heavy frame ┏━┓ · W White, round frame ╭─╮ · value I, II, III
 Marks: ▶◀ cursor · ◆ chosen · →II lands here as II · ✖ take off · ★ Triad
@@ -107,6 +107,7 @@ class TriadScreen(TableScreen):
         Binding("tab", "next", "next", show=False),
         *panel_keys("fairness", "moves"),
         Binding("r", "rematch", "rematch"),
+        Binding("n", "decline_rematch", "decline", show=False),  # said on the status line: the footer is full
         LEAVE_KEY,
     ]
 
@@ -216,6 +217,8 @@ class TriadScreen(TableScreen):
             headline, detail = verdict_words(view)
             said = f"{headline} — {detail}"
             keys = "r: rematch · Esc: leave" if self.controller.can_rematch() else "Esc: leave"
+            if view.rematch and view.note:  # a network rematch offered, declined or gone: said before the rest
+                return self.fit(f"{headline} — {view.note}", view.note)
             return self.fit(said, f"{headline} — {keys}", headline)
         if view.note:
             return view.note
@@ -336,6 +339,11 @@ class TriadScreen(TableScreen):
         self.redraw(board_only=True)
 
     # -- acting --------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action in ("act", "value") and self.view is not None and self.view.result is not None:
+            return False  # a finished game: the footer makes room for rematch (and chat at a network table)
+        return super().check_action(action, parameters)
+
     def action_act(self) -> None:
         if not self._ready():  # over, or a move is on its way and the table has not answered yet
             return

@@ -51,7 +51,10 @@ class TableController:
         return False
 
     def rematch(self) -> None:
-        """Start a new game with the same seats."""
+        """Start a new game with the same seats (at a network table: offer or accept it)."""
+
+    def decline_rematch(self) -> None:
+        """Refuse the rematch another seat offered (network tables)."""
 
     def verify(self) -> str:
         """Run the same check as `dicetable verify` on this table's transcript; one line."""

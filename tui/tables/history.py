@@ -13,8 +13,8 @@ in the data directory:
 The line is written whole and fsynced before the game-over dialog can be dismissed, so a crash
 loses at most the game being written; a torn last line (a crash mid-write) is skipped on reading
 and the next record starts on a line of its own. Network games are the transcripts in
-`transcripts/` (net/session.py): each is read for its header and result, and checked in full by
-`dicetable verify` when opened.
+`transcripts/` (net/session.py): each is read for its header and result (each game's, for a table
+that played rematches), and checked in full by `dicetable verify` when opened.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def network_games(directory: Path, key: bytes | None = None) -> tuple[list[Playe
             unreadable.append(f"{path.name}: {error}".replace(str(directory) + os.sep, ""))
             continue
         try:
-            result = _result_words(transcript.result, names)
+            result = _result_words(transcript.results, names)
         except (KeyError, TypeError, ValueError):
             unreadable.append(f"{path.name}: its result record is damaged")
             continue
@@ -167,13 +167,15 @@ def network_games(directory: Path, key: bytes | None = None) -> tuple[list[Playe
     return games, unreadable
 
 
-def _result_words(data: dict | None, names: Sequence[str]) -> str | None:
-    """A transcript's recorded result in words with names (None: the game did not finish)."""
-    if data is None:
+def _result_words(results: Sequence[dict], names: Sequence[str]) -> str | None:
+    """A transcript's recorded results in words with names, each game's when the table played
+    rematches (None: the game did not finish)."""
+    if not results:
         return None
     from dicetable.core.game import Result
 
-    return result_words(Result.from_data(data), names)
+    words = [result_words(Result.from_data(data), names) for data in results]
+    return words[0] if len(words) == 1 else "; ".join(f"game {n}: {w}" for n, w in enumerate(words, 1))
 
 
 def past_games(home: Path, key: bytes | None = None) -> tuple[list[Played], list[str]]:

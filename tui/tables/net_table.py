@@ -43,7 +43,7 @@ def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
             log.append(Decided(Phrase.of(record.event.label), outcome))
         elif record.kind == "join":
             log.append(SatDown(record.seat, record.envelope.body["name"], replica.seats[record.seat].fingerprint))
-        elif record.kind in ("claim", "witness", "dispute", "resign"):
+        elif record.kind in ("claim", "witness", "dispute", "resign", "rematch"):
             log.append(Moved(record.seat, Phrase.of(record.note)))
     return log
 
@@ -97,6 +97,7 @@ class NetTable(TableController):
         self._untold: list[Banner] = []  # said before any screen was attached (a resumed seat catching up)
         self._ending = ""  # how a default claimed against this seat ended the game, in words
         session.on_event = self._on_event
+        session.games = None  # a person offers, accepts or declines a rematch (r, n at the game's end)
 
     # -- the interface -------------------------------------------------------------------------
     @property
@@ -138,7 +139,20 @@ class NetTable(TableController):
         except NotATranscript as error:
             return f"not a transcript: {error}"
 
+    def can_rematch(self) -> bool:
+        view = self._view
+        return view is not None and view.rematch in ("open", "asked")
+
+    def rematch(self) -> None:
+        self.session.rematch(True)
+
+    def decline_rematch(self) -> None:
+        self.session.rematch(False)
+
     def close(self) -> None:
+        view = self._view
+        if view is not None and view.rematch == "asked":  # leaving says no, so the offerer hears it at once
+            self.session.rematch(False)
         self.session.stop()
 
     def ending_note(self) -> str:
@@ -227,11 +241,14 @@ class NetTable(TableController):
         elif kind == "error":
             self._post(Banner(Phrase((event.text,)), "error"))
         if kind in ("invite", "code", "joined", "started", "record", "your_turn", "result", "transcript",
-                    "dropped", "returned"):
+                    "dropped", "returned", "rematch"):
             view = self._snapshot()
             with self._lock:
                 self._view = view
             self._post(TableChanged(view))
+            if kind == "rematch" and seat != self.session.seat:  # another seat's answer, also as a notice
+                words = Phrase((view.note,)) if view.rematch == "asked" else Phrase.of(event.text)
+                self._post(Banner(words, "info" if event.data else "warning"))
 
     # -- snapshots (session thread only) ---------------------------------------------------------
     def _names(self) -> tuple[str, ...]:
@@ -279,6 +296,17 @@ class NetTable(TableController):
             note = "Rolling: waiting for " + ", ".join(names[s] for s in waiting.seats) + " to reveal"
         elif waiting.action == "start":
             note = "Everyone is here: starting…"
+        rematch = self._rematch_state()
+        if rematch == "offered":
+            others = ", ".join(names[s] for s, agreed in enumerate(replica.consents) if not agreed)
+            note = f"Rematch offered: waiting for {others} to accept"
+        elif rematch == "asked":
+            offered = ", ".join(names[s] for s, agreed in enumerate(replica.consents) if agreed)
+            note = f"{offered} offers a rematch (game {replica.game_number + 1}): r accepts, n declines"
+        elif rematch == "declined":
+            note = "You declined a rematch" if replica.declined == me else f"{names[replica.declined]} declined a rematch"
+        elif rematch == "closed":
+            note = "No rematch: the table closed"
         state, acting = replica.state, None
         if waiting.action in ("seal", "unseal") and replica.phase == "playing":
             # A sealed step asks every seat at once: mine sees the step as it asks me, until I answer.
@@ -300,4 +328,18 @@ class NetTable(TableController):
             note=note,
             final=replica.forced,
             acting=acting,
+            rematch=rematch,
         )
+
+    def _rematch_state(self) -> str:
+        """Where this table's next game stands for this seat (TableView.rematch)."""
+        session, replica = self.session, self.session.replica
+        if replica.phase != "over" or session.seat is None:
+            return ""
+        if replica.declined is not None:
+            return "declined"
+        if session.finished or not session.can_rematch():
+            return "closed" if session.finished and session.can_rematch() else ""
+        if replica.consents[session.seat]:
+            return "offered"
+        return "asked" if any(replica.consents) else "open"
