@@ -296,7 +296,8 @@ class TableSession:
             self.emit("chat", seat=record.seat, text=body["text"], index=index)
         elif kind == "rematch":
             self.emit("rematch", seat=record.seat, text=record.note, index=index, data=body["agree"])
-            if self.replica.phase == "playing":  # every seat agreed: the next game starts with this record
+            if index == self.replica.game_start:  # every seat agreed: the next game starts with this record
+                # (not `phase`: a batch may hold both consents, and the phase is already the later one's)
                 self.result_announced, self.finished, self._over_since = False, False, None
                 self.emit("started", index=index)
         self.emit("record", seat=record.seat, index=index, text=record.note, data=record)
