@@ -262,7 +262,7 @@ async def test_a_host_not_back_yet_is_one_line_and_changes_nothing(tmp_path, mon
         screen = await open_resume(pilot, app)
         await pilot.press("enter")
         note = screen.query_one("#resume-note", Static)
-        assert "waiting for the host" in str(note.render())
+        await wait_until(pilot, lambda: "waiting for the host" in str(note.render()))  # Enter's message, handled
         await wait_until(pilot, lambda: "Could not resume" in str(note.render()))
         line = str(note.render())
         assert "\n" not in line and "host" in line, line
@@ -385,3 +385,15 @@ async def test_a_joiner_whose_host_dies_mid_game_is_told_plainly_and_can_leave(t
     finally:
         host.stop()
         thread.join(5)
+
+
+def test_looking_for_unfinished_games_loads_no_table_machinery():
+    """Every served app's lobby looks for unfinished games as it opens: that look must not load the
+    sessions' code (cryptography, ZeroMQ), which costs each idle app ~10 MB (scripts/bench_serve_ssh.py)."""
+    import subprocess
+    import sys
+
+    look = ("import sys; from dicetable.tui.screens.resume_screen import resumable_games; resumable_games(); "
+            "print(sorted(m for m in ('dicetable.net.session', 'cryptography', 'zmq') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", look], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out

@@ -2,7 +2,7 @@
 reopened as `dicetable host --resume` / `join --resume` do, then played on in the usual screens;
 and the local games left unfinished, rebuilt from their saves (tui/tables/local_save.py).
 
-A game is listed when its transcript in the data directory (net/session.py `transcript_dir()`) has
+A game is listed when its transcript in the data directory (net/transcript.py `transcript_dir()`) has
 its seat file (net/seat_file.py) beside it, no result yet, and the player has not forgotten it (`x`:
 a local game's save is deleted; a network game's transcript stays, its seat file marked, since the
 transcript is the table's record). Reopening runs in a thread (a resumed
@@ -108,7 +108,7 @@ def resumable_games(profile_dir=None) -> tuple[list, list[str]]:
     transcript: call it in a thread."""
     from dicetable.net import identity
     from dicetable.net.identity import home
-    from dicetable.net.session import transcript_dir
+    from dicetable.net.transcript import transcript_dir
     from dicetable.tui.tables.local_save import saved_games
 
     try:
