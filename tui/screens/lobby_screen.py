@@ -192,6 +192,7 @@ class LobbyScreen(Screen):
         grid = self.query_one(DataTable)
         grid.add_columns("Name", "Key", "Doing", "Open table")
         grid.focus()
+        self.query_one("#lobby-unfinished").display = False  # until the games are read (on_screen_resume)
         self._show_game()
         self.show(self.served.people, self.served.invitations)
 
