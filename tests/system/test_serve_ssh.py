@@ -182,6 +182,69 @@ async def test_twenty_sessions_are_held_and_a_twenty_first_lists_them(server):
     await _until(lambda: not server.apps(), "the apps ended after their connections closed", timeout=60)
 
 
+async def test_the_same_key_logging_in_again_takes_over_its_seat(server, tmp_path):
+    """Bob's connection hangs (it stays open, nothing comes) and he logs in again with the same key:
+    the older app is closed first (two apps at one seat would write one transcript twice), and the
+    newer one resumes the game; after the next move his transcript is whole, only unfinished."""
+    from net_helpers import dicetable
+
+    bob_key = asyncssh.generate_private_key("ssh-ed25519")
+    alice = await Player.login(server.port, "alice")
+    await alice.enter_lobby()
+    bob = await Player.login(server.port, "bob", bob_key)
+    await bob.enter_lobby()
+    await alice.wait_for("bob")
+    await alice.press(b"i")
+    await bob.wait_for("alice invites you to TRICE")
+    await bob.press(b"a")
+    for player in (alice, bob):
+        await player.wait_for("setup roll", timeout=40)
+    first_app = set(server.apps())
+    again = await Player.login(server.port, "bob", bob_key)
+    await bob.wait_for("this key logged in again from another connection: this one is closed")
+    await asyncio.wait_for(bob.reader, 15)  # the server closed the older session
+    await again.wait_for("Your game is waiting", "c resumes it", timeout=40)
+    assert len(server.apps()) == 2 and len(first_app & set(server.apps())) == 1  # alice's, and bob's new one
+    await again.press(b"c")
+    await again.wait_for("TRICE: alice vs bob (you)")
+    again.mark()
+    await again.press(b"\r")
+    await again.wait_for("Pool:", timeout=40)
+    mover = await _whose_turn(alice, again)
+    await mover.press(b"\r")  # the cursor is on a die in the pool: it is chosen
+    await again.wait_for("1. ", "chooses", timeout=40)
+    [transcript] = [t for t in (tmp_path / "served" / "players").glob("*/transcripts/*seat1.dtt")]
+    verdict = dicetable("verify", str(transcript))
+    assert "the game is unfinished" in verdict.stdout, verdict  # not a record written twice
+    for player in (alice, bob, again):
+        player.close()
+
+
+async def _whose_turn(*players: Player) -> Player:
+    deadline = time.monotonic() + 40
+    while True:
+        for player in players:
+            if "Your turn" in player.text(player.since):
+                return player
+        assert time.monotonic() < deadline, "nobody's turn"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_stopping_server_ends_its_apps_first(tmp_path):
+    served = ServeSsh(tmp_path / "served")
+    try:
+        player = await Player.login(served.port, "ivan")
+        await player.enter_lobby()
+        apps = served.apps()
+        served.process.terminate()
+        await player.wait_for("the server is shutting down")
+        assert served.process.wait(20) == 0
+        assert apps and not any(Path(f"/proc/{app}").exists() for app in apps), "an app outlived its server"
+        player.close()
+    finally:
+        served.close()
+
+
 async def test_a_half_open_flood_and_a_dropped_connection_leave_the_server_up(server):
     flood = []
     for _ in range(100):  # TCP connections that never say a word of SSH
