@@ -1,12 +1,12 @@
 """`dicetable serve-ssh` on 127.0.0.1 with OpenSSH's own client, in tmux at 80 × 24, by keys alone.
 
 Two keys made by ssh-keygen log in with `ssh -tt`; both players see each other in the lobby, alice
-invites bob to TRICE (i), bob accepts (a), and they play the whole game as people do: each reads
-the screen (capture-pane) to see whose turn it is and what is legal, and types a square (`b2`) or a
-pool die (`w6`), then Enter. Mid-game one ssh client is killed (the host's, or the joiner's); that
-player logs in again with the same key, is told in the lobby that the game is waiting, resumes it (c,
-from the lobby or from the home screen) and they finish it. Both transcripts then verify, alone and
-as copies of one table, with exactly the moves typed.
+picks TRICE (g) and invites bob (i), bob accepts (a), and they play the whole game as people do:
+each reads the screen (capture-pane) to see whose turn it is and what is legal, and types a square
+(`b2`) or a pool die (`w6`), then Enter. Mid-game one ssh client is killed (the host's, or the
+joiner's); that player logs in again with the same key, is told in the lobby that the game is
+waiting, resumes it (c, from the lobby or from the home screen) and they finish it. Both transcripts
+then verify, alone and as copies of one table, with exactly the moves typed.
 """
 
 from __future__ import annotations
@@ -164,12 +164,15 @@ def test_two_openssh_clients_play_trice_with_a_dropped_connection(served, tmp_pa
         pane.press("Enter", "Lobby: who is here now", tries=4)
     alice.wait_for("bob   ", timeout=30)  # each sees the other in the lobby's list
     bob.wait_for("alice  ", timeout=30)
-    alice.wait_for("Invitations are to TRICE")  # TRICE is the game i invites to (g would change it)
+    alice.wait_for("Invitations are to TRICE")
+    for title in ("TRIAD", "Dice Breaker", "Tricolor Line", "TRICE"):  # g goes round the games, back to TRICE
+        alice.send("g")
+        alice.wait_for(f"Invitations are to {title} ", timeout=30)
     alice.press("i", "Waiting room")
     bob.wait_for("alice invites you to TRICE", timeout=30)
     bob.press("a", "Pool:", tries=2)
     for pane in (alice, bob):
-        wait_screen(pane, lambda s: "Pool: 12 dice" in s and "setup roll" in s, "both at the table after the setup roll")
+        wait_screen(pane, lambda s: "Pool: 12 dice" in s and "setup roll" in s, "at the table, the setup roll made")
 
     rng = random.Random(17)
     panes = {"alice": alice, "bob": bob}
@@ -211,7 +214,8 @@ def come_back(server: ServeSsh, tmux: Tmux, name: str, panes: dict[str, Pane], k
     gone = panes[name]
     other = next(pane for who, pane in panes.items() if who != name)
     client = int(gone.info("pane_pid"))  # the pane's shell exec'd ssh
-    assert subprocess.run(["ps", "-o", "comm=", "-p", str(client)], capture_output=True, text=True).stdout.strip() == "ssh"
+    command = subprocess.run(["ps", "-o", "comm=", "-p", str(client)], capture_output=True, text=True).stdout
+    assert command.strip() == "ssh", command
     os.kill(client, signal.SIGKILL)
     gone.wait_dead()
     wait_until(lambda: len(server.apps()) == 1, 30, f"{name}'s app ended with the connection")
