@@ -230,7 +230,14 @@ def come_back(server: ServeSsh, tmux: Tmux, name: str, panes: dict[str, Pane], k
         again.press("Escape", "Resume a game that stopped", tries=4)
     again.press("c", "Resume a game", tries=4)
     again.wait_for(listed, timeout=30)
-    again.send("Enter")  # once: a second Enter at the table would act
+    for attempt in range(3):  # Enter again only when the list was not ready for it (a second one would move)
+        again.send("Enter")
+        try:
+            wait_screen(again, lambda s: "Reopening TRICE" in s or "Pool:" in s, "the game reopening", 5)
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
     again.wait_for("Pool:", timeout=60)
     wait_screen(other, lambda s: "DISCONNECTED" not in s and "· connected" in s, "the seat back on the other screen")
     return again
