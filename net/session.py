@@ -130,10 +130,10 @@ from dicetable.net import wire
 from dicetable.net.chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
 from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals, paid_cards
-from dicetable.net.identity import Profile, home
+from dicetable.net.identity import Profile
 from dicetable.net.refusals import DealError, Disputed
 from dicetable.net.seat_file import save_seat
-from dicetable.net.transcript import TranscriptWriter, header_for
+from dicetable.net.transcript import TranscriptWriter, header_for, transcript_dir
 
 
 @dataclass(frozen=True)
@@ -159,10 +159,6 @@ def bot_chooser(game, name: str, seed: int | None = None) -> Chooser:
     seed = secrets.randbits(64) if seed is None else seed
     bot = game.bots[name](game, random.Random(seed))
     return bot.choose
-
-
-def transcript_dir() -> Path:
-    return home() / "transcripts"
 
 
 class TableSession:

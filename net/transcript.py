@@ -47,6 +47,13 @@ MAX_RECORD = 1 << 20
 _HEAD = struct.Struct(">II")
 
 
+def transcript_dir() -> Path:
+    """Where this profile's tables keep their transcripts (and seat files beside them)."""
+    from dicetable.net.identity import home  # here, not above: reading a transcript needs no profile
+
+    return home() / "transcripts"
+
+
 class NotATranscript(Exception):
     """The file is not a dicetable transcript at all."""
 

@@ -1,19 +1,23 @@
-"""Helpers for tests/test_ssh.py: a throwaway OpenSSH server on 127.0.0.1 and tmux panes that log in.
+"""Helpers for the SSH tests: a throwaway OpenSSH server on 127.0.0.1, `dicetable serve-ssh` on
+127.0.0.1, and tmux panes that log in with OpenSSH's client.
 
 `SshServer` makes a host key and a user key for the test, writes an sshd_config that listens on
-127.0.0.1 on a free port (public keys only, this test's keys only) and runs `sshd -D`. `Pane` is one
-tmux window on a private tmux server running `ssh -tt` to it; it sends keys, reads the screen
-(capture-pane), keeps every byte the remote program wrote (pipe-pane) and reads tmux's own record of
-the terminal's modes (mouse reporting, alternate screen).
+127.0.0.1 on a free port (public keys only, this test's keys only) and runs `sshd -D`. `ServeSsh`
+runs `dicetable serve-ssh --bind 127.0.0.1 --port 0` on a data directory of the test's and lists the
+apps it runs. `Pane` is one tmux window on a private tmux server running `ssh -tt`; it sends keys,
+reads the screen (capture-pane), keeps every byte the remote program wrote (pipe-pane) and reads
+tmux's own record of the terminal's modes (mouse reporting, alternate screen).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -86,12 +90,65 @@ class SshServer:
         return shlex.join(["ssh", *options, f"{self.user}@127.0.0.1", remote])
 
     def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        stop(self.process, 5)
         self.log.close()
+
+
+class ServeSsh:
+    """`dicetable serve-ssh` on 127.0.0.1, any free port, players' data under `data`."""
+
+    def __init__(self, data: Path, *flags: str) -> None:
+        self.data = data
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "dicetable.tui.cli", "serve-ssh", "--bind", "127.0.0.1", "--port", "0",
+             "--data", str(data), *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        line = self.process.stdout.readline()
+        match = re.fullmatch(r"ssh: listening on 127\.0\.0\.1:(\d+)\n", line)
+        assert match, f"serve-ssh said {line!r}"
+        self.port = int(match.group(1))
+        self.limits = self.process.stdout.readline()
+
+    def apps(self) -> list[int]:
+        """The app processes the server runs now (its children)."""
+        children = []
+        for entry in Path("/proc").iterdir():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == self.process.pid and fields[0] != "Z":
+                children.append(int(entry.name))
+        return children
+
+    def command(self, user: str, key: Path, known_hosts: Path) -> str:
+        """OpenSSH's client logging in as `user` with `key` alone (a first meeting: the host key is
+        taken and kept in the test's own known_hosts)."""
+        return shlex.join([
+            "ssh", "-tt", "-F", "/dev/null", "-i", str(key), "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none",
+            "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={known_hosts}",
+            "-o", "LogLevel=ERROR", "-p", str(self.port), f"{user}@127.0.0.1",
+        ])
+
+    def close(self) -> None:
+        stop(self.process, 10)
+
+
+def stop(process: subprocess.Popen, grace: float) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds; reaped either way."""
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def user_key(path: Path) -> Path:
+    """A new Ed25519 key for OpenSSH's client, made by ssh-keygen (no passphrase)."""
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return path
 
 
 class Tmux:

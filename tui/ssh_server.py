@@ -8,7 +8,9 @@ network tables on 127.0.0.1. This process only bridges bytes: it never reads a p
 
 Any key is accepted (the key is who you are, there are no accounts); passwords are not offered.
 A connection that has not logged in within LOGIN_GRACE seconds is dropped, at most MAX_STARTUPS
-may be logging in at once, and at most `max_sessions` apps run at once.
+may be logging in at once, and at most `max_sessions` apps run at once. One app per key: a key that
+logs in again (its old connection hung) closes the older app first, since two apps at one seat would
+write one transcript twice. No app outlives the server.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ class Server:
         self.players = private_dir(data / "players")
         self.logging_in = 0
         self.sessions = 0
+        self.playing: dict[str, AppSession] = {}  # key_id -> its session (one app per key)
 
     # -- asyncssh's server factory: one per connection ------------------------------------------
     def connection(self) -> asyncssh.SSHServer:
@@ -103,16 +106,33 @@ class Server:
             process.stderr.write(b"dicetable: this server runs the dicetable app; log in with a terminal (ssh -t).\r\n")
             process.exit(1)
             return
-        if self.sessions >= self.limits.max_sessions:
+        player = key_id(key)
+        previous = self.playing.get(player)
+        if self.sessions >= self.limits.max_sessions and previous is None:
             process.stdout.write(f"dicetable: the server is full ({self.limits.max_sessions} players); "
                                  "try again in a while.\r\n".encode())
             process.exit(1)
             return
         self.sessions += 1
+        session = self.playing[player] = AppSession(self, process, key)
         try:
-            await AppSession(self, process, key).run()
+            if previous is not None:
+                previous.stop("this key logged in again from another connection: this one is closed.")
+                await previous.ended.wait()
+            await session.run()
         finally:
             self.sessions -= 1
+            session.ended.set()
+            if self.playing.get(player) is session:
+                del self.playing[player]
+
+    async def close(self) -> None:
+        """End every app (hang-up, then kill) before the server exits: none may outlive it."""
+        sessions = list(self.playing.values())
+        for session in sessions:
+            session.stop("the server is shutting down.")
+        if sessions:
+            await asyncio.wait([asyncio.create_task(session.ended.wait()) for session in sessions], timeout=15)
 
 
 class _Connection(asyncssh.SSHServer):
@@ -181,6 +201,20 @@ class AppSession:
         self.pid = 0
         self.master = -1
         self.last_input = time.monotonic()
+        self.stopped = asyncio.Event()  # the server ends this session (stop)
+        self.ended = asyncio.Event()  # its app has ended and been reaped (set by Server.session)
+        self.why = ""
+
+    def stop(self, why: str) -> None:
+        self.why = why
+        self.stopped.set()
+
+    def say(self, text: str) -> None:
+        """A last line to the client, below the app's screen."""
+        try:
+            self.process.stdout.write(f"\r\n\r\ndicetable: {text}\r\n".encode())
+        except (OSError, asyncssh.Error):
+            pass
 
     def environment(self) -> dict[str, str]:
         home = private_dir(self.server.players / key_id(self.key))
@@ -230,13 +264,15 @@ class AppSession:
     async def run(self) -> None:
         self.start()
         tasks = [asyncio.create_task(self.output()), asyncio.create_task(self.input()),
-                 asyncio.create_task(self.idle())]
+                 asyncio.create_task(self.idle()), asyncio.create_task(self.stopped.wait())]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for task in tasks:
                 task.cancel()
             status = await self.end()
+            if self.why:
+                self.say(self.why)
             try:
                 self.process.exit(status)
             except (OSError, asyncssh.Error):
@@ -300,15 +336,26 @@ class AppSession:
         while True:
             left = self.last_input + limit - time.monotonic()
             if left <= 0:
-                try:
-                    self.process.stdout.write(f"\r\n\r\ndicetable: no key pressed for {limit:g} s: disconnected.\r\n".encode())
-                except (OSError, asyncssh.Error):
-                    pass
+                self.say(f"no key pressed for {limit:g} s: disconnected.")
                 return
             await asyncio.sleep(min(left, 30.0))
 
     async def end(self) -> int:
         """End the app (hang-up first, as a terminal closing does, then a kill) and reap it."""
+        try:
+            return await self._end()
+        except asyncio.CancelledError:  # the event loop is going away: kill and reap now, never leave it behind
+            if self.master >= 0:
+                try:
+                    os.killpg(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.waitpid(self.pid, 0)
+                os.close(self.master)
+                self.master = -1
+            raise
+
+    async def _end(self) -> int:
         for sig, wait in ((None, 0.0), (signal.SIGHUP, 3.0), (signal.SIGKILL, 5.0)):
             if sig is not None:
                 try:
@@ -320,16 +367,18 @@ class AppSession:
                 done, status = os.waitpid(self.pid, os.WNOHANG)
                 if done:
                     os.close(self.master)
+                    self.master = -1
                     return os.waitstatus_to_exitcode(status) & 0xFF
                 if time.monotonic() >= deadline:
                     break
                 await asyncio.sleep(0.05)
         os.close(self.master)
+        self.master = -1
         return 1
 
 
 async def start(bind: str, port: int, key_file: Path, data: Path, limits: Limits):
-    """Listen; returns the acceptor (its port is the one bound)."""
+    """Listen; returns the acceptor (its port is the one bound) and the Server (close() it after)."""
     import logging
 
     logging.getLogger("asyncssh").setLevel(logging.WARNING)  # a flood must not flood the server's log too
@@ -337,13 +386,14 @@ async def start(bind: str, port: int, key_file: Path, data: Path, limits: Limits
     for stale in server.lobby.rglob("*"):  # a restarted server: nobody is in the lobby yet
         if stale.is_file():
             stale.unlink(missing_ok=True)
-    return await asyncssh.listen(
+    acceptor = await asyncssh.listen(
         bind, port, server_factory=server.connection, process_factory=server.session,
         server_host_keys=[host_key(key_file)], encoding=None, line_editor=False,
         login_timeout=LOGIN_GRACE, keepalive_interval=KEEPALIVE, keepalive_count_max=4,
         agent_forwarding=False, x11_forwarding=False, allow_scp=False, sftp_factory=None,
         reuse_address=True,
     )
+    return acceptor, server
 
 
 def serve(bind: str, port: int, key_file: Path, data: Path, limits: Limits) -> int:
@@ -355,7 +405,7 @@ def serve(bind: str, port: int, key_file: Path, data: Path, limits: Limits) -> i
         pass
 
     async def main() -> None:
-        acceptor = await start(bind, port, key_file, data, limits)
+        acceptor, server = await start(bind, port, key_file, data, limits)
         print(f"ssh: listening on {bind}:{acceptor.get_port()}", flush=True)
         print(f"limits: {limits.describe()}", flush=True)
         stop = asyncio.Event()
@@ -364,6 +414,7 @@ def serve(bind: str, port: int, key_file: Path, data: Path, limits: Limits) -> i
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         acceptor.close()
+        await server.close()
 
     asyncio.run(main())
     return 0

@@ -20,46 +20,14 @@ from pathlib import Path
 
 import pytest
 
+from ssh_terminal import ServeSsh
+
 asyncssh = pytest.importorskip("asyncssh")
 
 pytestmark = pytest.mark.slow
 
 # CSI / OSC / DCS sequences, charset choices and two-byte escapes: what is left is the text drawn.
 CONTROLS = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[()][0-9A-Za-z]|.)")
-
-
-class Server:
-    def __init__(self, data: Path, *flags: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "dicetable.tui.cli", "serve-ssh", "--bind", "127.0.0.1", "--port", "0",
-             "--data", str(data), *flags],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        line = self.process.stdout.readline()
-        match = re.fullmatch(r"ssh: listening on 127\.0\.0\.1:(\d+)\n", line)
-        assert match, f"serve-ssh said {line!r}"
-        self.port = int(match.group(1))
-        self.limits = self.process.stdout.readline()
-
-    def apps(self) -> list[int]:
-        """The app processes the server runs now (its children)."""
-        children = []
-        for entry in Path("/proc").iterdir():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[1]) == self.process.pid and fields[0] != "Z":
-                children.append(int(entry.name))
-        return children
-
-    def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 class Player:
@@ -108,11 +76,11 @@ class Player:
         self.process.stdin.write(keys)
         await asyncio.sleep(0.05)
 
-    async def enter_lobby(self) -> None:
+    async def enter_lobby(self, timeout: float = 30) -> None:
         """The first login asks for the name (the login name is offered): Enter takes it."""
-        await self.wait_for("Welcome to dicetable")
+        await self.wait_for("Welcome to dicetable", timeout=timeout)
         await self.press(b"\r")
-        await self.wait_for("Lobby", "who is here now")
+        await self.wait_for("Lobby", "who is here now", timeout=timeout)
 
     def close(self) -> None:
         self.reader.cancel()
@@ -121,7 +89,7 @@ class Player:
 
 @pytest.fixture
 def server(tmp_path):
-    served = Server(tmp_path / "served")
+    served = ServeSsh(tmp_path / "served")
     yield served
     served.close()
 
@@ -191,6 +159,98 @@ async def test_the_same_key_is_the_same_player(server):
     again.close()
 
 
+async def test_twenty_sessions_are_held_and_a_twenty_first_lists_them(server):
+    """Twenty players at once, each with an app of its own in the lobby; a 21st login still gets its
+    lobby and lists all twenty (memory per session: scripts/bench_serve_ssh.py)."""
+    names = [f"player-{n:02d}" for n in range(20)]
+    players = []
+    try:
+        for name in names:  # one after another: twenty apps starting at once would share 2 cores
+            player = await Player.login(server.port, name)
+            players.append(player)
+            await player.enter_lobby(timeout=90)
+        assert len(server.apps()) == 20
+        last = await Player.login(server.port, "player-20", size=(80, 40))  # 40 rows: the whole list shows
+        players.append(last)
+        await last.enter_lobby(timeout=90)
+        await last.wait_for(*names, timeout=60)
+        assert not any(player.reader.done() for player in players), "a session was dropped"
+        assert len(server.apps()) == 21 and server.process.poll() is None
+    finally:
+        for player in players:
+            player.close()
+    await _until(lambda: not server.apps(), "the apps ended after their connections closed", timeout=60)
+
+
+async def test_the_same_key_logging_in_again_takes_over_its_seat(server, tmp_path):
+    """Bob's connection hangs (it stays open, nothing comes) and he logs in again with the same key:
+    the older app is closed first (two apps at one seat would write one transcript twice), and the
+    newer one resumes the game; after the next move his transcript is whole, only unfinished."""
+    from net_helpers import dicetable
+
+    bob_key = asyncssh.generate_private_key("ssh-ed25519")
+    alice = await Player.login(server.port, "alice")
+    await alice.enter_lobby()
+    bob = await Player.login(server.port, "bob", bob_key)
+    await bob.enter_lobby()
+    await alice.wait_for("bob")
+    await alice.press(b"i")
+    await bob.wait_for("alice invites you to TRICE")
+    await bob.press(b"a")
+    for player in (alice, bob):
+        await player.wait_for("setup roll", timeout=40)
+    first_app = set(server.apps())
+    again = await Player.login(server.port, "bob", bob_key)
+    await bob.wait_for("this key logged in again from another connection: this one is closed")
+    await asyncio.wait_for(bob.reader, 15)  # the server closed the older session
+    await again.wait_for("Your game is waiting", "c resumes it", timeout=40)
+    assert len(server.apps()) == 2 and len(first_app & set(server.apps())) == 1  # alice's, and bob's new one
+    await again.press(b"c")
+    await again.wait_for("TRICE: alice vs bob (you)")
+    for attempt in range(3):  # Enter again only when the list was not ready for it (a second one would move)
+        await again.press(b"\r")
+        try:
+            await again.wait_for("Reopening TRICE", timeout=5)
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
+    await again.wait_for("Pool:", timeout=40)
+    mover = await _whose_turn(alice, again)
+    await mover.press(b"\r")  # the cursor is on a die in the pool: it is chosen
+    await again.wait_for("1. ", "chooses", timeout=40)
+    [transcript] = [t for t in (tmp_path / "served" / "players").glob("*/transcripts/*seat1.dtt")]
+    verdict = dicetable("verify", str(transcript))
+    assert "the game is unfinished" in verdict.stdout, verdict  # not a record written twice
+    for player in (alice, bob, again):
+        player.close()
+
+
+async def _whose_turn(*players: Player) -> Player:
+    deadline = time.monotonic() + 40
+    while True:
+        for player in players:
+            if "Your turn" in player.text(player.since):
+                return player
+        assert time.monotonic() < deadline, "nobody's turn"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_stopping_server_ends_its_apps_first(tmp_path):
+    served = ServeSsh(tmp_path / "served")
+    try:
+        player = await Player.login(served.port, "ivan")
+        await player.enter_lobby()
+        apps = served.apps()
+        served.process.terminate()
+        await player.wait_for("the server is shutting down")
+        assert served.process.wait(20) == 0
+        assert apps and not any(Path(f"/proc/{app}").exists() for app in apps), "an app outlived its server"
+        player.close()
+    finally:
+        served.close()
+
+
 async def test_a_half_open_flood_and_a_dropped_connection_leave_the_server_up(server):
     flood = []
     for _ in range(100):  # TCP connections that never say a word of SSH
@@ -213,7 +273,7 @@ async def test_a_half_open_flood_and_a_dropped_connection_leave_the_server_up(se
 
 
 async def test_a_full_server_an_idle_player_and_a_session_without_a_terminal_are_told(tmp_path):
-    served = Server(tmp_path / "served", "--max-sessions", "1", "--idle", "6")
+    served = ServeSsh(tmp_path / "served", "--max-sessions", "1", "--idle", "6")
     try:
         assert "at most 1 sessions" in served.limits
         first = await Player.login(served.port, "frank")

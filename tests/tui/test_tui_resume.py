@@ -3,7 +3,8 @@ listed in words and reopened through the app — as joiner and as host, over rea
 127.0.0.1 — while the other seat plays on in a thread; finished and unreadable transcripts are not
 listed, and an empty list says so. A joiner claimed in default while away is told the outcome when it
 resumes, and the game leaves the list; a game whose host is gone says so and `x` takes it off the list
-(its transcript stays); a joiner whose host dies mid-game is told plainly after the grace."""
+(its transcript stays); a joiner whose host dies mid-game is told plainly after the grace. Served over
+SSH, a player whose connection dropped logs in again to the lobby, which says the game is waiting."""
 
 from __future__ import annotations
 
@@ -28,8 +29,10 @@ from dicetable.net.transcript import read
 from net_helpers import FAST
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.dialogs import GameOverDialog
+from dicetable.tui.screens.lobby_screen import LobbyScreen
 from dicetable.tui.screens.resume_screen import EMPTY, ResumeScreen
 from dicetable.tui.screens.trice_screen import TriceScreen
+from dicetable.tui.tables.lobby import SERVED_ENV
 from tui_pilot import paste_invite, until_shown
 from tui_pilot import wait_until as wait_a_while
 
@@ -181,6 +184,40 @@ async def test_a_host_resumes_from_the_home_screen_on_its_invite_and_plays_on(tm
         threads["bob"].join(5)
 
 
+async def test_a_served_player_back_in_the_lobby_is_told_the_game_waits_and_resumes_it(tmp_path, monkeypatch):
+    """A served app starts in the lobby (where a dropped player lands on logging in again): with an
+    unfinished game it says so, and c there resumes it; with none, nothing is said."""
+    monkeypatch.setenv(SERVED_ENV, str(tmp_path / "served-lobby"))
+    identity.load_or_create("carol", directory=tmp_path / "carol")
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "carol"))
+    app = DiceTableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.screen.query_one("#lobby-unfinished").display  # carol has nothing to resume
+    sessions, threads, paths = play_in_threads(tmp_path, crashes="bob")
+    host = sessions["alice"]
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "bob"))
+    app = DiceTableApp()
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen)
+                             and app.screen.query_one("#lobby-unfinished").display)
+            told = " ".join(str(app.screen.query_one("#lobby-unfinished", Static).render()).split())
+            assert told.startswith(f"Your game is waiting: TRICE: alice vs bob (you), {moves_in(paths['bob'])} moves, ")
+            assert told.endswith(", you joined. c resumes it.")
+            screen = await open_resume(pilot, app)
+            assert screen.query_one("#resume-list", OptionList).option_count == 1
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
+            assert app.screen.view.local_seats == frozenset({1}) and app.screen.view.result is None
+            app.screen.controller.close()
+    finally:
+        host.stop()
+        threads["alice"].join(5)
+
+
 async def test_finished_and_unreadable_transcripts_are_not_listed(tmp_path, monkeypatch):
     sessions, threads, paths = play_in_threads(tmp_path, crashes=None)
     for thread in threads.values():
@@ -225,7 +262,7 @@ async def test_a_host_not_back_yet_is_one_line_and_changes_nothing(tmp_path, mon
         screen = await open_resume(pilot, app)
         await pilot.press("enter")
         note = screen.query_one("#resume-note", Static)
-        assert "waiting for the host" in str(note.render())
+        await wait_until(pilot, lambda: "waiting for the host" in str(note.render()))  # Enter's message, handled
         await wait_until(pilot, lambda: "Could not resume" in str(note.render()))
         line = str(note.render())
         assert "\n" not in line and "host" in line, line
@@ -348,3 +385,15 @@ async def test_a_joiner_whose_host_dies_mid_game_is_told_plainly_and_can_leave(t
     finally:
         host.stop()
         thread.join(5)
+
+
+def test_looking_for_unfinished_games_loads_no_table_machinery():
+    """Every served app's lobby looks for unfinished games as it opens: that look must not load the
+    sessions' code (cryptography, ZeroMQ), which costs each idle app ~10 MB (scripts/bench_serve_ssh.py)."""
+    import subprocess
+    import sys
+
+    look = ("import sys; from dicetable.tui.screens.resume_screen import resumable_games; resumable_games(); "
+            "print(sorted(m for m in ('dicetable.net.session', 'cryptography', 'zmq') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", look], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out

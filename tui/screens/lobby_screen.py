@@ -1,7 +1,8 @@
 """The lobby of a dicetable served over SSH (`dicetable serve-ssh`): who is connected now and their
 open tables; i invites the person under the cursor (one key), a accepts an invitation, Enter sits
-down at someone's open table. The tables are ordinary network tables on the server's 127.0.0.1
-(transcripts, fairness panel, verify), opened and joined through the usual waiting room.
+down at someone's open table, c resumes a game left unfinished (a dropped connection lands here, so
+the lobby says so). The tables are ordinary network tables on the server's 127.0.0.1 (transcripts,
+fairness panel, verify), opened and joined through the usual waiting room.
 
 `open_served(app)` is the app's one hook for served mode: it puts the lobby on top of the home
 screen and starts `Served`, which keeps this app's presence and invitations in the lobby directory
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -165,6 +167,7 @@ class LobbyScreen(Screen):
         Binding("n", "decline", "decline"),
         Binding("enter", "sit_down", "join table", priority=True),
         Binding("g", "next_game", "game"),
+        Binding("c", "resume", "resume"),
         Binding("escape", "menu", "menu"),
     ]
 
@@ -178,6 +181,7 @@ class LobbyScreen(Screen):
         with Vertical(id="lobby-box"):
             yield Static("Lobby: who is here now", id="lobby-title")
             yield Static(TRUST, id="lobby-trust")
+            yield Static(id="lobby-unfinished")
             yield Static(id="lobby-invitations")
             yield DataTable(id="lobby-people", cursor_type="row", zebra_stripes=False)
             yield Static(id="lobby-game")
@@ -188,11 +192,32 @@ class LobbyScreen(Screen):
         grid = self.query_one(DataTable)
         grid.add_columns("Name", "Key", "Doing", "Open table")
         grid.focus()
+        self.query_one("#lobby-unfinished").display = False  # until the games are read (on_screen_resume)
         self._show_game()
         self.show(self.served.people, self.served.invitations)
 
     def on_screen_resume(self) -> None:
         self.served.tick()
+        self.run_worker(self._read_unfinished, thread=True, group="unfinished", exclusive=True, exit_on_error=False)
+
+    def _read_unfinished(self) -> None:
+        from dicetable.tui.screens.resume_screen import resumable_games
+
+        games, _ = resumable_games(self.app.profile_dir)
+        self.app.call_from_thread(self._show_unfinished, games)
+
+    def _show_unfinished(self, games: list) -> None:
+        if not self.is_attached:
+            return
+        shown = self.query_one("#lobby-unfinished", Static)
+        shown.display = bool(games)
+        if len(games) == 1:
+            shown.update(f"[b]Your game is waiting:[/b] {escape(games[0].words())}. c resumes it.")
+        elif games:
+            shown.update(f"[b]{len(games)} games are waiting[/b], the newest {escape(games[0].words())}. c lists them.")
+
+    def action_resume(self) -> None:
+        self.app.open("resume")
 
     def show(self, people: list[Presence], invitations: list[Invitation]) -> None:
         if not self.is_mounted:

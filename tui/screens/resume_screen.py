@@ -2,7 +2,7 @@
 reopened as `dicetable host --resume` / `join --resume` do, then played on in the usual screens;
 and the local games left unfinished, rebuilt from their saves (tui/tables/local_save.py).
 
-A game is listed when its transcript in the data directory (net/session.py `transcript_dir()`) has
+A game is listed when its transcript in the data directory (net/transcript.py `transcript_dir()`) has
 its seat file (net/seat_file.py) beside it, no result yet, and the player has not forgotten it (`x`:
 a local game's save is deleted; a network game's transcript stays, its seat file marked, since the
 transcript is the table's record). Reopening runs in a thread (a resumed
@@ -102,6 +102,24 @@ def unfinished_games(directory: Path, key: bytes | None = None) -> tuple[list[Un
     return games, unreadable
 
 
+def resumable_games(profile_dir=None) -> tuple[list, list[str]]:
+    """What this profile can resume, newest first: its unfinished network games (Unfinished) and
+    local games (SavedGame); and the files that could not be read (as `name: why`). Reads every
+    transcript: call it in a thread."""
+    from dicetable.net import identity
+    from dicetable.net.identity import home
+    from dicetable.net.transcript import transcript_dir
+    from dicetable.tui.tables.local_save import saved_games
+
+    try:
+        profile = identity.load(profile_dir)
+    except identity.ProfileError:
+        profile = None
+    network, unreadable = unfinished_games(transcript_dir(), profile.public_key if profile else None)
+    local, bad_saves = saved_games(home())
+    return sorted(network + local, key=lambda g: g.when, reverse=True), unreadable + bad_saves
+
+
 class ResumeScreen(GameListScreen):
     CSS_PATH = "resume_screen.tcss"
     BINDINGS = [*GameListScreen.BINDINGS, Binding("x", "forget", "forget a game")]
@@ -116,19 +134,8 @@ class ResumeScreen(GameListScreen):
         self.busy = False
 
     def load(self) -> tuple[list[str], list[str]]:
-        from dicetable.net import identity
-        from dicetable.net.identity import home
-        from dicetable.net.session import transcript_dir
-        from dicetable.tui.tables.local_save import saved_games
-
-        try:
-            profile = identity.load(self.app.profile_dir)
-        except identity.ProfileError:
-            profile = None
-        network, unreadable = unfinished_games(transcript_dir(), profile.public_key if profile else None)
-        local, bad_saves = saved_games(home())
-        self.games = sorted(network + local, key=lambda g: g.when, reverse=True)
-        return [game.words() for game in self.games], unreadable + bad_saves
+        self.games, unreadable = resumable_games(self.app.profile_dir)
+        return [game.words() for game in self.games], unreadable
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         game = self.games[int(event.option.id)]
