@@ -46,7 +46,7 @@ from dicetable.net import wire
 from dicetable.net.hidden import TableDeals
 from dicetable.net.identity import fingerprint, verify_signature
 from dicetable.net.relay import BadRelay, RelayAddress
-from dicetable.net.relay_link import RelayHostSocket
+from dicetable.net.relay_link import RelayHostSocket, RelayTaken
 from dicetable.net.refusals import BadJoin, BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.replica import Replica
 from dicetable.net.seat_file import SeatFileError, load_seat
@@ -85,6 +85,10 @@ def _hello_fault(body: dict) -> str:
     if type(proof) is not bytes or len(proof) != 64:
         return "a malformed hello: its proof is a 64-byte signature"
     return ""
+
+
+class TakenOver(SessionError):
+    """Through a relay, another seat orders this table now (net/succession.py): rejoin it as a seat."""
 
 
 class HostSession(TableSession):
@@ -142,6 +146,8 @@ class HostSession(TableSession):
             else:
                 retry = 5.0 if self.resumed else 0.0
                 self.socket = HostSocket(self.profile.curve_secret, self.bind, self.port_wanted, retry=retry)
+        except RelayTaken as error:
+            raise TakenOver(str(error)) from None
         except TransportError as error:
             raise SessionError(str(error)) from None
         address = self.advertise or (self.bind if self.bind not in ("0.0.0.0", "::", "*") else None)
@@ -507,10 +513,20 @@ class HostSession(TableSession):
             self.watch_holds(now)
             self.watch_presence(now)
             self.watch_code()
+            if isinstance(self.socket, RelayHostSocket):
+                self.watch_relay()
             if self.replica.phase == "ready" and not self._sent:
                 self.author("start", {})
             self.act()
             self.watch_deadlines(now)
+
+    def watch_relay(self) -> None:
+        """Name the seats that may order the table in this seat's absence (net/succession.py); stop
+        ordering once the relay says another seat does (this seat's copy would fork from the table's)."""
+        self.socket.name_deputies(self.replica)
+        if self.socket.taken is not None:
+            raise SessionError(f"{fingerprint(self.socket.taken)} took over ordering this table at the relay while "
+                               f"this seat was away; resume to play on as a seat: {self.transcript_path}")
 
     def run(self) -> Any:
         """Play until the game ends (then let the joiners catch up) or `stop()`; returns the result."""

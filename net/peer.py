@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dicetable.net import wire
+from dicetable.net import succession, wire
 from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals
 from dicetable.net.invite import BadInvite, Invite
@@ -51,6 +51,8 @@ class PeerSession(TableSession):
         self._doubts = 0  # packets through a relay that did not fit the log (net/relay.py)
         self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
         self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
+        self.succession: succession.Succession | None = None  # on a relay: the orderer gone past the grace
+        self.successor: succession.SuccessorSession | None = None  # this seat, ordering in the host seat's place
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -159,7 +161,10 @@ class PeerSession(TableSession):
         if self.host_away_since is not None:
             self._outage = (self.host_away_since, now)
             self.host_away_since = None
-            self.emit("returned", seat=0, text="the host is back")
+            if self.succession is None:
+                self.emit("returned", seat=0, text="the host is back")
+            else:  # a seat that took over (net/succession.py); seat 0 stays away until it says otherwise
+                self.emit("ordering", text="a seat orders the log through the relay now")
             self.ask_who()  # the host may have restarted: it asks this seat to prove itself again
         if op == "welcome":
             self._welcome(body)
@@ -182,6 +187,8 @@ class PeerSession(TableSession):
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
             self._fault_told(body)
+        elif op == "ask":  # an orderer that took over, behind this seat's copy (net/succession.py)
+            succession.give(self, body)
         elif op == "pong" and type(body.get("length")) is int:
             self.host_length = max(self.host_length, body["length"])
             if body["length"] == len(self.replica.log):
@@ -244,8 +251,9 @@ class PeerSession(TableSession):
                     if self.replica.log[index].frame != frame:  # the orderer rewrites what it gave us
                         if self._doubt_relay(have):
                             return
-                        self._leave_forked(frame, f"forked log: seat 0: {self._orderer()} sent another entry {index + 1} "
-                                                  "than the one it sent before: it shows seats different logs")
+                        orderer = (0, "seat 0: ") if self.succession is None else (None, "")  # after a hand-over: unknown
+                        self._leave_forked(frame, f"forked log: {orderer[1]}{self._orderer()} sent another entry {index + 1} "
+                                                  "than the one it sent before: it shows seats different logs", orderer[0], records)
                     continue  # already in our log
                 if index > have or type(frame) is not bytes:
                     self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
@@ -265,7 +273,8 @@ class PeerSession(TableSession):
                 except Refusal as refusal:
                     if self._doubt_relay(have):
                         return
-                    self._leave_forked(frame, f"{self._orderer()} relayed a message this seat refuses: {refusal}", refusal.seat)
+                    self._leave_forked(frame, f"{self._orderer()} relayed a message this seat refuses: {refusal}",
+                                       refusal.seat, records)
                 self._own_frame_landed(record)
                 records.append(record)
             if records and self._disputed_at is None and len(self.replica.log) >= self.host_length:
@@ -314,7 +323,11 @@ class PeerSession(TableSession):
                 "checks it; you can make a claim when it returns (resume the game then)")
 
     def _orderer(self) -> str:
-        return "the host" if self.invite.owner is None else "the host or the relay carrying its packets"
+        if self.invite.owner is None:
+            return "the host"
+        if self.succession is not None:
+            return "the seat ordering the log or the relay carrying its packets"
+        return "the host or the relay carrying its packets"
 
     def _doubt_relay(self, have: int) -> bool:
         """Through a relay, a packet that does not fit the log may be the relay's doing (a dropped or
@@ -325,8 +338,14 @@ class PeerSession(TableSession):
         self.socket.send("ping", {"next": have})
         return True
 
-    def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0) -> None:
-        """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave."""
+    def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0, accepted: list | None = None) -> None:
+        """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave (the
+        `accepted` records of the same packet written first: the transcript closes here)."""
+        with self.batch():
+            for record in accepted or ():
+                self.applied(record)
+        if accepted:
+            accepted.clear()
         self.record_refusal(frame, reason)
         self.emit("refused", seat=seat, text=reason)
         self.close()
@@ -370,7 +389,8 @@ class PeerSession(TableSession):
         if silent > self.timing.drop_after and self.host_away_since is None:
             self.host_away_since = self.last_heard
             self.emit("dropped", seat=0, text="lost the host; reconnecting")
-        if self.host_away_since is not None and now - self.host_away_since > self.timing.grace:
+        if self.host_away_since is not None and now - self.host_away_since > self.timing.grace \
+                and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - self.host_away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
@@ -380,8 +400,12 @@ class PeerSession(TableSession):
         try:
             if self.socket is None:
                 self.connect()
-            while not self.stopped and not self.finished:
+            while not self.stopped and not self.finished and self.successor is None:
                 self.step(0.05)
+            if self.successor is not None:  # this seat orders the log now: the same thread plays on
+                result = self.successor.run()
+                self.finished, self.stopped = self.successor.finished, self.successor.stopped
+                return result
             if self.finished and self.socket is not None:
                 self.socket.send("ping", {"next": len(self.replica.log)})  # tells the host we have it all
         except SessionError as error:

@@ -104,6 +104,23 @@ def private_lan(count: int, tested: str):
         subprocess.run([NETNS, "down", prefix], capture_output=True)
 
 
+class Running:
+    """A relay (net/relay.py's RelayServer) served by its own thread until the test stops it."""
+
+    def __init__(self, server):
+        self.server = server
+        self.thread = threading.Thread(target=server.run, daemon=True)
+        self.thread.start()
+
+    @property
+    def line(self) -> str:
+        return self.server.address().encode()
+
+    def stop(self) -> None:
+        self.server.stopped = True
+        self.thread.join(5)
+
+
 def in_thread(session) -> threading.Thread:
     """Run a host or peer session's loop in a daemon thread, as the app's worker does."""
     thread = threading.Thread(target=session.run, daemon=True)

@@ -1,0 +1,220 @@
+"""The table outlives its host (issue 16): on a relay, a seat takes over ordering the log when the seat
+that orders it (the host seat, at first) has been gone past the grace.
+
+Who takes over, and when. A joiner whose orderer has been silent past `timing.grace` by its own clock
+(net/peer.py) follows `follow()`: the seats try in a fixed order, seat 1, 2, ..., then seat 0, none out
+of the game, the k-th of them (k = 0, 1, ...) once the orderer has been silent for the grace plus
+k `step`s, so the lowest seat still here takes over and the next one does if it is gone too. Trying is
+serving the table at the same relay with the seat's own key (net/relay_link.py): the relay lets it
+only if the table's owner named that key among its seats (`deputies`, once every seat had joined) and
+nobody serves the table now; a seat that hears `relay_taken` leaves it to the seat that won, which its
+pings reach through the relay. After the last seat's turn (and a connect timeout), a seat nobody took
+over for is stranded, told what it can do, as without a relay.
+
+What the successor is. A `SuccessorSession`: a host session (net/host.py) over the seat's own replica,
+chains, transcript and pending frames, serving at the relay; the joiner's thread runs it in place
+(`PeerSession.run`), so the app's commands and events go on as they were. The other seats reconnect
+to it as after any drop (their hello proves their key on the relay's connection; the relay is the
+server they authenticate) and catch up by log index. A seat whose copy is longer than the
+successor's (the host ordered frames the successor had not heard yet) is asked for them (`ask
+{next}`, answered `give {start, frames}`): the successor takes them only through its own replica, so
+they are checked as any frame is, and hash-linked to its copy. Each seat's own clock says since when
+seat 0 has been away, so the seats claim against it by the default rules (FAIRNESS.md §4: the claim
+alone with 2 seats, co-signed with 3 or more), and the game ends by its rules or by a checked claim.
+
+Trust. The successor is no more trusted than the host was: every seat checks every frame it orders,
+a log that forks from a seat's copy fails that seat's hash links (the seat names "the seat ordering
+the log or the relay carrying its packets" and leaves with its copy), and a seat whose frames it
+drops or delays disputes the claim that follows with its own unordered frames as evidence. Joiners
+keep checking that the table's `open` is signed by the owner key their invite names. A key with no
+seat cannot serve the table at the relay (`this table belongs to another key`); a malicious relay
+could let one, but it still orders only frames the seats signed, in a log each seat checks.
+
+The host seat coming back. Its resumed session (`dicetable host --resume`, `resume_host`) finds the
+table served by the successor (`relay_taken`) and rejoins it as seat 0, a joiner like the others,
+catching up by log index: nothing is lost, and nothing needs a second hand-over. Taking ordering back
+was weighed and not done: the successor's copy is the table's (the longest, checked by every seat),
+and a hand-back would race the seats over two orderers once more for no gain in trust.
+
+Known limits: the seats learn who orders only by what it sends (an orderer's control packets are
+not signed yet), so after a second hand-over a seat's own clock starts on the vanished successor
+only when the next orderer reports it away; a host seat partitioned past the grace while still
+running orders frames nobody sees and, on its return, its copy forks from the table's (it is told
+so and leaves with it).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dicetable.net.host import ENTRIES_CHUNK, HostSession
+from dicetable.net.invite import Invite
+from dicetable.net.refusals import Refusal
+from dicetable.net.relay import RelayAddress
+from dicetable.net.relay_link import RelayHostSocket, RelayTaken
+from dicetable.net.session import TableSession
+from dicetable.net.transport import BadPacket, TransportError, unpack
+
+
+def step(timing) -> float:
+    """Seconds between two seats' turns to take over: long enough for the first to be heard."""
+    return max(2 * timing.drop_after, 5 * timing.heartbeat, 1.0)
+
+
+def order(replica) -> list[int]:
+    """The seats that may take over ordering, in the order they try (seat 0 last: the host come back)."""
+    return [s for s in (*range(1, replica.seat_count), 0) if s not in replica.out]
+
+
+class Succession:
+    """A seat's wait for a new orderer, since the orderer went silent (by the seat's own clock)."""
+
+    def __init__(self, since: float):
+        self.since = since
+        self.tried = float("-inf")
+
+
+def follow(peer, now: float) -> bool:
+    """For a joiner whose orderer has been silent past the grace: take over ordering when this seat's
+    turn comes (then `peer.successor` is set). True while the table may still get an orderer; False
+    when the seat is stranded (no relay, no game under way, or nobody took over in time)."""
+    replica = peer.replica
+    if peer.invite.owner is None or replica.phase not in ("playing", "over") or peer.seat is None:
+        return False
+    if peer.succession is None:  # the first hand-over: the orderer gone is the host seat
+        peer._away_since.setdefault(0, peer.host_away_since)
+        peer.emit("dropped", seat=0, text=f"gone for more than {peer.timing.grace:g} s: a seat takes over ordering "
+                                          "the log through the relay")
+    if peer.succession is None or peer.succession.since != peer.host_away_since:
+        peer.succession = Succession(peer.host_away_since)
+    wait, seats = step(peer.timing), order(replica)
+    late = now - peer.host_away_since - peer.timing.grace
+    if peer.seat in seats and late >= seats.index(peer.seat) * wait and now - peer.succession.tried >= wait:
+        peer.succession.tried = now
+        peer.successor = take_over(peer)
+        if peer.successor is not None:
+            return True
+    return late < len(seats) * wait + peer.timing.connect_timeout
+
+
+def take_over(peer) -> "SuccessorSession | None":
+    """Serve the peer's table at its relay with the peer's key, or None when the relay lets it not."""
+    invite = peer.invite
+    relay = RelayAddress(invite.address, invite.port, invite.host_key)
+    try:
+        socket = RelayHostSocket(peer.profile, relay, invite.table_id, peer.timing.connect_timeout)
+    except RelayTaken:
+        return None  # another seat won: this seat's pings reach it through the relay
+    except TransportError as error:
+        peer.refusals.append(str(error))
+        return None
+    return SuccessorSession.from_seat(peer, socket)
+
+
+def rejoin_invite(host: HostSession) -> Invite:
+    """The invite a host seat whose table another seat orders now rejoins it by, as a seat (its owner key)."""
+    relay = host.relay
+    return Invite(relay.address, relay.port, relay.key, host.replica.table, owner=host.replica.opener)
+
+
+def give(peer, body: dict) -> None:
+    """Answer an orderer's `ask`: the frames of this seat's copy from `next` on (they are checked there)."""
+    start, log = body.get("next"), peer.replica.log
+    if type(start) is not int or not 0 <= start < len(log):
+        return
+    while start < len(log):
+        frames, size = [], 0
+        while start + len(frames) < len(log) and (not frames or size < ENTRIES_CHUNK):
+            frames.append(log[start + len(frames)].frame)
+            size += len(frames[-1])
+        peer.socket.send("give", {"start": start, "frames": frames})
+        start += len(frames)
+
+
+class SuccessorSession(HostSession):
+    """A seat ordering its table's log through the relay in the host seat's place."""
+
+    @classmethod
+    def from_seat(cls, peer, socket: RelayHostSocket) -> "SuccessorSession":
+        replica = peer.replica
+        self = cls(peer.profile, replica.game.name, replica.seat_count, replica.options, timing=peer.timing)
+        for name in vars(TableSession(peer.profile)):  # the seat's own: replica, chains, transcript, clocks, queue
+            setattr(self, name, getattr(peer, name))
+        peer.transcript = None  # written by the successor from here on
+        peer.close()
+        replica.claim_check = self.check_claim
+        self.socket, self.invite = socket, peer.invite
+        self.relay = socket.relay
+        now = time.monotonic()
+        self.last_seen = {s: now for s in range(replica.seat_count) if s != self.seat}
+        self._asked: dict[bytes, float] = {}
+        self._seat = peer
+        self._took_over, self._own_due = now, bool(self._sent)  # frames I sent the host, maybe never ordered
+        self.emit("ordering", seat=self.seat, text=f"{replica.who(self.seat)} orders the log now, through the relay, "
+                                                  "in the host seat's place")
+        return self
+
+    def step(self, timeout: float) -> None:
+        self.stopped = self.stopped or self._seat.stopped  # the seat's session is what its caller stops
+        if self._own_due and self._seats_back(time.monotonic()):
+            self._own_due = False
+            with self.relaying():  # after the seats' longer copies: my frames the host ordered are in them
+                for seq, (_, frame) in sorted(self._sent.items()):
+                    if seq >= self.replica.next_seq(self.seat):
+                        self.order(frame, None)
+        super().step(timeout)
+
+    def _seats_back(self, now: float) -> bool:
+        """Every seat not away has reconnected (and caught this copy up), or has had its chance to."""
+        here = {s for s in range(self.replica.seat_count) if s != self.seat and s not in self._away_since}
+        caught_up = all(self.acked.get(s, -1) <= len(self.replica.log) for s in here)
+        return (here <= set(self.routes.values()) and caught_up) or now - self._took_over > 2 * self.timing.drop_after
+
+    def handle(self, peer: bytes, data: bytes, now: float) -> None:
+        super().handle(peer, data, now)
+        seat = self.routes.get(peer)
+        if seat is None:
+            return
+        op, body = _read(data)
+        if op == "hello" and type(body.get("next")) is int:
+            self.acked[seat] = body["next"]  # what its copy holds, before its first ping
+        if op == "give" and type(body.get("start")) is int and type(body.get("frames")) is list:
+            self._adopt(seat, body["start"], body["frames"])
+        elif op in ("hello", "ping") and type(body.get("next")) is int and body["next"] > len(self.replica.log):
+            if op == "hello":
+                self._tell_presence_to(peer)
+            if now - self._asked.get(peer, float("-inf")) >= self.timing.heartbeat:
+                self._asked[peer] = now
+                self.socket.send(peer, "ask", {"next": len(self.replica.log)})
+        elif op == "hello":
+            self._tell_presence_to(peer)
+
+    def _tell_presence_to(self, peer: bytes) -> None:
+        """A seat just seated hears who is away (the host seat among them) and who is here."""
+        for seat in range(self.replica.seat_count):
+            self.socket.send(peer, "presence", {"seat": seat, "here": seat not in self._away_since})
+
+    def _adopt(self, seat: int, start: int, frames: list) -> None:
+        """Frames of the log a seat holds beyond this copy (ordered by the host before it went): each
+        checked by this replica as any frame is, in order, and relayed to every seat."""
+        for offset, frame in enumerate(frames):
+            if start + offset != len(self.replica.log) or type(frame) is not bytes:
+                continue
+            try:
+                record = self.replica.accept(frame)
+            except Refusal as refusal:
+                reason = f"{self.replica.who(seat)}'s copy of the log does not fit this one: {refusal}"
+                self.record_refusal(frame, reason)
+                self.emit("refused", seat=seat, text=reason)
+                return
+            self.applied(record)
+            if self._relay is not None:
+                self._relay.append(frame)
+
+
+def _read(data: bytes) -> tuple[str, dict[str, Any]]:
+    try:
+        return unpack(data)
+    except BadPacket:
+        return "", {}
