@@ -27,7 +27,7 @@ treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, 
 host's and reaches joiners in its welcome.
 
 Event kinds: invite, transcript, joined, started, record, your_turn, refused, fault, dropped,
-returned, claimable, disputed, chat, result, defaulted, error, and on the host waiting, released, lingering. A `record` event carries
+returned, claimable, disputed, chat, result, defaulted, error, ordering, and on the host waiting, released, lingering. A `record` event carries
 the log index, the Record (data) and its note (text); `refused` names the seat at fault and the
 reason; `fault` names a seat caught cheating, once, the moment this seat knows (a frame of its own
 signing the host refused as a broken commitment or deal rule, or what the card deal finds in the log:
@@ -36,7 +36,8 @@ a shown card that opens to another, a wrong key, a deck whose end-of-game replay
 default and why; `disputed` names the claimant of a claim against this seat that its own view refutes; `defaulted`
 (after `result`) names the claimant whose claim against this seat decided the game, told in plain words (also to a
 seat that learns it on its return); `waiting`/`released` name a seat held for a joiner's key (data) and its end;
-`lingering` says the finished host stays open for a seat still away (net/host.py `run`).
+`lingering` says the finished host stays open for a seat still away (net/host.py `run`); `ordering` says a
+seat took over ordering the log through the relay in the host seat's place (net/succession.py).
 
 Packets between host and joiners (net/transport.py carries them as `[op, body]`):
 

@@ -3,13 +3,14 @@ that orders it (the host seat, at first) has been gone past the grace.
 
 Who takes over, and when. A joiner whose orderer has been silent past `timing.grace` by its own clock
 (net/peer.py) follows `follow()`: the seats try in a fixed order, seat 1, 2, ..., then seat 0, none out
-of the game, the k-th of them (k = 0, 1, ...) once the orderer has been silent for the grace plus
-k `step`s, so the lowest seat still here takes over and the next one does if it is gone too. Trying is
+of the game, the k-th of them (k = 0, 1, ...) in the k-th `step` after the orderer has been silent
+for the grace and for the relay's HOST_AWAY (before that the relay lets nobody in its place), turn
+by turn, so the lowest seat still here takes over and the next one does if it is gone too. Trying is
 serving the table at the same relay with the seat's own key (net/relay_link.py): the relay lets it
 only if the table's owner named that key among its seats (`deputies`, once every seat had joined) and
 nobody serves the table now; a seat that hears `relay_taken` leaves it to the seat that won, which its
-pings reach through the relay. After the last seat's turn (and a connect timeout), a seat nobody took
-over for is stranded, told what it can do, as without a relay.
+pings reach through the relay. After every seat has had two turns, a seat nobody took over for is
+stranded, told what it can do, as without a relay.
 
 What the successor is. A `SuccessorSession`: a host session (net/host.py) over the seat's own replica,
 chains, transcript and pending frames, serving at the relay; the joiner's thread runs it in place
@@ -51,7 +52,7 @@ from typing import Any
 from dicetable.net.host import ENTRIES_CHUNK, HostSession
 from dicetable.net.invite import Invite
 from dicetable.net.refusals import Refusal
-from dicetable.net.relay import RelayAddress
+from dicetable.net.relay import HOST_AWAY, RelayAddress
 from dicetable.net.relay_link import RelayHostSocket, RelayTaken
 from dicetable.net.session import TableSession
 from dicetable.net.transport import BadPacket, TransportError, unpack
@@ -89,13 +90,15 @@ def follow(peer, now: float) -> bool:
     if peer.succession is None or peer.succession.since != peer.host_away_since:
         peer.succession = Succession(peer.host_away_since)
     wait, seats = step(peer.timing), order(replica)
-    late = now - peer.host_away_since - peer.timing.grace
-    if peer.seat in seats and late >= seats.index(peer.seat) * wait and now - peer.succession.tried >= wait:
+    # From when the relay surely lets a seat serve (its host silent for HOST_AWAY), seat by seat in turn.
+    late = now - peer.host_away_since - max(peer.timing.grace, HOST_AWAY)
+    turn = peer.seat in seats and late >= 0 and int(late // wait) % len(seats) == seats.index(peer.seat)
+    if turn and now - peer.succession.tried >= wait:
         peer.succession.tried = now
         peer.successor = take_over(peer)
         if peer.successor is not None:
             return True
-    return late < len(seats) * wait + peer.timing.connect_timeout
+    return late < 2 * len(seats) * wait + peer.timing.connect_timeout  # every seat has had two turns
 
 
 def take_over(peer) -> "SuccessorSession | None":

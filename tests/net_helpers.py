@@ -52,6 +52,18 @@ def read_invite(process: subprocess.Popen) -> str:
     raise AssertionError(f"no invite printed: {process.stderr.read()}")
 
 
+def line_of(process, prefix: str, timeout: float = 15.0) -> str:
+    """The rest of the next line `process` prints that starts with `prefix`."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        line = process.stdout.readline()
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+        if not line and process.poll() is not None:
+            break
+    raise AssertionError(f"no {prefix!r} line: {process.stderr.read() if process.poll() is not None else ''}")
+
+
 def frames_in(path: Path) -> int:
     """Frames in a transcript another process is writing (-1 while it is not there yet)."""
     try:

@@ -33,7 +33,8 @@ DICEBREAKER = {"mode": "battle", "target": 3}
 
 
 @pytest.fixture
-def relay():
+def relay(monkeypatch):
+    monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)  # the seats know the relay's clock
     running = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0, host_away=HOST_AWAY))
     yield running
     running.stop()
