@@ -8,6 +8,7 @@ drops a seat's frames — are made through the real classes and caught."""
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 
 import pytest
@@ -18,7 +19,7 @@ from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile, load_or_create
 from dicetable.net.peer import PeerSession
 from dicetable.net.relay import RelayAddress, RelayServer
-from dicetable.net.relay_link import RelayHostSocket, RelayRefused
+from dicetable.net.relay_link import RelayHostSocket, RelayRefused, RelayTaken
 from dicetable.net.replica import Replica
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transcript import read
@@ -146,9 +147,14 @@ def test_a_key_with_no_seat_cannot_take_over_and_the_host_comes_back_as_a_seat(r
     ann, bob = open_table(relay, tmp_path, "trice", ["ann", "bob"], profile=profile, auto_claim=False)
     kill_host([ann, bob], after=8)
     wait_until(lambda: bob.session.successor is not None, 20, "seat 1 to take over ordering")
-    table, address = bob.session.replica.table, RelayAddress.decode(relay.line)
+    table, address, mallory = bob.session.replica.table, RelayAddress.decode(relay.line), Profile.generate("mallory")
+    named = relay.server.tables[table].deputies
+    bob.session.successor.socket.send_relay("deputies", {"keys": [mallory.public_key]})  # only the owner names seats
+    sent = time.monotonic()  # the relay's clock: packets of one connection are handled in order
+    wait_until(lambda: relay.server.tables[table].host_seen > sent + 0.5, 10, "the successor's next packets")
     with pytest.raises(RelayRefused, match="belongs to another key"):
-        RelayHostSocket(Profile.generate("mallory"), address, table, timeout=3.0)
+        RelayHostSocket(mallory, address, table, timeout=3.0)
+    assert relay.server.tables[table].deputies == named == {bob.session.profile.public_key}
     back = spawn(tmp_path, "home", "host", "--resume", str(tmp_path / "ann.dtt"), "--bot", "greedy", "--seed", "3")
     try:
         out, err = back.communicate(timeout=90)
@@ -161,6 +167,21 @@ def test_a_key_with_no_seat_cannot_take_over_and_the_host_comes_back_as_a_seat(r
     assert bob.result is not None and last_line(out, "result:") == bob.session.describe_result()
     assert not bob.session.replica.claims  # nobody claimed: the host seat played its own moves again
     verified(tmp_path, "ann", "bob")
+
+
+@pytest.mark.slow
+def test_a_seat_cannot_take_the_table_from_its_present_host(relay, tmp_path):
+    ann, bob = open_table(relay, tmp_path, "trice", ["ann", "bob"])
+    table = ann.session.replica.table
+    wait_until(lambda: relay.server.tables[table].deputies == {bob.session.profile.public_key}, 10,
+               "the host to name its seat at the relay")
+    with pytest.raises(RelayTaken):
+        RelayHostSocket(bob.session.profile, RelayAddress.decode(relay.line), table, timeout=3.0)
+    assert relay.server.tables[table].server == ann.session.profile.public_key
+    for seat in (ann, bob):
+        seat.end()
+        assert seat.error is None and seat.result is not None  # the game went on under its host
+    assert bob.session.successor is None
 
 
 class Forking(succession.SuccessorSession):
