@@ -71,6 +71,18 @@ def _read_relay(relay: RelayAddress | str) -> RelayAddress:
         raise SessionError(f"bad relay: {error}") from None
 
 
+def entry_chunks(log, start: int):
+    """The log's frames from `start` on as (first index, frames) of about ENTRIES_CHUNK bytes each."""
+    while start < len(log):
+        frames, size = [], 0
+        while start + len(frames) < len(log) and (not frames or size < ENTRIES_CHUNK):
+            frame = log[start + len(frames)].frame
+            frames.append(frame)
+            size += len(frame)
+        yield start, frames
+        start += len(frames)
+
+
 def _hello_fault(body: dict) -> str:
     """Why a hello body is malformed (exact fields, types and sizes), or "" when it is well-formed."""
     if set(body) != HELLO_FIELDS:
@@ -330,15 +342,8 @@ class HostSession(TableSession):
                     self.socket.send(peer, "entries", packet)
 
     def send_entries(self, peer: bytes, start: int) -> None:
-        log = self.replica.log
-        while start < len(log):
-            frames, size = [], 0
-            while start + len(frames) < len(log) and (not frames or size < ENTRIES_CHUNK):
-                frame = log[start + len(frames)].frame
-                frames.append(frame)
-                size += len(frame)
-            self.socket.send(peer, "entries", {"start": start, "frames": frames})
-            start += len(frames)
+        for first, frames in entry_chunks(self.replica.log, start):
+            self.socket.send(peer, "entries", {"start": first, "frames": frames})
 
     # -- packets ---------------------------------------------------------------------------------
     def handle(self, peer: bytes, data: bytes, now: float) -> None:

@@ -49,7 +49,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dicetable.net.host import ENTRIES_CHUNK, HostSession
+from dicetable.net.host import HostSession, entry_chunks
 from dicetable.net.invite import Invite
 from dicetable.net.refusals import Refusal
 from dicetable.net.relay import HOST_AWAY, RelayAddress
@@ -126,13 +126,8 @@ def give(peer, body: dict) -> None:
     start, log = body.get("next"), peer.replica.log
     if type(start) is not int or not 0 <= start < len(log):
         return
-    while start < len(log):
-        frames, size = [], 0
-        while start + len(frames) < len(log) and (not frames or size < ENTRIES_CHUNK):
-            frames.append(log[start + len(frames)].frame)
-            size += len(frames[-1])
-        peer.socket.send("give", {"start": start, "frames": frames})
-        start += len(frames)
+    for first, frames in entry_chunks(log, start):
+        peer.socket.send("give", {"start": first, "frames": frames})
 
 
 class SuccessorSession(HostSession):

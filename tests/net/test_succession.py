@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import succession, transport, wire
+from dicetable.net import succession, wire
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile, load_or_create
 from dicetable.net.peer import PeerSession
