@@ -61,6 +61,15 @@ class PeerSession(TableSession):
             self.invite = _read_invite(invite)
             self.replica = Replica(self.invite.table_id, deal_handler=TableDeals(), claim_check=self.check_claim)
 
+    @classmethod
+    def rejoining(cls, host, **kwargs: Any) -> "PeerSession":
+        """A resumed host seat whose table another seat orders now (net/host.py's TakenOver,
+        net/succession.py): it rejoins as seat 0 from the same transcript, by its own relay invite."""
+        relay, path, replica = host.relay, host.transcript_path, host.replica
+        host.close()  # its transcript is reopened here
+        invite = Invite(relay.address, relay.port, relay.key, replica.table, owner=replica.opener)
+        return cls(host.profile, invite, resume=path, **kwargs)
+
     def _resume(self, path: Path, invite) -> None:
         try:
             seat = load_seat(path)

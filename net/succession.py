@@ -31,8 +31,9 @@ keep checking that the table's `open` is signed by the owner key their invite na
 seat cannot serve the table at the relay (`this table belongs to another key`); a malicious relay
 could let one, but it still orders only frames the seats signed, in a log each seat checks.
 
-The host seat coming back. Its resumed session (`dicetable host --resume`, `resume_host`) finds the
-table served by the successor (`relay_taken`) and rejoins it as seat 0, a joiner like the others,
+The host seat coming back. Its resumed session (`dicetable host --resume`, the app's resume) finds the
+table served by the successor (`relay_taken`, net/host.py's TakenOver) and rejoins it as seat 0
+(`PeerSession.rejoining`), a joiner like the others,
 catching up by log index: nothing is lost, and nothing needs a second hand-over. Taking ordering back
 was weighed and not done: the successor's copy is the table's (the longest, checked by every seat),
 and a hand-back would race the seats over two orderers once more for no gain in trust.
@@ -50,7 +51,6 @@ import time
 from typing import Any
 
 from dicetable.net.host import HostSession, entry_chunks
-from dicetable.net.invite import Invite
 from dicetable.net.refusals import Refusal
 from dicetable.net.relay import HOST_AWAY, RelayAddress
 from dicetable.net.relay_link import RelayHostSocket, RelayTaken
@@ -113,12 +113,6 @@ def take_over(peer) -> "SuccessorSession | None":
         peer.refusals.append(str(error))
         return None
     return SuccessorSession.from_seat(peer, socket)
-
-
-def rejoin_invite(host: HostSession) -> Invite:
-    """The invite a host seat whose table another seat orders now rejoins it by, as a seat (its owner key)."""
-    relay = host.relay
-    return Invite(relay.address, relay.port, relay.key, host.replica.table, owner=host.replica.opener)
 
 
 def give(peer, body: dict) -> None:

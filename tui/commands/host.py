@@ -14,7 +14,6 @@ from dicetable.core import registry
 from dicetable.net.deadlines import Timing
 from dicetable.net.host import HostSession, TakenOver
 from dicetable.net.peer import PeerSession
-from dicetable.net.succession import rejoin_invite
 from dicetable.net.identity import ProfileError, load_or_create
 from dicetable.net.session import NetEvent, SessionError, bot_chooser
 from dicetable.net.transport import DEFAULT_BIND
@@ -186,9 +185,8 @@ def run(args) -> int:
             session.open()
         except TakenOver as taken:  # a seat orders the table at the relay now: this one rejoins as a seat
             print(f"{taken}; rejoining the table as seat 0", flush=True)
-            session.close()  # its transcript is reopened by the seat's session
-            session = PeerSession(profile, rejoin_invite(session), resume=args.resume, timing=timing_from(args),
-                                  think=args.think, chooser=session.chooser, on_event=print_event)
+            session = PeerSession.rejoining(session, timing=timing_from(args), think=args.think,
+                                            chooser=session.chooser, on_event=print_event)
             session.connect()
     except SessionError as error:
         raise CommandError(str(error)) from None
