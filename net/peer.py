@@ -53,6 +53,7 @@ class PeerSession(TableSession):
         self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
         self.succession: succession.Succession | None = None  # on a relay: the orderer gone past the grace
         self.successor: succession.SuccessorSession | None = None  # this seat, ordering in the host seat's place
+        self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         if resume is not None:
             self._resume(Path(resume), invite)
         else:

@@ -38,11 +38,19 @@ catching up by log index: nothing is lost, and nothing needs a second hand-over.
 was weighed and not done: the successor's copy is the table's (the longest, checked by every seat),
 and a hand-back would race the seats over two orderers once more for no gain in trust.
 
+Until the seats are back (each routed, its copy no longer than the successor's, or 2 × drop_after
+gone by), the successor authors nothing, not even a claim or the app's move: a frame of its own
+could take a place their copies hold (its own frames the host ordered, among them).
+
 Known limits: the seats learn who orders only by what it sends (an orderer's control packets are
 not signed yet), so after a second hand-over a seat's own clock starts on the vanished successor
-only when the next orderer reports it away; a host seat partitioned past the grace while still
-running orders frames nobody sees and, on its return, its copy forks from the table's (it is told
-so and leaves with it).
+only when the next orderer reports it away. A host killed between writing a batch and relaying it
+holds, at the end of its copy, frames of its own nobody saw; the table goes on without them, and
+when that host resumes as a seat its copy forks from the table's there: it is told so and leaves
+with its copy (cutting that tail on resume is not built). Likewise a host seat partitioned past the
+grace while still running orders frames nobody sees. A resumed owner that finds nobody serving
+(its successor gone too) orders again as a plain host, without asking the seats for the entries
+they hold beyond its copy.
 """
 
 from __future__ import annotations
@@ -117,9 +125,10 @@ def take_over(peer) -> "SuccessorSession | None":
 
 def give(peer, body: dict) -> None:
     """Answer an orderer's `ask`: the frames of this seat's copy from `next` on (they are checked there)."""
-    start, log = body.get("next"), peer.replica.log
-    if type(start) is not int or not 0 <= start < len(log):
-        return
+    start, log, now = body.get("next"), peer.replica.log, time.monotonic()
+    if type(start) is not int or not 0 <= start < len(log) or now - peer.gave_at < peer.timing.heartbeat:
+        return  # at most once a heartbeat: asks relayed again and again cost this seat no more uploads
+    peer.gave_at = now
     for first, frames in entry_chunks(log, start):
         peer.socket.send("give", {"start": first, "frames": frames})
 
@@ -142,7 +151,7 @@ class SuccessorSession(HostSession):
         self.last_seen = {s: now for s in range(replica.seat_count) if s != self.seat}
         self._asked: dict[bytes, float] = {}
         self._seat = peer
-        self._took_over, self._own_due = now, bool(self._sent)  # frames I sent the host, maybe never ordered
+        self._took_over, self._own_due = now, True  # until the seats are back: frames I sent the host, maybe ordered
         self.emit("ordering", seat=self.seat, text=f"{replica.who(self.seat)} orders the log now, through the relay, "
                                                   "in the host seat's place")
         return self
@@ -156,6 +165,18 @@ class SuccessorSession(HostSession):
                     if seq >= self.replica.next_seq(self.seat):
                         self.order(frame, None)
         super().step(timeout)
+
+    def act(self) -> None:
+        if not self._own_due:  # nothing of mine before the seats' longer copies are in (they may hold my frames)
+            super().act()
+
+    def drain_commands(self) -> None:
+        if not self._own_due:  # the app's moves and claims wait as well (a moment: see _seats_back)
+            super().drain_commands()
+
+    def watch_deadlines(self, now: float) -> None:
+        if not self._own_due:  # a claim of mine would take a place their copies may hold
+            super().watch_deadlines(now)
 
     def _seats_back(self, now: float) -> bool:
         """Every seat not away has reconnected (and caught this copy up), or has had its chance to."""

@@ -139,6 +139,39 @@ def test_three_seats_the_lowest_seat_orders_the_other_reconnects_and_a_cosigned_
     verified(tmp_path, "ann", "bob", "cy", dead=("ann",))
 
 
+class Muting(RelayServer):
+    """A relay that stops carrying anything to the connections in `muted` (a link cut one way)."""
+
+    muted: set = set()
+
+    def _send_raw(self, peer, data):
+        if peer not in self.muted:
+            super()._send_raw(peer, data)
+
+
+@pytest.mark.slow
+def test_a_successor_behind_another_seat_takes_the_entries_it_lacks_from_that_seats_copy(monkeypatch, tmp_path):
+    """The host ordered entries that reached seat 2 but not seat 1, then died: seat 1 orders behind seat 2's
+    copy, asks seat 2 for what it lacks, checks each frame with its own replica, and the table goes on."""
+    monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)
+    running = Running(Muting(curve_keypair()[1], "127.0.0.1", 0, host_away=HOST_AWAY))
+    try:
+        ann, bob, cy = open_table(running, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER)
+        wait_until(lambda: len(ann.session.replica.log) > 12, 20, "a few throws")
+        running.server.muted = {bob.session.socket.routing_id}
+        wait_until(lambda: len(cy.session.replica.log) > len(bob.session.replica.log), 20, "seat 2 to be ahead")
+        kill_host([ann, bob, cy], after=0)
+        behind = len(bob.session.replica.log)
+        assert len(read(tmp_path / "ann.dtt").frames) > behind  # the entries only the dead host and seat 2 held
+        for seat in (bob, cy):
+            seat.end(90)
+            assert seat.error is None, seat.error
+        assert bob.session.successor is not None and bob.result == cy.result is not None
+        verified(tmp_path, "ann", "bob", "cy", dead=("ann",))  # seat 1's copy holds them now, as they were
+    finally:
+        running.stop()
+
+
 @pytest.mark.slow
 def test_a_key_with_no_seat_cannot_take_over_and_the_host_comes_back_as_a_seat(relay, tmp_path, home):
     """The table waits for the host seat (nobody claims); a stranger's key is refused at the relay;
