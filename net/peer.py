@@ -6,6 +6,9 @@ it cannot trust. Catch-up is by log index: every ping carries the length of this
 the host answers with what is missing. `--resume TRANSCRIPT` replays the seat's own transcript,
 reads its chain secrets from the seat file beside it, and reclaims its seat.
 
+Through a relay, a host seat silent past the grace does not strand the table: a seat takes over
+ordering the log there and the others follow it (net/succession.py; `run` goes on as that orderer).
+
 Another seat's fault the host refused (a `fault` packet, net/host.py) is shown as a `fault` event
 once that seat's signature on the refused frame checks out with this seat's own replica.
 
@@ -261,9 +264,10 @@ class PeerSession(TableSession):
                     if self.replica.log[index].frame != frame:  # the orderer rewrites what it gave us
                         if self._doubt_relay(have):
                             return
-                        orderer = (0, "seat 0: ") if self.succession is None else (None, "")  # after a hand-over: unknown
-                        self._leave_forked(frame, f"forked log: {orderer[1]}{self._orderer()} sent another entry {index + 1} "
-                                                  "than the one it sent before: it shows seats different logs", orderer[0], records)
+                        host = self.succession is None  # after a hand-over: which seat orders is unknown here
+                        self._leave_forked(frame, f"forked log: {'seat 0: ' if host else ''}{self._orderer()} sent another "
+                                                  f"entry {index + 1} than the one it sent before: it shows seats different "
+                                                  "logs", 0 if host else None, records)
                     continue  # already in our log
                 if index > have or type(frame) is not bytes:
                     self.socket.send("ping", {"next": have})  # a gap: ask for what is missing

@@ -46,6 +46,8 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
                      hello {seat: -1 | seat, key: bin32, next: int,   ask for (or reclaim) a seat,
                             nonce: bin32, proof: bin64}               proving the key (below)
                      submit {frame: bin}                              a signed frame for the log
+                     give {start: int, frames: [bin]}                 its copy from start, for an orderer that
+                                                                      took over behind it (net/succession.py)
     host -> joiner   who {nonce: bin32}                               unknown connection: prove a key
                      welcome {seat, length, table, timing}             your seat; the host's log length
                      full {reason}                                     no seat for you (or your hold ran out)
@@ -54,6 +56,7 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
                      pong {length}                                     heartbeat answer
                      presence {seat, here: bool}                       a seat dropped or returned
                      fault {seat, reason, frame: bin}                  another seat's frame refused as a fault
+                     ask {next: int}                                   (an orderer that took over) your copy from next
 
 Seats are authenticated by their signed frames, and connections by their hello: the host routes a
 seat (its entries, refusals, presence, and the liveness that keeps it from default) only to a
