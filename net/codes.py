@@ -39,7 +39,7 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from spake2 import SPAKE2_A, SPAKE2_B
 
-from dicetable.net.mailbox import MAX_NAMEPLATE, MAX_TTL, SIDE_BYTES, USES
+from dicetable.net.mailbox import MAX_NAMEPLATE, MAX_TTL, OWNER_BYTES, SIDE_BYTES, USES
 
 APP_ID = b"dicetable.net/short-code/v1"
 JOINER_CONFIRM = APP_ID + b"/joiner-confirm"
@@ -196,6 +196,7 @@ class CodeHost:
         self.uses, self.ttl, self.clock = uses, float(ttl), clock
         self.side = secrets.token_bytes(SIDE_BYTES)
         self.nameplate: int | None = None
+        self.owner = b""  # the relay's token for our mailbox: only we may burn it
         self.code: str | None = None
         self._password = b""  # the code, once the relay gave its number
         self.events: list[tuple[str, str]] = []
@@ -237,10 +238,11 @@ class CodeHost:
         if self.done or type(body) is not dict:
             return []
         if op == "mb_allocated" and self._asking and self.nameplate is None:
-            nameplate = body.get("nameplate")
-            if type(nameplate) is not int or not 1 <= nameplate <= MAX_NAMEPLATE:
+            nameplate, owner = body.get("nameplate"), body.get("owner")
+            if type(nameplate) is not int or not 1 <= nameplate <= MAX_NAMEPLATE \
+                    or type(owner) is not bytes or len(owner) != OWNER_BYTES:
                 return []
-            self.nameplate, self.code, self._asking = nameplate, make_code(nameplate), False
+            self.nameplate, self.owner, self.code, self._asking = nameplate, owner, make_code(nameplate), False
             self._password = self.code.encode()
             self._ends = self.clock() + self.ttl
             self.events.append(("code", self.code))
@@ -311,7 +313,7 @@ class CodeHost:
         return "mb_post", {"nameplate": self.nameplate, "side": self.side, "to": to, "phase": phase, "body": data}
 
     def _burn(self) -> tuple[str, dict]:
-        return "mb_burn", {"nameplate": self.nameplate}
+        return "mb_burn", {"nameplate": self.nameplate, "owner": self.owner}
 
     def _close(self, kind: str, text: str) -> list[tuple[str, dict]]:
         self.done = True

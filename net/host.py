@@ -15,7 +15,9 @@ A connection gets a seat's route only with a hello that proves the seat's key (n
 host's challenge for a connection is HMAC-SHA256 of its routing id under a secret made when this
 host started, so it needs no memory per connection and differs between connections. A seat in the
 joining phase is reserved for one proven key (a key that reconnects keeps its reservation), and a
-joiner's join frame must be for its own reserved seat and carry the key it proved.
+joiner's join frame must be for its own reserved seat and carry the key it proved. From then on every
+packet to that connection is tagged for its hello (`tell`, net/control.py), so nothing on the path,
+a relay included, can speak for the host.
 
 A hello holds a free seat only for `timing.seat_hold` seconds: a key whose signed join does not
 follow in time loses the seat (its connection hears `full` saying so, and that key is not given
@@ -42,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from dicetable.core import registry
-from dicetable.net import wire
+from dicetable.net import control, wire
 from dicetable.net.hidden import TableDeals
 from dicetable.net.identity import fingerprint, verify_signature
 from dicetable.net.relay import BadRelay, RelayAddress
@@ -55,7 +57,7 @@ from dicetable.net.transcript import TranscriptWriter
 from dicetable.net.transport import DEFAULT_BIND, HostSocket, TransportError, unpack, BadPacket
 
 ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet when catching a peer up
-HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof"})
+HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof", "box"})
 MAX_NEXT = 2**32  # a log index in a hello
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
 MAX_BURNS = 10  # codes burned by wrong guesses before the host stops offering new ones
@@ -86,14 +88,14 @@ def entry_chunks(log, start: int):
 def _hello_fault(body: dict) -> str:
     """Why a hello body is malformed (exact fields, types and sizes), or "" when it is well-formed."""
     if set(body) != HELLO_FIELDS:
-        return "a malformed hello: it has exactly seat, key, next, nonce and proof (update dicetable?)"
-    seat, key, start, nonce, proof = (body[f] for f in ("seat", "key", "next", "nonce", "proof"))
+        return "a malformed hello: it has exactly seat, key, next, nonce, proof and box (update dicetable?)"
+    seat, key, start, nonce, proof, box = (body[f] for f in ("seat", "key", "next", "nonce", "proof", "box"))
     if type(seat) is not int or not -1 <= seat < wire.MAX_SEATS:
         return "a malformed hello: its seat is -1 or a seat number"
     if type(start) is not int or not 0 <= start <= MAX_NEXT:
         return "a malformed hello: its next is a log index"
-    if type(key) is not bytes or len(key) != 32 or type(nonce) is not bytes or len(nonce) != wire.NONCE_BYTES:
-        return "a malformed hello: its key and nonce are 32 bytes each"
+    if any(type(v) is not bytes or len(v) != 32 for v in (key, nonce, box)):
+        return "a malformed hello: its key, nonce and box are 32 bytes each"
     if type(proof) is not bytes or len(proof) != 64:
         return "a malformed hello: its proof is a 64-byte signature"
     return ""
@@ -125,6 +127,8 @@ class HostSession(TableSession):
         self.bind, self.port_wanted, self.advertise = bind, port, advertise
         self.relay = _read_relay(relay) if relay is not None else None  # through a relay: no port of our own
         self.routes: dict[bytes, int] = {}  # connection -> seat
+        self.links: dict[bytes, control.Tagger] = {}  # routed connection -> the tags of its hello (net/control.py)
+        self._box = None  # the key the joiners' invite names for tagging (made at open: a resumed host learns its relay)
         self.reserved: dict[int, tuple[bytes, bytes, float]] = {}  # seat -> (proven key, connection, since) before its join
         self.refused_keys: dict[bytes, str] = {}  # key -> why it gets no seat (the host refused it, its hold ran out)
         self._told: set[tuple[int, str]] = set()  # faults told to the joiners
@@ -152,6 +156,7 @@ class HostSession(TableSession):
     # -- opening ---------------------------------------------------------------------------------
     def open(self) -> str:
         """Bind the socket, write the opening frames; returns the invite code."""
+        self._box = control.host_box(self.profile, relayed=self.relay is not None)
         try:
             if self.relay is not None:
                 self.socket = RelayHostSocket(self.profile, self.relay, self.replica.table, self.timing.connect_timeout)
@@ -282,7 +287,7 @@ class HostSession(TableSession):
                 self._own_frame_refused(reason)
             else:
                 seat = -1 if refusal.seat is None else refusal.seat
-                self.socket.send(origin, "refused", {"seat": seat, "reason": reason})
+                self.tell(origin, "refused", {"seat": seat, "reason": reason})
             return
         if record.seat in self.reserved and record.kind == "join":
             del self.reserved[record.seat]
@@ -292,7 +297,7 @@ class HostSession(TableSession):
             return
         packet = {"start": record.index, "frames": [frame]}
         for peer in self.routes:
-            self.socket.send(peer, "entries", packet)
+            self.tell(peer, "entries", packet)
 
     def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
         """Tell every other joiner of another seat's fault, the first time; True if told."""
@@ -304,7 +309,7 @@ class HostSession(TableSession):
         self._told.add((seat, reason))
         for peer, routed in self.routes.items():
             if peer != origin and routed != seat:
-                self.socket.send(peer, "fault", {"seat": seat, "reason": reason, "frame": frame})
+                self.tell(peer, "fault", {"seat": seat, "reason": reason, "frame": frame})
         return True
 
     def _check_join(self, frame: bytes, origin: bytes) -> None:
@@ -339,11 +344,11 @@ class HostSession(TableSession):
             if frames and self.socket is not None:
                 packet = {"start": start, "frames": frames}
                 for peer in self.routes:
-                    self.socket.send(peer, "entries", packet)
+                    self.tell(peer, "entries", packet)
 
     def send_entries(self, peer: bytes, start: int) -> None:
         for first, frames in entry_chunks(self.replica.log, start):
-            self.socket.send(peer, "entries", {"start": first, "frames": frames})
+            self.tell(peer, "entries", {"start": first, "frames": frames})
 
     # -- packets ---------------------------------------------------------------------------------
     def handle(self, peer: bytes, data: bytes, now: float) -> None:
@@ -365,51 +370,65 @@ class HostSession(TableSession):
             self.acked[seat] = body["next"]
             if 0 <= body["next"] < len(self.replica.log):
                 self.send_entries(peer, body["next"])
-            self.socket.send(peer, "pong", {"length": len(self.replica.log)})
+            self.tell(peer, "pong", {"length": len(self.replica.log)})
 
     def challenge(self, peer: bytes) -> bytes:
         """The nonce a hello on connection `peer` must sign: fixed per connection, unlike any other's."""
         return hmac.new(self._challenge_secret, b"dicetable/challenge/v1" + peer, hashlib.sha256).digest()
 
+    def tell(self, peer: bytes, op: str, body: dict) -> None:
+        """A packet for one joiner: tagged for the hello its connection proved, if any (net/control.py)."""
+        link = self.links.get(peer)
+        if link is None:
+            self.socket.send(peer, op, body)  # `who`, or `full` to a hello that proved nothing
+        else:
+            self.socket.send(peer, "tagged", link.seal(op, body))
+
     def _who(self, peer: bytes) -> None:
-        self.socket.send(peer, "who", {"nonce": self.challenge(peer)})
+        self.tell(peer, "who", {"nonce": self.challenge(peer)})
 
     def _hello(self, peer: bytes, body: dict, now: float) -> None:
         fault = _hello_fault(body)
         if fault:
-            self.socket.send(peer, "full", {"reason": fault})
+            self.tell(peer, "full", {"reason": fault})
             return
-        want, key, start, nonce, proof = (body[f] for f in ("seat", "key", "next", "nonce", "proof"))
+        want, key, start, nonce, proof, box = (body[f] for f in ("seat", "key", "next", "nonce", "proof", "box"))
         if not hmac.compare_digest(nonce, self.challenge(peer)):
             self._who(peer)  # signed for another connection (a replay, or sent before a reconnect): ask again
             return
         replica = self.replica
-        signed = wire.hello_bytes(replica.table, self.socket.public_key, nonce, key)
+        signed = wire.hello_bytes(replica.table, self.socket.public_key, nonce, key, box)
         if not verify_signature(key, signed, proof):
             reason = "the hello does not prove its key: the proof is not that key's signature of this connection's challenge"
-            self.socket.send(peer, "full", {"reason": reason})
+            self.tell(peer, "full", {"reason": reason})
+            return
+        try:
+            link = control.Tagger.answering(self._box, box, replica.table, nonce, key)
+        except control.BadBox as error:
+            self.tell(peer, "full", {"reason": f"a malformed hello: {error}"})
             return
         seat = replica.seat_of(key)
+        refusal = None
         if seat is None and want >= 0:
-            self.socket.send(peer, "full", {"reason": f"seat {want} is not yours: your key never joined this table"})
-            return
-        if seat == self.seat:
-            self.socket.send(peer, "full", {"reason": "this profile is the host's own: join with another profile"})
-            return
-        if seat is None:
-            if key in self.refused_keys:
-                self.socket.send(peer, "full", {"reason": self.refused_keys[key]})
-                return
+            refusal = f"seat {want} is not yours: your key never joined this table"
+        elif seat == self.seat:
+            refusal = "this profile is the host's own: join with another profile"
+        elif seat is None and key in self.refused_keys:
+            refusal = self.refused_keys[key]
+        elif seat is None:
             seat = self._free_seat(peer, key, now)
-            if seat is None:
-                self.socket.send(peer, "full", {"reason": self._full_reason(now)})
-                return
+            refusal = self._full_reason(now) if seat is None else None
+        if refusal is not None:
+            self.socket.send(peer, "tagged", link.seal("full", {"reason": refusal}))  # the answer to this hello
+            return
         for other in [p for p, s in self.routes.items() if s == seat and p != peer]:
             del self.routes[other]  # the seat came back on a new connection
+            self.links.pop(other, None)
         self.routes[peer] = seat
+        self.links[peer] = link
         self.last_seen[seat] = now
         self._present(seat, now)
-        self.socket.send(peer, "welcome", {
+        self.tell(peer, "welcome", {
             "seat": seat, "length": len(replica.log), "table": replica.table, "timing": self.timing.to_data(),
         })
         self.send_entries(peer, start)
@@ -479,8 +498,9 @@ class HostSession(TableSession):
         if refuse:
             self.refused_keys[key] = told
         for peer in [p for p, s in self.routes.items() if s == seat]:
+            self.tell(peer, "full", {"reason": told})
             del self.routes[peer]
-            self.socket.send(peer, "full", {"reason": told})
+            self.links.pop(peer, None)
         for clock in (self.last_seen, self._away_since, self.acked):
             clock.pop(seat, None)
         self.emit("released", seat=seat, text=f"{said}: seat {seat} is free again", data=key)
@@ -494,7 +514,7 @@ class HostSession(TableSession):
 
     def _tell_presence(self, seat: int, here: bool) -> None:
         for peer in self.routes:
-            self.socket.send(peer, "presence", {"seat": seat, "here": here})
+            self.tell(peer, "presence", {"seat": seat, "here": here})
 
     def watch_presence(self, now: float) -> None:
         for seat, seen in self.last_seen.items():

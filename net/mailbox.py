@@ -7,14 +7,16 @@ parties' PAKE key (net/codes.py), so the relay only carries bytes, capped. A box
 burned (a code used up, or guessed wrong) or when its time is up; what it holds stays readable for
 `READABLE_AFTER_CLOSE` seconds, so a joiner in flight still reads the host's last word, and then the
 number rests in quarantine for the box's lifetime, so a late joiner with an old code lands in no one
-else's new box.
+else's new box. Only whoever allocated a box may burn it: the allocation's reply carries a random
+owner token (from `secrets`, sent only to the allocating connection) that every burn must name, so a
+stranger at the relay cannot burn someone else's code before its joiner uses it.
 
 Requests and replies at the relay (`answer`), all `[op, body]` packets:
 
-    mb_allocate {ttl, uses}                     -> mb_allocated {nameplate}
+    mb_allocate {ttl, uses}                     -> mb_allocated {nameplate, owner: bin16}
     mb_post {nameplate, side, to, phase, body}  -> nothing
     mb_fetch {nameplate, side, after}           -> mb_mail {nameplate, messages: [[n, side, to, phase, body], ...]}
-    mb_burn {nameplate}                         -> nothing
+    mb_burn {nameplate, owner}                  -> nothing (another owner token: mb_error)
     any refusal                                 -> mb_error {nameplate (None for mb_allocate), reason}
 
 `side` is 16 bytes naming who posts, `to` a side or None (everyone), `phase` a short ascii word,
@@ -25,11 +27,14 @@ to the fetching side or to everyone, never its own.
 from __future__ import annotations
 
 import heapq
+import hmac
 import math
+import secrets
 import time
 from dataclasses import dataclass, field
 
 SIDE_BYTES = 16
+OWNER_BYTES = 16
 MAX_PHASE = 16  # characters of a phase name
 MAX_TTL = 24 * 3600.0  # seconds a box may live, at most (a longer ttl is cut to this)
 MAX_NAMEPLATE = 99_999  # five digits keep a code within 24 characters (net/codes.py)
@@ -40,7 +45,7 @@ REQUEST_FIELDS = {
     "mb_allocate": {"ttl", "uses"},
     "mb_post": {"nameplate", "side", "to", "phase", "body"},
     "mb_fetch": {"nameplate", "side", "after"},
-    "mb_burn": {"nameplate"},
+    "mb_burn": {"nameplate", "owner"},
 }
 
 Message = tuple[int, bytes, "bytes | None", str, bytes]
@@ -55,6 +60,7 @@ class _Box:
     uses: str
     ttl: float
     closes: float  # when it stops taking posts: its time is up, or earlier if burned
+    owner: bytes  # the token its allocation got: a burn must name it
     messages: list[Message] = field(default_factory=list)
     sides: set[bytes] = field(default_factory=set)
     size: int = 0  # bytes of bodies held
@@ -85,8 +91,8 @@ class Mailboxes:
         self.size = 0  # bytes of bodies held in every box
 
     # -- the four requests ----------------------------------------------------------------------
-    def allocate(self, ttl: float, uses: str) -> int:
-        """A new box for `ttl` seconds (at most MAX_TTL): its number, the smallest one free."""
+    def allocate(self, ttl: float, uses: str) -> tuple[int, bytes]:
+        """A new box for `ttl` seconds (at most MAX_TTL): its number, the smallest one free, and its owner token."""
         if type(ttl) not in (int, float) or not math.isfinite(ttl) or ttl <= 0:
             raise MailboxError("a code's lifetime is a number of seconds above 0")
         if type(uses) is not str or uses not in USES:
@@ -101,8 +107,9 @@ class Mailboxes:
             self._release(now, force=1)
         nameplate = heapq.heappop(self._free) if self._free else self._take_next()
         ttl = min(float(ttl), MAX_TTL)
-        self.boxes[nameplate] = _Box(uses, ttl, now + ttl)
-        return nameplate
+        owner = secrets.token_bytes(OWNER_BYTES)
+        self.boxes[nameplate] = _Box(uses, ttl, now + ttl, owner)
+        return nameplate, owner
 
     def post(self, nameplate: int, side: bytes, to: bytes | None, phase: str, body: bytes) -> None:
         """Leave a message in an open box."""
@@ -136,11 +143,15 @@ class Mailboxes:
         box = self._box(nameplate)
         return [m for m in box.messages[after:] if m[1] != side and (m[2] is None or m[2] == side)]
 
-    def burn(self, nameplate: int) -> None:
-        """Close a box now (its messages stay readable a little while); an unknown number is no error."""
+    def burn(self, nameplate: int, owner: bytes) -> None:
+        """Close a box now, for its owner (its messages stay readable a little while); an unknown number is no error."""
         _check_nameplate(nameplate)
+        if type(owner) is not bytes or len(owner) != OWNER_BYTES:
+            raise MailboxError(f"a burn names the code's owner token ({OWNER_BYTES} bytes)")
         box = self.boxes.get(nameplate)
         now = self.clock()
+        if box is not None and not hmac.compare_digest(box.owner, owner):
+            raise MailboxError(f"only the host that took code {nameplate} may burn it")
         if box is not None and box.is_open(now):
             box.closes = now
 
@@ -209,14 +220,15 @@ def answer(boxes: Mailboxes, op: str, body: dict) -> tuple[str, dict] | None:
         if type(body) is not dict or set(body) != fields:
             raise MailboxError(f"a {op} request has exactly the fields {', '.join(sorted(fields))}")
         if op == "mb_allocate":
-            return "mb_allocated", {"nameplate": boxes.allocate(body["ttl"], body["uses"])}
+            nameplate, owner = boxes.allocate(body["ttl"], body["uses"])
+            return "mb_allocated", {"nameplate": nameplate, "owner": owner}
         if op == "mb_post":
             boxes.post(body["nameplate"], body["side"], body["to"], body["phase"], body["body"])
             return None
         if op == "mb_fetch":
             messages = boxes.fetch(body["nameplate"], body["side"], body["after"])
             return "mb_mail", {"nameplate": body["nameplate"], "messages": [list(m) for m in messages]}
-        boxes.burn(body["nameplate"])
+        boxes.burn(body["nameplate"], body["owner"])
         return None
     except MailboxError as error:
         return "mb_error", {"nameplate": nameplate, "reason": str(error)}

@@ -8,13 +8,18 @@ reads its chain secrets from the seat file beside it, and reclaims its seat.
 
 Through a relay, a host seat silent past the grace does not strand the table: a seat takes over
 ordering the log there and the others follow it (net/succession.py; `run` goes on as that orderer).
+From then on this seat also takes the tags of the seats that may order (net/control.py `trust`), and
+the tag names the seat that orders, the one blamed for a log that does not fit.
 
 Another seat's fault the host refused (a `fault` packet, net/host.py) is shown as a `fault` event
 once that seat's signature on the refused frame checks out with this seat's own replica.
 
 A seat is reclaimed (or asked for) only by proving this profile's key: the joiner's first packet is
 a ping, the host answers a connection it does not know with `who {nonce}`, and the hello signs that
-nonce with the table id and the host's key (`wire.hello_bytes`, net/session.py).
+nonce with the table id and the host's key (`wire.hello_bytes`, net/session.py). Every packet from
+the host but `who` must carry the host's tag for this seat's hello (net/control.py): any other is
+not the host's word, so it is ignored (a `fault` of no seat, said once, naming the relay), and only
+tagged packets count as hearing from the host.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dicetable.net import succession, wire
+from dicetable.net import control, succession, wire
 from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals
 from dicetable.net.invite import BadInvite, Invite
@@ -36,8 +41,8 @@ from dicetable.net.identity import fingerprint
 from dicetable.net.transport import BadPacket, HostUnreachable, PeerSocket, TransportError, pack, unpack
 
 
-MAX_FAULTS_TOLD = 64
-RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left  # faults of other seats this seat checks and shows
+MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
+RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left
 
 
 class PeerSession(TableSession):
@@ -64,6 +69,10 @@ class PeerSession(TableSession):
                 raise SessionError("joining needs an invite (or --resume TRANSCRIPT)")
             self.invite = _read_invite(invite)
             self.replica = Replica(self.invite.table_id, deal_handler=TableDeals(), claim_check=self.check_claim)
+        try:
+            self.link = control.HostLink(self.invite.table_id, control.host_box_public(self.invite))
+        except control.BadBox as error:
+            raise SessionError(f"bad invite: {error} (copy it again)") from None
 
     @classmethod
     def rejoining(cls, host, **kwargs: Any) -> "PeerSession":
@@ -72,7 +81,9 @@ class PeerSession(TableSession):
         relay, path, replica = host.relay, host.transcript_path, host.replica
         host.close()  # its transcript is reopened here
         invite = Invite(relay.address, relay.port, relay.key, replica.table, owner=replica.opener)
-        return cls(host.profile, invite, resume=path, **kwargs)
+        peer = cls(host.profile, invite, resume=path, **kwargs)
+        peer.link.trust(succession.orderers(peer.replica, peer.seat))  # the orderer gone past the grace was this seat
+        return peer
 
     def _resume(self, path: Path, invite) -> None:
         try:
@@ -133,6 +144,9 @@ class PeerSession(TableSession):
                 where = f"{self.invite.address}:{self.invite.port}"
                 if self.relay_notice:
                     raise SessionError(f"the relay at {where} says: {self.relay_notice}")
+                if self.link.refused and self.invite.owner is not None:
+                    raise SessionError(f"the table reached through the relay at {where} does not answer with the host's "
+                                       f"key {fingerprint(self.invite.owner)}: the relay or someone else set it up; left it")
                 raise SessionError(f"the host at {where} did not seat us within {self.timing.connect_timeout:g} s")
             self.step(min(left, 0.1))
         self._check_owner()
@@ -155,8 +169,10 @@ class PeerSession(TableSession):
         """Ask for (or reclaim) a seat, proving this profile's key on this connection."""
         seat = self.seat if self.seat is not None else -1
         key = self.profile.public_key
-        proof = self.profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, key))
-        self.socket.send("hello", {"seat": seat, "key": key, "next": len(self.replica.log), "nonce": nonce, "proof": proof})
+        box = self.link.box_for(nonce, key)  # the host tags its answers for this hello (net/control.py)
+        proof = self.profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, key, box))
+        self.socket.send("hello", {"seat": seat, "key": key, "next": len(self.replica.log), "nonce": nonce,
+                                   "proof": proof, "box": box})
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
@@ -170,6 +186,14 @@ class PeerSession(TableSession):
         if op == "relay_wait":  # the relay's word, not the host's: the host is not there to hear from
             self.relay_notice = str(body.get("reason", ""))[:200]
             return
+        if op == "who":  # the one packet before any key: all it can make us do is say hello again
+            self._who(body)
+            return
+        opened = self.link.open(body) if op == "tagged" else None
+        if opened is None:
+            self._not_the_hosts(op, body)
+            return
+        op, body = opened
         self.last_heard = now
         if self.host_away_since is not None:
             self._outage = (self.host_away_since, now)
@@ -177,14 +201,13 @@ class PeerSession(TableSession):
             if self.succession is None:
                 self.emit("returned", seat=0, text="the host is back")
             else:  # a seat that took over (net/succession.py); seat 0 stays away until it says otherwise
-                self.emit("ordering", text="a seat orders the log through the relay now")
+                self.emit("ordering", seat=self.link.orderer,
+                          text=f"{self.replica.who(self.link.orderer)} orders the log through the relay now")
             self.ask_who()  # the host may have restarted: it asks this seat to prove itself again
         if op == "welcome":
             self._welcome(body)
         elif op == "who":
-            nonce = body.get("nonce")
-            if type(nonce) is bytes and len(nonce) == wire.NONCE_BYTES:
-                self.hello(nonce)
+            self._who(body)
         elif op == "full":
             self.close()
             raise SessionError(f"the host did not seat us: {body.get('reason', 'no reason given')}")
@@ -214,6 +237,22 @@ class PeerSession(TableSession):
             elif seat not in self._away_since and seat != self.seat:
                 self._away_since[seat] = now - self.timing.drop_after
                 self.emit("dropped", seat=seat)
+
+    def _who(self, body: dict) -> None:
+        nonce = body.get("nonce")
+        if type(nonce) is bytes and len(nonce) == wire.NONCE_BYTES:
+            self.hello(nonce)
+
+    def _not_the_hosts(self, op: str, body: dict) -> None:
+        """A packet without the host's tag (net/control.py): ignored; the relay's own refusal is its word."""
+        if op == "full" and self.invite.owner is not None and not self.welcomed:
+            self.relay_notice = str(body.get("reason", ""))[:200]  # e.g. the relay has too many connections
+            return
+        where = f"{self.invite.address}:{self.invite.port}"
+        path = f"the relay at {where}" if self.invite.owner is not None else f"the connection to {where}"
+        whose = "the host's" if self.succession is None else "the ordering seat's"
+        self.fault(None, f"{path} carried packets that are not {whose} (forged, altered or replayed): "
+                         f"ignored; the table goes on with what {whose[:-2]} really sent")
 
     def _fault_told(self, body: dict) -> None:
         """Another seat's frame the host refused as a fault: shown once the seat's signature on it checks."""
@@ -264,10 +303,9 @@ class PeerSession(TableSession):
                     if self.replica.log[index].frame != frame:  # the orderer rewrites what it gave us
                         if self._doubt_relay(have):
                             return
-                        host = self.succession is None  # after a hand-over: which seat orders is unknown here
-                        self._leave_forked(frame, f"forked log: {'seat 0: ' if host else ''}{self._orderer()} sent another "
-                                                  f"entry {index + 1} than the one it sent before: it shows seats different "
-                                                  "logs", 0 if host else None, records)
+                        self._leave_forked(frame, f"forked log: {self._orderer()} sent another entry {index + 1} than "
+                                                  "the one this seat holds: it shows seats different logs",
+                                           self.link.orderer, records)
                     continue  # already in our log
                 if index > have or type(frame) is not bytes:
                     self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
@@ -337,11 +375,11 @@ class PeerSession(TableSession):
                 "checks it; you can make a claim when it returns (resume the game then)")
 
     def _orderer(self) -> str:
-        if self.invite.owner is None:
-            return "the host"
-        if self.succession is not None:
-            return "the seat ordering the log or the relay carrying its packets"
-        return "the host or the relay carrying its packets"
+        """Who sent the packet just opened: its tag names the seat (net/control.py)."""
+        seat = self.link.orderer
+        if seat in (None, 0):
+            return "seat 0: the host"
+        return f"{self.replica.who(seat)}, ordering the log in the host seat's place,"
 
     def _doubt_relay(self, have: int) -> bool:
         """Through a relay, a packet that does not fit the log may be the relay's doing (a dropped or

@@ -44,11 +44,16 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
     joiner -> host   ping {next: int}                                 heartbeat; asks for entries (and,
                                                                       from an unknown connection, for who)
                      hello {seat: -1 | seat, key: bin32, next: int,   ask for (or reclaim) a seat,
-                            nonce: bin32, proof: bin64}               proving the key (below)
+                            nonce: bin32, proof: bin64, box: bin32}   proving the key (below)
                      submit {frame: bin}                              a signed frame for the log
                      give {start: int, frames: [bin]}                 its copy from start, for an orderer that
                                                                       took over behind it (net/succession.py)
     host -> joiner   who {nonce: bin32}                               unknown connection: prove a key
+                     tagged {n, packet, tag}                           each packet below, inside: tagged end
+                                                                      to end for the hello (net/control.py;
+                                                                      one that is not: a `fault` of seat None;
+                                                                      after a hand-over, under the ordering
+                                                                      seat's own key)
                      welcome {seat, length, table, timing}             your seat; the host's log length
                      full {reason}                                     no seat for you (or your hold ran out)
                      entries {start: int, frames: [bin]}               log frames from index start
@@ -61,7 +66,7 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
 Seats are authenticated by their signed frames, and connections by their hello: the host routes a
 seat (its entries, refusals, presence, and the liveness that keeps it from default) only to a
 connection whose hello proves the seat's Ed25519 key. The proof is the key's signature of
-`wire.hello_bytes`: "dicetable/hello/v1" ‖ table id ‖ host curve key ‖ nonce ‖ key, where the nonce
+`wire.hello_bytes`: "dicetable/hello/v2" ‖ table id ‖ host curve key ‖ nonce ‖ key ‖ box, where the nonce
 is the host's challenge for this one connection (`who`; an HMAC of the connection's routing id
 under a secret of this host run). A hello copied onto another connection, or kept from before a
 host restart, names a nonce that is not that connection's: the host answers `who` again and changes

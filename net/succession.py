@@ -24,12 +24,17 @@ seat 0 has been away, so the seats claim against it by the default rules (FAIRNE
 alone with 2 seats, co-signed with 3 or more), and the game ends by its rules or by a checked claim.
 
 Trust. The successor is no more trusted than the host was: every seat checks every frame it orders,
-a log that forks from a seat's copy fails that seat's hash links (the seat names "the seat ordering
-the log or the relay carrying its packets" and leaves with its copy), and a seat whose frames it
+a log that forks from a seat's copy fails that seat's hash links (the seat names the ordering seat,
+whose tag was on the packet, and leaves with its copy), and a seat whose frames it
 drops or delays disputes the claim that follows with its own unordered frames as evidence. Joiners
 keep checking that the table's `open` is signed by the owner key their invite names. A key with no
 seat cannot serve the table at the relay (`this table belongs to another key`); a malicious relay
-could let one, but it still orders only frames the seats signed, in a log each seat checks.
+could let one, but it still orders only frames the seats signed, in a log each seat checks. The
+successor's control packets (`presence`, `entries`, `ask`, ...) are tagged as the host's are
+(net/control.py) under its own seat key; a seat takes them only once its own clock has the orderer
+gone past the grace (`follow` calls `trust`), and only from the seats of `order` in the log, so
+before a hand-over a relay colluding with a seat cannot speak as an orderer, and after one the relay
+still cannot speak for the seat that orders.
 
 The host seat coming back. Its resumed session (`dicetable host --resume`, the app's resume) finds the
 table served by the successor (`relay_taken`, net/host.py's TakenOver) and rejoins it as seat 0
@@ -42,9 +47,9 @@ Until the seats are back (each routed, its copy no longer than the successor's, 
 gone by), the successor authors nothing, not even a claim or the app's move: a frame of its own
 could take a place their copies hold (its own frames the host ordered, among them).
 
-Known limits: the seats learn who orders only by what it sends (an orderer's control packets are
-not signed yet), so after a second hand-over a seat's own clock starts on the vanished successor
-only when the next orderer reports it away. A host killed between writing a batch and relaying it
+Known limits: after a second hand-over a seat's own clock starts on the vanished successor only
+when the next orderer reports it away. A seat whose grace has passed takes the tag of any seat that
+may succeed, not only the one whose turn it is (the relay decides which one serves). A host killed between writing a batch and relaying it
 holds, at the end of its copy, frames of its own nobody saw; the table goes on without them, and
 when that host resumes as a seat its copy forks from the table's there: it is told so and leaves
 with its copy (cutting that tail on resume is not built). Likewise a host seat partitioned past the
@@ -58,6 +63,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from dicetable.net import control
 from dicetable.net.host import HostSession, entry_chunks
 from dicetable.net.refusals import Refusal
 from dicetable.net.relay import HOST_AWAY, RelayAddress
@@ -74,6 +80,14 @@ def step(timing) -> float:
 def order(replica) -> list[int]:
     """The seats that may take over ordering, in the order they try (seat 0 last: the host come back)."""
     return [s for s in (*range(1, replica.seat_count), 0) if s not in replica.out]
+
+
+def orderers(replica, own: int | None) -> dict[int, bytes]:
+    """The X25519 keys (net/control.py) of the seats but `own` that may order now: their join frames' keys."""
+    seats = replica.seats
+    boxes = {s: control.seat_box_public(seats[s].key) for s in order(replica)
+             if s != own and s < len(seats) and seats[s] is not None}
+    return {s: box for s, box in boxes.items() if box is not None}
 
 
 class Succession:
@@ -95,6 +109,7 @@ def follow(peer, now: float) -> bool:
         peer._away_since.setdefault(0, peer.host_away_since)
         peer.emit("dropped", seat=0, text=f"gone for more than {peer.timing.grace:g} s: a seat takes over ordering "
                                           "the log through the relay")
+        peer.link.trust(orderers(replica, peer.seat))  # from now on, a seat's tag may be the orderer's
     if peer.succession is None or peer.succession.since != peer.host_away_since:
         peer.succession = Succession(peer.host_away_since)
     wait, seats = step(peer.timing), order(replica)
@@ -129,7 +144,7 @@ def give(peer, body: dict) -> None:
     if type(start) is not int or not 0 <= start < len(log) or now - peer.gave_at < peer.timing.heartbeat:
         return  # at most once a heartbeat: asks relayed again and again cost this seat no more uploads
     peer.gave_at = now
-    for first, frames in entry_chunks(log, start):
+    for first, frames in entry_chunks(log, start):  # untagged: signed frames, each checked by the successor's replica
         peer.socket.send("give", {"start": first, "frames": frames})
 
 
@@ -146,6 +161,7 @@ class SuccessorSession(HostSession):
         peer.close()
         replica.claim_check = self.check_claim
         self.socket, self.invite = socket, peer.invite
+        self._box = control.host_box(peer.profile, relayed=True)  # it tags with its seat key (net/control.py)
         self.relay = socket.relay
         now = time.monotonic()
         self.last_seen = {s: now for s in range(replica.seat_count) if s != self.seat}
@@ -199,14 +215,14 @@ class SuccessorSession(HostSession):
                 self._tell_presence_to(peer)
             if now - self._asked.get(peer, float("-inf")) >= self.timing.heartbeat:
                 self._asked[peer] = now
-                self.socket.send(peer, "ask", {"next": len(self.replica.log)})
+                self.tell(peer, "ask", {"next": len(self.replica.log)})
         elif op == "hello":
             self._tell_presence_to(peer)
 
     def _tell_presence_to(self, peer: bytes) -> None:
         """A seat just seated hears who is away (the host seat among them) and who is here."""
         for seat in range(self.replica.seat_count):
-            self.socket.send(peer, "presence", {"seat": seat, "here": seat not in self._away_since})
+            self.tell(peer, "presence", {"seat": seat, "here": seat not in self._away_since})
 
     def _adopt(self, seat: int, start: int, frames: list) -> None:
         """Frames of the log a seat holds beyond this copy (ordered by the host before it went): each

@@ -413,15 +413,16 @@ def chat_body(text: str) -> dict:
 
 
 # -- the joiner's proof of its key on one connection (net/session.py, "hello") -----------------------
-HELLO_LABEL = b"dicetable/hello/v1"  # no log frame starts so: their signed bytes are a msgpack map
+HELLO_LABEL = b"dicetable/hello/v2"  # no log frame starts so: their signed bytes are a msgpack map
 NONCE_BYTES = 32
 
 
-def hello_bytes(table: bytes, host_key: bytes, nonce: bytes, key: bytes) -> bytes:
+def hello_bytes(table: bytes, host_key: bytes, nonce: bytes, key: bytes, box: bytes) -> bytes:
     """What a joiner signs in its hello: label, table id, the host's curve key, the host's challenge
-    for this connection and the joiner's own Ed25519 key (fixed sizes, so the fields cannot slide)."""
+    for this connection, the joiner's own Ed25519 key and the box key the host's packets to this
+    hello are tagged with (net/control.py) (fixed sizes, so the fields cannot slide)."""
     for what, value, size in (("table id", table, TABLE_BYTES), ("host key", host_key, 32),
-                              ("challenge", nonce, NONCE_BYTES), ("key", key, 32)):
+                              ("challenge", nonce, NONCE_BYTES), ("key", key, 32), ("box", box, 32)):
         if type(value) is not bytes or len(value) != size:
             raise Malformed(f"a hello's {what} is {size} bytes")
-    return HELLO_LABEL + table + host_key + nonce + key
+    return HELLO_LABEL + table + host_key + nonce + key + box

@@ -11,9 +11,10 @@
 # game (two seats per home) and a fair dice roll joined by short codes through the relay; every
 # transcript is verified. Everything it made is removed at the end (also on failure or Ctrl-C), and
 # the last line it prints is one summary. Needs root and `ip`; the routers' NAT needs `nft` or
-# `iptables`. Touches no real interface.
+# `iptables` (nftables is installed with apt-get when neither is there). Touches no real interface.
 #
-#   sudo scripts/internet_demo.sh            NAT as above (exit 2 when neither nft nor iptables is here)
+#   sudo scripts/internet_demo.sh            NAT as above (exit 77 when it cannot: no nft or iptables
+#                                            and none to install, or a kernel without NAT)
 #   sudo scripts/internet_demo.sh --routed   for a kernel without NAT: each home gets its own private
 #                                            network (192.168.K.0/24), routed without translation and
 #                                            without a firewall; the relay path is the same, the
@@ -32,9 +33,16 @@ if [ "$(id -u)" -ne 0 ]; then echo "internet demo: needs root (network namespace
 command -v ip >/dev/null || { echo "internet demo: needs ip (iproute2)" >&2; exit 2; }
 NAT_TOOL=""
 if [ "$MODE" = nat ]; then
+    if ! command -v nft >/dev/null && ! command -v iptables >/dev/null && command -v apt-get >/dev/null; then
+        echo "internet demo: installing nftables for the routers' NAT (apt-get)" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nftables >/dev/null 2>&1 \
+            || { apt-get update -qq >/dev/null 2>&1 \
+                 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nftables >/dev/null 2>&1; } \
+            || true
+    fi
     if command -v nft >/dev/null; then NAT_TOOL=nft
     elif command -v iptables >/dev/null; then NAT_TOOL=iptables
-    else echo "internet demo: the routers' NAT needs nft or iptables (or run it with --routed)" >&2; exit 2; fi
+    else echo "internet demo: the routers' NAT needs nft or iptables, and none could be installed (or run it with --routed)" >&2; exit 77; fi
 fi
 [ -x "$DT" ] || { echo "internet demo: run scripts/play once first (it makes .venv)" >&2; exit 2; }
 
@@ -63,10 +71,11 @@ ip -n "$PFX-wan" link set br0 up
 nat() {  # masquerade router $1's home behind its public address; let in only answers
     local r=$1
     if [ "$NAT_TOOL" = nft ]; then
+        # Chain names that are no nft keywords (`fwd` is one: a chain so named is a syntax error).
         ip netns exec "$r" nft -f - <<'NFT'
 table ip demo {
-    chain post { type nat hook postrouting priority 100; oifname "wan0" masquerade; }
-    chain fwd { type filter hook forward priority 0; policy accept;
+    chain postrouting { type nat hook postrouting priority 100; oifname "wan0" masquerade; }
+    chain forward { type filter hook forward priority 0; policy accept;
                 iifname "wan0" ct state established,related accept; iifname "wan0" drop; }
 }
 NFT

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from dicetable.net import control, wire
 from dicetable.net.deadlines import Timing
 from dicetable.net.transcript import read
+from dicetable.net.transport import unpack
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).with_name("dicetable")  # the console script: the command a user types
@@ -131,6 +133,32 @@ class Running:
     def stop(self) -> None:
         self.server.stopped = True
         self.thread.join(5)
+
+
+def host_link(invite) -> control.HostLink:
+    """What a joiner holding `invite` checks the host's packets with (net/control.py)."""
+    return control.HostLink(invite.table_id, control.host_box_public(invite))
+
+
+def hello_body(profile, invite, link: control.HostLink, nonce: bytes, seat: int = -1, proof: bytes | None = None) -> dict:
+    """A hello as PeerSession.hello makes it (net/peer.py), for tests that speak to the host by hand;
+    `proof` replaces the real one."""
+    box = link.box_for(nonce, profile.public_key)
+    if proof is None:
+        proof = profile.sign(wire.hello_bytes(invite.table_id, invite.host_key, nonce, profile.public_key, box))
+    return {"seat": seat, "key": profile.public_key, "next": 0, "nonce": nonce, "proof": proof, "box": box}
+
+
+def host_packet(link: control.HostLink, data: bytes) -> tuple[str, dict]:
+    """A packet from the host as a joiner reads it: a tagged one opened (it stays `tagged` if it does not open)."""
+    op, body = unpack(data)
+    return (link.open(body) or (op, body)) if op == "tagged" else (op, body)
+
+
+def namespaces() -> set[str]:
+    """This machine's network namespaces by name (the demos' tests check theirs are gone)."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return {line.split()[0] for line in out.stdout.splitlines() if line.strip()}
 
 
 def in_thread(session) -> threading.Thread:

@@ -37,19 +37,15 @@ class Equivocating(HostSession):
     victim = 2
 
     def open(self) -> str:
-        invite = super().open()
         self.branch: list[bytes] = []  # the log as the victim is shown it
         self.forked_at: int | None = None
-        real_send = self.socket.send
+        return super().open()
 
-        def send(peer, op, body):
-            if op == "entries" and self.routes.get(peer) == self.victim:
-                body = {"start": body["start"],
-                        "frames": [self._shown(body["start"] + i) for i in range(len(body["frames"]))]}
-            real_send(peer, op, body)
-
-        self.socket.send = send
-        return invite
+    def tell(self, peer, op, body):  # the host's own packets: tagged as genuinely its word
+        if op == "entries" and self.routes.get(peer) == self.victim:
+            body = {"start": body["start"],
+                    "frames": [self._shown(body["start"] + i) for i in range(len(body["frames"]))]}
+        super().tell(peer, op, body)
 
     def _relinked(self, env: wire.Envelope, heads: list[bytes]) -> bytes:
         return wire.make_frame(None, env.table, env.seat, env.seq, env.kind, env.body,

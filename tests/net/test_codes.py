@@ -437,7 +437,7 @@ hostile = st.one_of(st.none(), st.booleans(), st.integers(-5, 2**70), st.text(ma
 def test_any_relay_reply_leaves_both_sides_standing(op, nameplate, messages, reason):
     host = CodeHost(INVITE, uses="table")
     host.start()
-    host.handle("mb_allocated", {"nameplate": 1})
+    host.handle("mb_allocated", {"nameplate": 1, "owner": bytes(16)})
     body = {"nameplate": nameplate, "messages": messages, "reason": reason}
     for packet in host.handle(op, body):
         assert packet[0] in ("mb_post", "mb_fetch", "mb_burn")
@@ -450,7 +450,7 @@ def test_any_relay_reply_leaves_both_sides_standing(op, nameplate, messages, rea
 
 
 # -- through a real relay on 127.0.0.1 ------------------------------------------------------------
-def test_a_code_through_a_real_relay():
+def test_a_code_through_a_real_relay_which_refuses_a_strangers_burn():
     from dicetable.net.relay import RelayServer
     from dicetable.net.relay_link import RelayClient
     from dicetable.net.transport import curve_keypair
@@ -460,7 +460,8 @@ def test_a_code_through_a_real_relay():
     relay_thread.start()
     stop = threading.Event()
     try:
-        with RelayClient(server.address(), timeout=5) as host_link, RelayClient(server.address(), timeout=5) as joiner_link:
+        with RelayClient(server.address(), timeout=5) as host_link, RelayClient(server.address(), timeout=5) as joiner_link, \
+                RelayClient(server.address(), timeout=5) as stranger:
             host = CodeHost(INVITE, uses="one")
 
             def host_loop():  # what HostSession does: relay replies to handle(), tick() every loop
@@ -477,7 +478,10 @@ def test_a_code_through_a_real_relay():
             while host.code is None and time.monotonic() < deadline:
                 time.sleep(0.01)
             assert host.nameplate == 1 and parse_code(host.code)[0] == 1
-            assert claim_invite(joiner_link, host.code, timeout=10) == INVITE
+            for token in (bytes(16), host.owner[:-1] + bytes([host.owner[-1] ^ 1])):  # a stranger burns code 1
+                stranger.send("mb_burn", {"nameplate": 1, "owner": token})
+                assert stranger.recv(5) == ("mb_error", {"nameplate": 1, "reason": "only the host that took code 1 may burn it"})
+            assert claim_invite(joiner_link, host.code, timeout=10) == INVITE  # the code still serves its joiner
             assert host.done
             with pytest.raises(CodeError, match="no code 1 at this relay"):
                 claim_invite(joiner_link, host.code, timeout=10)

@@ -15,9 +15,9 @@ from dicetable.net.invite import Invite
 from dicetable.net.peer import PeerSession
 from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
-from dicetable.net.transport import PeerSocket, unpack
+from dicetable.net.transport import PeerSocket
 from dicetable.net.verify import verify
-from net_helpers import FAST, in_thread, wait_until
+from net_helpers import FAST, hello_body, host_link, host_packet, in_thread, wait_until
 
 
 class Recording(PeerSession):
@@ -26,6 +26,14 @@ class Recording(PeerSession):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.nonces: list[bytes] = []
+        self.boxes: list[bytes] = []
+        made = self.link.box_for
+
+        def box_for(challenge: bytes, key: bytes) -> bytes:  # the box goes in the clear too
+            self.boxes.append(made(challenge, key))
+            return self.boxes[-1]
+
+        self.link.box_for = box_for
 
     def hello(self, nonce: bytes) -> None:
         self.nonces.append(nonce)
@@ -39,6 +47,7 @@ class Raw:
         self.invite = invite
         self.socket = PeerSocket(invite)
         self.socket.connect(3.0)
+        self.link = host_link(invite)
         self.got: list[tuple[str, dict]] = []
 
     def ask(self, op: str, body: dict, want: set[str], timeout: float = 3.0) -> tuple[str, dict]:
@@ -48,7 +57,7 @@ class Raw:
             data = self.socket.recv(max(end - time.monotonic(), 0))
             if data is None:
                 break
-            packet = unpack(data)
+            packet = host_packet(self.link, data)
             self.got.append(packet)
             if packet[0] in want:
                 return packet
@@ -60,10 +69,7 @@ class Raw:
 
     def hello(self, profile: Profile, nonce: bytes | None = None, seat: int = -1, proof: bytes | None = None):
         nonce = self.nonce() if nonce is None else nonce
-        if proof is None:
-            proof = profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, profile.public_key))
-        body = {"seat": seat, "key": profile.public_key, "next": 0, "nonce": nonce, "proof": proof}
-        return self.ask("hello", body, {"welcome", "full", "who"})
+        return self.ask("hello", hello_body(profile, self.invite, self.link, nonce, seat, proof), {"welcome", "full", "who"})
 
     def close(self) -> None:
         self.socket.close()
@@ -89,22 +95,22 @@ def test_an_impostor_with_a_seats_key_cannot_take_its_route_or_keep_it_present()
         impostor = Raw(invite)
         mine = impostor.nonce()
         assert mine not in bob.nonces  # the challenge is the connection's own
-        bobs = bob.nonces[-1]
-        bobs_proof = bob_profile.sign(wire.hello_bytes(table, host_key, bobs, key))  # Ed25519 is deterministic
+        bobs, box = bob.nonces[-1], bob.boxes[-1]
+        bobs_proof = bob_profile.sign(wire.hello_bytes(table, host_key, bobs, key, box))  # Ed25519 is deterministic
         mallory = Profile.generate("mallory")
         tries = [
             # (what, hello body, the answer it gets)
             ("no proof", {"seat": 1, "key": key, "next": 0}, "full"),
-            ("random proof", {"seat": 1, "key": key, "next": 0, "nonce": mine, "proof": secrets.token_bytes(64)}, "full"),
+            ("random proof", {"seat": 1, "key": key, "next": 0, "nonce": mine, "proof": secrets.token_bytes(64), "box": box}, "full"),
             ("signed by another key", {"seat": 1, "key": key, "next": 0, "nonce": mine,
-                                       "proof": mallory.sign(wire.hello_bytes(table, host_key, mine, key))}, "full"),
+                                       "proof": mallory.sign(wire.hello_bytes(table, host_key, mine, key, box)), "box": box}, "full"),
             ("bob's proof on this connection's nonce", {"seat": 1, "key": key, "next": 0, "nonce": mine,
-                                                       "proof": bobs_proof}, "full"),
-            ("bob's hello replayed as it was", {"seat": 1, "key": key, "next": 0, "nonce": bobs, "proof": bobs_proof}, "who"),
+                                                       "proof": bobs_proof, "box": box}, "full"),
+            ("bob's hello replayed as it was", {"seat": 1, "key": key, "next": 0, "nonce": bobs, "proof": bobs_proof, "box": box}, "who"),
             ("signed for another host", {"seat": 1, "key": key, "next": 0, "nonce": mine, "proof": bob_profile.sign(
-                wire.hello_bytes(table, secrets.token_bytes(32), mine, key))}, "full"),
-            ("oversized nonce", {"seat": 1, "key": key, "next": 0, "nonce": mine + b"x", "proof": bobs_proof}, "full"),
-            ("a stray field", {"seat": 1, "key": key, "next": 0, "nonce": mine, "proof": bobs_proof, "x": 1}, "full"),
+                wire.hello_bytes(table, secrets.token_bytes(32), mine, key, box)), "box": box}, "full"),
+            ("oversized nonce", {"seat": 1, "key": key, "next": 0, "nonce": mine + b"x", "proof": bobs_proof, "box": box}, "full"),
+            ("a stray field", {"seat": 1, "key": key, "next": 0, "nonce": mine, "proof": bobs_proof, "box": box, "x": 1}, "full"),
         ]
         for what, body, answer in tries:
             op, reply = impostor.ask("hello", body, {"welcome", "full", "who"})
@@ -126,7 +132,7 @@ def test_an_impostor_with_a_seats_key_cannot_take_its_route_or_keep_it_present()
         stopped = time.monotonic()
         while not [e for e in events if e.kind == "dropped" and e.seat == 1]:
             assert time.monotonic() - stopped < 3 * FAST.drop_after, "seat 1 stayed present without bob"
-            impostor.ask("hello", {"seat": 1, "key": key, "next": 0, "nonce": bobs, "proof": bobs_proof}, {"who"})
+            impostor.ask("hello", {"seat": 1, "key": key, "next": 0, "nonce": bobs, "proof": bobs_proof, "box": box}, {"who"})
             impostor.ask("ping", {"next": 0}, {"who"})
             time.sleep(0.05)
         assert routes_of(host, 1) == [bob_route]

@@ -24,7 +24,7 @@ from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transport import curve_keypair
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, Running, wait_until
+from net_helpers import FAST, Running, in_thread, wait_until
 
 TRICE = registry.get("trice")
 
@@ -102,7 +102,7 @@ def test_a_game_through_the_relay_reaches_its_end_and_both_transcripts_verify(re
 
 def test_a_relay_that_seats_a_joiner_at_a_table_of_its_own_making_is_caught(relay, tmp_path):
     """The relay (or anyone it lets in first) serves the invite's table id under its own key: the
-    joiner reaches a table, but its opening is not signed by the owner the invite names, so it leaves."""
+    joiner reaches a table, but its packets are not tagged by the owner the invite names, so it leaves."""
     victim = Profile.generate("alice")
     table = bytes(range(16))
     fake = HostSession(Profile.generate("mallory"), "trice", 2, {}, timing=FAST, relay=relay.line,
@@ -114,7 +114,7 @@ def test_a_relay_that_seats_a_joiner_at_a_table_of_its_own_making_is_caught(rela
     relay_address = RelayAddress.decode(relay.line)
     invite = Invite(relay_address.address, relay_address.port, relay_address.key, table, owner=victim.public_key)
     peer = joiner(invite, tmp_path)
-    with pytest.raises(SessionError, match=r"not opened by the host's key .* left it"):
+    with pytest.raises(SessionError, match=r"does not answer with the host's key .* left it"):
         peer.connect()
     fake.stop()
     thread.join(5)
@@ -133,33 +133,47 @@ def test_a_second_key_cannot_take_over_a_served_table(relay, tmp_path):
 
 class Tampering(RelayServer):
     """A relay that moves the host's entries: every entries packet after the first few is sent one
-    index earlier than the host said, so each frame lands on another entry of the seat's log."""
+    index earlier than the host said (inside the host's tag), so each frame would land on another
+    entry of the seat's log."""
+
+    tampered = 0
 
     def _send_raw(self, peer, data):
         op, body = transport.unpack(data, limit=transport.MAX_PACKET + 1024)
-        if op == "entries" and body["start"] > 6:
-            self.tampered = getattr(self, "tampered", 0) + 1
-            data = transport.pack("entries", {**body, "start": body["start"] - 1})
+        if op == "tagged":
+            inner_op, inner = transport.unpack(body["packet"])
+            if inner_op == "entries" and inner["start"] > 6:
+                self.tampered += 1
+                moved = transport.pack("entries", {**inner, "start": inner["start"] - 1})
+                data = transport.pack("tagged", {**body, "packet": moved})
         super()._send_raw(peer, data)
 
 
-def test_a_relay_that_moves_entries_is_named_with_the_host_and_never_followed(tmp_path):
+def test_a_relay_that_moves_entries_is_named_and_never_followed(tmp_path):
+    """The moved entries do not open under the host's tag (net/control.py): the seat drops them as
+    it would lost ones, says the relay carried packets that are not the host's, and keeps the
+    host's true log."""
     running = Running(Tampering(curve_keypair()[1], "127.0.0.1", 0))
+    events = []
     try:
         host = host_through(running.line, tmp_path)
-        thread = threading.Thread(target=host.run, daemon=True)
         invite = host.open()
-        thread.start()
+        thread = in_thread(host)
         peer = joiner(invite, tmp_path)
+        peer.on_event = events.append
         peer.connect()
-        with pytest.raises(SessionError, match="the host or the relay carrying its packets"):
-            peer.run()
-        assert running.server.tampered >= 3  # asked again first, then left
+        in_thread(peer)
+        wait_until(lambda: running.server.tampered >= 3 and any(e.kind == "fault" for e in events),
+                   what="moved entries, and the seat saying so")
+        (said,) = [e.text for e in events if e.kind == "fault"]
+        assert "the relay at" in said and "not the host's" in said, said
+        assert peer.socket is not None and not [e for e in events if e.kind == "refused"]  # nobody blamed, nothing left
+        peer.stop()
         host.stop()
         thread.join(5)
+        wait_until(lambda: peer.socket is None, what="the seat to close")
         kept, true = read(tmp_path / "bob.dtt").frames, read(tmp_path / "host.dtt").frames
-        assert 0 < len(kept) <= len(true) and kept == true[:len(kept)]  # it kept the host's true log, nothing else
-        thread.join(5)
+        assert 6 <= len(kept) <= len(true) and kept == true[:len(kept)]  # it kept the host's true log, nothing else
     finally:
         running.stop()
 

@@ -22,7 +22,7 @@ from dicetable.net.peer import PeerSession
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, dicetable, frames_in, last_line, read_invite, spawn, wait_until
+from net_helpers import FAST, dicetable, frames_in, hello_body, host_link, host_packet, last_line, read_invite, spawn, wait_until
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -379,12 +379,12 @@ def test_garbage_from_a_connection_changes_nothing_and_the_table_plays_on():
         op, body = unpack(raw.recv(3.0))
         assert op == "full" and "malformed hello" in body["reason"]
         garbage = Profile.generate("garbage")  # the hello proves its key (tests/test_hello_auth.py)
-        proof = garbage.sign(wire.hello_bytes(invite.table_id, invite.host_key, nonce, garbage.public_key))
-        raw.send("hello", {"seat": -1, "key": garbage.public_key, "next": 0, "nonce": nonce, "proof": proof})
-        assert unpack(raw.recv(3.0))[0] == "welcome"
+        link = host_link(invite)
+        raw.send("hello", hello_body(garbage, invite, link, nonce))
+        assert host_packet(link, raw.recv(3.0))[0] == "welcome"
         raw.send("submit", {"frame": b"\x92\xc4\x01x\xc4\x00"})
         while True:
-            op, body = unpack(raw.recv(3.0))
+            op, body = host_packet(link, raw.recv(3.0))
             if op == "refused":
                 break
         assert body["reason"].startswith("malformed frame")

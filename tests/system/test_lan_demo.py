@@ -10,13 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from net_helpers import namespaces
+
 ROOT = Path(__file__).resolve().parents[2]
 SKIP = 77  # the demo's exit code where namespaces cannot be made
-
-
-def namespaces() -> set[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return {line.split()[0] for line in out.stdout.splitlines() if line.strip()}
 
 
 @pytest.mark.slow

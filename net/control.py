@@ -1,0 +1,203 @@
+"""The host's packets to a joiner, tagged end to end: a relay (or anything on the path) can drop them, never forge or replay them.
+
+Frames are signed by their seats, but the host's own control packets (`welcome`, `full`, `refused`,
+`pong`, `presence`, `fault`, and the `entries` that carry the log) are not frames: through a relay
+(net/relay.py) the relay could otherwise speak for the host, e.g. tell every seat "seat 2 is away"
+until they claim an honest seat in default. So every packet the host sends to a connection whose
+hello proved its key travels as
+
+    tagged {n: int, packet: bin, tag: bin16}     packet: the inner `[op, body]`, as the host packed it
+
+with `tag` = HMAC-SHA256(key, TAG_LABEL ‖ n as 8 bytes ‖ packet), cut to 16 bytes, and `n` counting
+up from 1 per key. The key is one hello's: the joiner makes a fresh X25519 key pair for each hello
+and puts its public half (`box`) into the hello, under its signed proof (`wire.hello_bytes`); the
+host answers with its own static X25519 key, which the joiner already holds from the invite:
+
+    direct invite (`dt1-`)   the host's CurveZMQ key (the invite's host key: the same profile key)
+    relay invite (`dr1-`)    the owner's Ed25519 key as an X25519 key (the birational map libsodium uses)
+
+    key = HMAC-SHA256(crypto_box_beforenm(host box, joiner box), KEY_LABEL ‖ table ‖ host box ‖
+                      joiner box ‖ challenge ‖ joiner's Ed25519 key)
+
+Only the host and that joiner can compute it, it is new for every hello (fresh box, and the host's
+challenge changes with each connection and host run), and it is bound to the table and to this one
+direction (only the host tags). The joiner keeps the keys of its last few hellos, takes a packet only
+under one of them with a counter above the last it took under that key, and once a newer hello's key
+is in use forgets the older ones, so a packet held back and delivered late, or copied from another
+connection or an earlier host run, is refused. `who` (the host's challenge, before any key) is the
+one untagged packet: all it can make a joiner do is say hello again.
+
+A seat that orders in the host seat's place (net/succession.py) tags with its own seat key, its
+Ed25519 key from its join frame mapped to X25519 (`host_box(profile, relayed=True)`, as the owner's).
+A joiner takes those tags only once its own clock says the orderer is gone past the grace (`trust`,
+called by the succession logic), and only from seats of the log; until then the owner's key alone
+opens anything. Each hello is answered by one orderer: the first whose tag opens a packet under it,
+after which no other seat's key opens anything under that hello, and `orderer` names that seat, so a
+seat that sent what does not fit the log is named, not "the host or the relay".
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+
+from nacl.bindings import crypto_box_beforenm
+from nacl.exceptions import CryptoError
+from nacl.public import PrivateKey
+from nacl.signing import VerifyKey
+
+from dicetable.net.transport import BadPacket, pack, unpack
+
+KEY_LABEL = b"dicetable/control-key/v1"
+TAG_LABEL = b"dicetable/host-to-seat/v1"
+TAG_BYTES = 16
+BOX_BYTES = 32
+MAX_COUNTER = 2**63 - 1
+KEYS_KEPT = 4  # a joiner's hellos whose answer may still be on its way (a lost ping makes a second)
+FIELDS = frozenset({"n", "packet", "tag"})
+
+
+class BadBox(ValueError):
+    """A box key no shared secret comes from (a low-order point): the hello proved a useless key."""
+
+
+def host_box(profile, relayed: bool) -> PrivateKey:
+    """The host's static X25519 key, as its joiners' invites name it (module docstring)."""
+    if relayed:
+        return profile.signing_key.to_curve25519_private_key()
+    return PrivateKey(profile.curve_secret)
+
+
+def host_box_public(invite) -> bytes:
+    """The host's X25519 key the joiner holding `invite` trusts: from the owner key, or the host key."""
+    if invite.owner is None:
+        return invite.host_key
+    box = seat_box_public(invite.owner)
+    if box is None:
+        raise BadBox("its owner key is not an Ed25519 public key")
+    return box
+
+
+def seat_box_public(key: bytes) -> bytes | None:
+    """The X25519 key a seat with Ed25519 key `key` tags with when it orders, or None if it has none."""
+    try:
+        return bytes(VerifyKey(key).to_curve25519_public_key())
+    except (CryptoError, ValueError, TypeError):  # not a point of the curve: nobody holds its secret
+        return None
+
+
+def link_key(shared: bytes, table: bytes, host_public: bytes, joiner_box: bytes, challenge: bytes, joiner_key: bytes) -> bytes:
+    return hmac.digest(shared, KEY_LABEL + table + host_public + joiner_box + challenge + joiner_key, "sha256")
+
+
+def _tag(key: bytes, n: int, packet: bytes) -> bytes:
+    return hmac.digest(key, TAG_LABEL + n.to_bytes(8, "big") + packet, "sha256")[:TAG_BYTES]
+
+
+@dataclass
+class Tagger:
+    """The host's side of one hello: tags every packet it sends that connection."""
+
+    key: bytes
+    sent: int = 0
+
+    @classmethod
+    def answering(cls, box: PrivateKey, joiner_box: bytes, table: bytes, challenge: bytes, joiner_key: bytes) -> "Tagger":
+        """The tagger for a hello that proved `joiner_key` and offered `joiner_box`; BadBox if it is useless."""
+        try:
+            shared = crypto_box_beforenm(joiner_box, bytes(box))
+        except (CryptoError, ValueError, TypeError):
+            raise BadBox("the hello's box key gives no shared secret") from None
+        return cls(link_key(shared, table, bytes(box.public_key), joiner_box, challenge, joiner_key))
+
+    def seal(self, op: str, body: dict | None) -> dict:
+        """The body of the `tagged` packet that carries `[op, body]`."""
+        self.sent += 1
+        packet = pack(op, body)
+        return {"n": self.sent, "packet": packet, "tag": _tag(self.key, self.sent, packet)}
+
+
+@dataclass
+class Hello:
+    """One hello of the joiner: its fresh box, and the key each orderer it may hear from answers with."""
+
+    mine: PrivateKey
+    challenge: bytes
+    joiner_key: bytes
+    keys: dict[int, list] = field(default_factory=dict)  # orderer's seat -> [key, last counter taken]
+    answered: bool = False  # a packet under it opened: its orderer is the one left in `keys`
+
+    def add(self, table: bytes, seat: int, public: bytes) -> bool:
+        """Derive the key under which `seat` (X25519 key `public`) answers this hello; False if none."""
+        try:
+            shared = crypto_box_beforenm(public, bytes(self.mine))
+        except (CryptoError, ValueError, TypeError):
+            return False
+        box = bytes(self.mine.public_key)
+        self.keys[seat] = [link_key(shared, table, public, box, self.challenge, self.joiner_key), 0]
+        return True
+
+
+@dataclass
+class HostLink:
+    """The joiner's side: a fresh box for each hello, and the check of every packet from the orderer
+    (the host seat, or after a hand-over a seat `trust` named)."""
+
+    table: bytes
+    host_public: bytes
+    orderers: dict[int, bytes] = field(default_factory=dict)  # seat -> X25519 key it may tag with; 0: the host's
+    hellos: list[Hello] = field(default_factory=list)  # oldest first
+    refused: int = 0  # packets that were not the orderer's, or not new
+    orderer: int | None = None  # the seat whose tag opened the last packet taken
+
+    def __post_init__(self):
+        self.orderers.setdefault(0, self.host_public)
+
+    def box_for(self, challenge: bytes, joiner_key: bytes) -> bytes:
+        """A fresh box public key for a hello answering `challenge`; its keys are kept for the answer."""
+        hello = Hello(PrivateKey.generate(), challenge, joiner_key)
+        if not hello.add(self.table, 0, self.host_public):
+            raise BadBox("the invite's host key gives no shared secret (a damaged invite?)")
+        for seat, public in self.orderers.items():
+            if seat != 0:
+                hello.add(self.table, seat, public)
+        self.hellos = [*self.hellos[-(KEYS_KEPT - 1):], hello]
+        return bytes(hello.mine.public_key)
+
+    def trust(self, orderers: dict[int, bytes]) -> None:
+        """Also take tags from these seats (seat -> X25519 key): the orderer is gone past the grace
+        (net/succession.py). Hellos no orderer has answered yet take them too; the host's key stays."""
+        for seat, public in orderers.items():
+            if seat in self.orderers:
+                continue
+            self.orderers[seat] = public
+            for hello in self.hellos:
+                if not hello.answered:
+                    hello.add(self.table, seat, public)
+
+    def open(self, body: dict) -> tuple[str, dict] | None:
+        """The orderer's packet inside a `tagged` body, or None (counted) when it is forged, altered or replayed."""
+        if type(body) is not dict or set(body) != FIELDS:
+            return self._refuse()
+        n, packet, tag = body["n"], body["packet"], body["tag"]
+        if type(n) is not int or not 0 < n <= MAX_COUNTER or type(packet) is not bytes or type(tag) is not bytes:
+            return self._refuse()
+        for index in range(len(self.hellos) - 1, -1, -1):
+            hello = self.hellos[index]
+            for seat, (key, last) in hello.keys.items():
+                if hmac.compare_digest(_tag(key, n, packet), tag):
+                    if n <= last:
+                        return self._refuse()  # a replay, or a packet held back past a later one
+                    try:
+                        opened = unpack(packet)
+                    except BadPacket:
+                        return self._refuse()
+                    self.hellos = self.hellos[index:]  # a newer hello answered: the older keys take nothing any more
+                    hello.keys, hello.answered = {seat: [key, n]}, True  # no other seat speaks under this hello
+                    self.orderer = seat
+                    return opened
+        return self._refuse()
+
+    def _refuse(self) -> None:
+        self.refused += 1
+        return None

@@ -1,0 +1,75 @@
+"""What tagging the host's packets end to end costs (net/control.py), beside sending them plain.
+
+    .venv/bin/python scripts/bench_control.py [--rounds 2000]
+
+For packets the host sends all game long — a pong, an entries packet with one reveal frame (a fair
+roll's round trip carries a few), and a full 64 KiB catch-up chunk — it times, in the same run:
+- plain: the host packs `[op, body]`, the joiner unpacks it (what went over the wire before);
+- tagged: the host seals it (`Tagger.seal`, then the outer pack), the joiner unpacks the outer packet
+  and opens it (`HostLink.open`: the tag checked, the counter, the inner unpack);
+- signed (for scale): an Ed25519 signature by the host and its check, the other way to authenticate.
+It prints the median per packet in µs and the ratio to plain, then the one-off cost of a hello's key
+(the joiner's fresh box, the host's `Tagger.answering`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from dicetable.net import control
+from dicetable.net.identity import Profile, verify_signature
+from dicetable.net.transport import pack, unpack
+
+TABLE, CHALLENGE = bytes(range(16)), bytes(32)
+
+
+def median_us(run, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2000)
+    args = parser.parse_args()
+    host, joiner = Profile.generate("ann"), Profile.generate("bob")
+    link = control.HostLink(TABLE, bytes(control.host_box(host, True).public_key))
+    box = link.box_for(CHALLENGE, joiner.public_key)
+    tagger = control.Tagger.answering(control.host_box(host, True), box, TABLE, CHALLENGE, joiner.public_key)
+    packets = {
+        "pong": ("pong", {"length": 1234}),
+        "entries, 1 reveal": ("entries", {"start": 1234, "frames": [bytes(180)]}),
+        "entries, 64 KiB": ("entries", {"start": 0, "frames": [bytes(1000)] * 64}),
+    }
+    print(f"per packet, median of {args.rounds} (µs): plain pack+unpack | tagged seal+open | signed sign+verify")
+    for name, (op, body) in packets.items():
+        def plain():
+            unpack(pack(op, body))
+
+        def tagged():
+            opened = link.open(unpack(pack("tagged", tagger.seal(op, body)))[1])
+            assert opened is not None
+
+        def signed():
+            data = pack(op, body)
+            assert verify_signature(host.public_key, data, host.sign(data))
+            unpack(data)
+
+        base, tag, sign = (median_us(f, args.rounds) for f in (plain, tagged, signed))
+        print(f"  {name:18} {base:8.1f} | {tag:8.1f} ({tag / base:4.1f}x, +{tag - base:.1f}) | {sign:8.1f} ({sign / base:4.1f}x)")
+
+    def hello_key():
+        fresh = link.box_for(CHALLENGE, joiner.public_key)
+        control.Tagger.answering(control.host_box(host, True), fresh, TABLE, CHALLENGE, joiner.public_key)
+
+    print(f"per hello (once per connection): joiner's box + host's key {median_us(hello_key, max(args.rounds // 10, 50)):.0f} µs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+"""The host's control packets are tagged end to end (net/control.py): a relay that speaks for the host
+— "seat 2 is away", "you are refused", "the table is full", "you have seat 0", "the log is a million
+entries long" — or replays what the host once said is ignored and named, never followed, through
+the real relay, host and seats on 127.0.0.1; the tags themselves are checked piece by piece."""
+
+from __future__ import annotations
+
+import queue
+import time
+from dataclasses import replace
+
+import pytest
+
+from dicetable.core import registry
+from dicetable.net import control
+from dicetable.net.host import HostSession
+from dicetable.net.identity import Profile
+from dicetable.net.invite import Invite
+from dicetable.net.peer import PeerSession
+from dicetable.net.relay import RelayServer
+from dicetable.net.session import SessionError, bot_chooser
+from dicetable.net.transport import MAX_PACKET, curve_keypair, pack, unpack
+from dicetable.net.verify import verify
+from net_helpers import FAST, Running, in_thread, wait_until
+
+BREAKER = registry.get("dicebreaker")
+TABLE, CHALLENGE = bytes(range(16)), bytes(32)
+
+
+# -- the tags, piece by piece ---------------------------------------------------------------------
+def pair(profile=None, relayed=False):
+    """A host's tagger and a joiner's link agreeing on one hello's key, as host and peer make them."""
+    host = profile or Profile.generate("ann")
+    joiner_key = Profile.generate("bob").public_key
+    public = bytes(control.host_box(host, relayed).public_key)
+    link = control.HostLink(TABLE, public)
+    box = link.box_for(CHALLENGE, joiner_key)
+    return control.Tagger.answering(control.host_box(host, relayed), box, TABLE, CHALLENGE, joiner_key), link, box
+
+
+def test_a_tagged_packet_opens_once_and_only_as_sent():
+    tagger, link, _ = pair()
+    first, second = tagger.seal("presence", {"seat": 2, "here": False}), tagger.seal("pong", {"length": 9})
+    assert link.open(second) == ("pong", {"length": 9})
+    assert link.open(first) is None  # held back past a later packet: refused
+    assert link.open(second) is None  # replayed
+    third = tagger.seal("presence", {"seat": 2, "here": True})
+    altered = {**third, "packet": pack("presence", {"seat": 2, "here": False})}
+    assert link.open(altered) is None and link.open({**third, "n": third["n"] + 1}) is None
+    for bad in ({}, {**third, "tag": "x"}, {**third, "n": 0}, {**third, "n": True}, {**third, "extra": 1}, []):
+        assert link.open(bad) is None
+    assert link.open(third) == ("presence", {"seat": 2, "here": True})
+    assert link.refused == 10
+
+
+def test_a_relay_invite_names_the_owner_key_and_a_direct_one_the_curve_key():
+    """The joiner's idea of the host's box key is the one the host tags with, on both paths, and the
+    relay's own key (what a relay invite's host key is) opens nothing."""
+    host = Profile.generate("ann")
+    for relayed in (False, True):
+        tagger, link, _ = pair(host, relayed)
+        assert link.open(tagger.seal("welcome", {"seat": 1})) == ("welcome", {"seat": 1})
+    relay_key = curve_keypair()[0]
+    fooled = control.HostLink(TABLE, relay_key)
+    fooled.box_for(CHALLENGE, host.public_key)
+    tagger, _, _ = pair(host, relayed=True)
+    assert fooled.open(tagger.seal("welcome", {"seat": 1})) is None
+
+
+def test_another_hellos_key_opens_nothing_and_a_newer_hello_retires_the_older():
+    tagger, link, _ = pair()
+    other, _, _ = pair()  # another connection's hello (another joiner, or the same one elsewhere)
+    assert link.open(other.seal("full", {"reason": "forged"})) is None
+    host = Profile.generate("ann")
+    joiner_key = Profile.generate("bob").public_key
+    link = control.HostLink(TABLE, bytes(control.host_box(host, False).public_key))
+    old = control.Tagger.answering(control.host_box(host, False), link.box_for(CHALLENGE, joiner_key), TABLE, CHALLENGE, joiner_key)
+    new = control.Tagger.answering(control.host_box(host, False), link.box_for(b"\x01" * 32, joiner_key), TABLE, b"\x01" * 32, joiner_key)
+    held = old.seal("presence", {"seat": 2, "here": False})
+    assert link.open(old.seal("welcome", {"seat": 1})) is not None  # the first hello's answer, then the second's
+    assert link.open(new.seal("welcome", {"seat": 1})) is not None
+    assert link.open(held) is None  # the first hello's key takes nothing any more
+
+
+def test_a_relay_invite_whose_owner_key_is_no_key_is_one_clear_line():
+    invite = Invite("127.0.0.1", 7070, curve_keypair()[0], TABLE, owner=b"\xff" * 32)
+    with pytest.raises(SessionError, match=r"^bad invite: its owner key is not an Ed25519 public key \(copy it again\)$"):
+        PeerSession(Profile.generate("bob"), invite)
+
+
+def test_a_hello_box_with_no_shared_secret_is_refused():
+    with pytest.raises(control.BadBox):
+        control.Tagger.answering(control.host_box(Profile.generate("ann"), False), bytes(32), TABLE, CHALLENGE, bytes(32))
+
+
+# -- the relay speaking for the host ----------------------------------------------------------------
+class Forging(RelayServer):
+    """A relay that speaks for the host: on the test's word it sends every joiner of its tables
+    packets the host never sent, plain and inside a genuine tag; it also replays the host's own
+    `presence ... here: false` packets it carried."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.orders: queue.SimpleQueue = queue.SimpleQueue()
+        self.last: dict[bytes, dict] = {}  # the last tagged body carried to each joiner
+        self.away: list[tuple[bytes, bytes]] = []  # (joiner, packet) of the host's "seat ... is away"
+        self.forged = 0
+
+    def _send_raw(self, peer, data):
+        op, body = unpack(data, limit=MAX_PACKET + 1024)
+        if op == "tagged":  # the relay reads what is inside: tagged is not sealed
+            self.last[peer] = body
+            op, body = unpack(body["packet"])
+        if op == "presence" and body.get("here") is False:
+            self.away.append((peer, data))
+        super()._send_raw(peer, data)
+
+    def step(self, timeout):
+        super().step(timeout)
+        while not self.orders.empty():
+            order = self.orders.get()
+            for entry in list(self.tables.values()):
+                for peer in list(entry.dialled):
+                    for data in order(self, peer):
+                        self.forged += 1
+                        super()._send_raw(peer, data)
+
+
+def speak_for_the_host(relay: Forging, peer: bytes) -> list[bytes]:
+    """Everything a relay could say in the host's name to one joiner."""
+    lies = [pack("presence", {"seat": seat, "here": False}) for seat in (1, 2)]
+    lies += [pack("refused", {"seat": seat, "reason": "forged: your frame was refused"}) for seat in (1, 2)]
+    lies += [pack("pong", {"length": 10**6}), pack("full", {"reason": "forged: the table is full"}),
+             pack("welcome", {"seat": 0, "length": 0, "table": TABLE, "timing": {}})]
+    genuine = relay.last.get(peer)
+    if genuine is not None:  # the host's own tag around another packet
+        lies.append(pack("tagged", {**genuine, "n": genuine["n"] + 1, "packet": lies[0]}))
+        lies.append(pack("tagged", {**genuine, "n": genuine["n"] + 1, "packet": lies[1]}))
+    return lies
+
+
+def replay_away(relay: Forging, peer: bytes) -> list[bytes]:
+    return [data for to, data in relay.away if to == peer]
+
+
+def table_of_three(running, tmp_path, timing):
+    """Ann hosts Dice Breaker through the relay with a bot; Bob (a bot) and Carol (a person who has
+    not moved yet) join. Returns the sessions and their events."""
+    events = {name: [] for name in ("ann", "bob", "carol")}
+    host = HostSession(Profile.generate("ann"), "dicebreaker", 3, {}, timing=timing, relay=running.line,
+                       chooser=bot_chooser(BREAKER, "greedy", 1), on_event=events["ann"].append,
+                       transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    in_thread(host)
+    seats = [host]
+    for name, chooser in (("bob", bot_chooser(BREAKER, "greedy", 2)), ("carol", None)):
+        peer = PeerSession(Profile.generate(name), invite, timing=timing, chooser=chooser,
+                           on_event=events[name].append, transcript=tmp_path / f"{name}.dtt")
+        peer.connect()
+        in_thread(peer)
+        seats.append(peer)
+    wait_until(lambda: any(e.kind == "your_turn" for e in events["carol"]), timeout=30, what="Carol's turn")
+    return seats, events
+
+
+def kinds(events, *wanted):
+    return [(e.kind, e.seat, e.text) for e in events if e.kind in wanted]
+
+
+@pytest.mark.slow
+def test_a_relay_speaking_for_the_host_is_ignored_and_named(tmp_path):
+    """While the table waits for Carol, the relay tells Bob that Carol is away (and Carol that Bob
+    is), refuses their frames, says the table is full, seats them elsewhere and claims a log a million
+    entries long, for longer than the grace: nobody drops, claims, leaves or stalls, and each says
+    once that the relay forged the host's packets. Carol then plays and the table goes on."""
+    timing = replace(FAST, grace=1.0, answer_deadline=60.0, reveal_deadline=60.0, connect_timeout=5.0)
+    running = Running(Forging(curve_keypair()[1], "127.0.0.1", 0))
+    seats = []
+    try:
+        seats, events = table_of_three(running, tmp_path, timing)
+        host, bob, carol = seats
+        before = len(host.replica.log)
+        end = time.monotonic() + 2 * timing.grace + timing.drop_after
+        while time.monotonic() < end:  # the lies go on past the grace, as often as the seats ping
+            running.server.orders.put(speak_for_the_host)
+            time.sleep(timing.heartbeat)
+        assert running.server.forged >= 100
+        for name, peer in (("bob", bob), ("carol", carol)):
+            assert peer.socket is not None and not peer.stopped, f"{name} left the table"
+            assert not kinds(events[name], "dropped", "claimable", "refused", "disputed"), name
+            (said,) = kinds(events[name], "fault")
+            assert said[1] is None and "the relay at 127.0.0.1" in said[2] and "not the host's" in said[2], said
+            assert peer.link.refused >= 20
+        assert not any(r.kind in ("claim", "witness") for r in host.replica.log)
+        carol.chooser = bot_chooser(BREAKER, "greedy", 3)  # Carol moves: the table goes on
+        wait_until(lambda: len(bob.replica.log) > before + 10 and len(carol.replica.log) > before + 10,
+                   timeout=30, what="the table to go on after Carol's move")
+        assert bob.replica.log[-1].frame in [r.frame for r in host.replica.log]
+    finally:
+        for session in seats:
+            session.stop()
+        running.stop()
+    time.sleep(0.3)
+    for name in ("ann", "bob", "carol"):  # every copy is the true log so far
+        verdict = verify(tmp_path / f"{name}.dtt")
+        assert verdict.fault_kind == "unfinished", verdict.line()
+
+
+@pytest.mark.slow
+def test_a_relay_replaying_the_hosts_word_that_a_seat_is_away_is_ignored(tmp_path):
+    """Carol really drops (the host tells Bob, tagged) and comes back; the relay then replays the
+    host's genuine "Carol is away" to Bob: Bob keeps Carol present."""
+    running = Running(Forging(curve_keypair()[1], "127.0.0.1", 0))
+    seats = []
+    try:
+        seats, events = table_of_three(running, tmp_path, replace(FAST, answer_deadline=60.0))
+        host, bob, carol = seats
+        carol.stop()
+        wait_until(lambda: ("dropped", 2) in [(e.kind, e.seat) for e in events["bob"]], what="Bob to hear Carol left")
+        wait_until(lambda: carol.socket is None, what="Carol's session to close")
+        back = PeerSession(carol.profile, resume=tmp_path / "carol.dtt", timing=carol.timing,
+                           on_event=events["carol"].append)
+        back.connect()
+        in_thread(back)
+        seats.append(back)
+        wait_until(lambda: ("returned", 2) in [(e.kind, e.seat) for e in events["bob"]], what="Bob to hear Carol is back")
+        assert running.server.away  # the host's genuine word, kept by the relay
+        refused = bob.link.refused
+        running.server.orders.put(replay_away)
+        wait_until(lambda: bob.link.refused > refused, what="the replay to reach Bob")
+        time.sleep(2 * FAST.heartbeat)
+        assert [(e.kind, e.seat) for e in events["bob"] if e.kind in ("dropped", "returned")] == \
+               [("dropped", 2), ("returned", 2)]
+    finally:
+        for session in seats:
+            session.stop()
+        running.stop()
