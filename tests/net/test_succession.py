@@ -7,6 +7,8 @@ drops a seat's frames — are made through the real classes and caught."""
 
 from __future__ import annotations
 
+import queue
+import secrets
 import threading
 import time
 from dataclasses import replace
@@ -14,7 +16,7 @@ from dataclasses import replace
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import succession, wire
+from dicetable.net import control, succession, wire
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile, load_or_create
 from dicetable.net.peer import PeerSession
@@ -23,7 +25,7 @@ from dicetable.net.relay_link import RelayHostSocket, RelayRefused, RelayTaken
 from dicetable.net.replica import Replica
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transcript import read
-from dicetable.net.transport import curve_keypair
+from dicetable.net.transport import BadPacket, curve_keypair, pack, unpack
 from dicetable.net.verify import compare, verify
 from net_helpers import FAST, Running, dicetable, last_line, spawn, wait_until
 
@@ -309,3 +311,133 @@ def test_a_successor_that_drops_a_seats_frames_is_disputed_with_the_seats_own_fr
     assert bob.session.successor.dropped > 0
     bob.session.stop()
     bob.end(10)
+
+
+# -- tagged control packets around a hand-over (net/control.py) --------------------------------------
+class Speaking(RelayServer):
+    """A relay that speaks as an orderer with a key it holds (a seat's, in league with it, or a
+    stranger's): it reads every hello a joiner sends, and on the test's word sends that joiner
+    packets tagged under each of its hellos with that key. Asked to, it first says `who` with a
+    nonce of its own and keeps the answering hello from the orderer (so no orderer ever answers it)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.orders: queue.SimpleQueue = queue.SimpleQueue()
+        self.hellos: dict[bytes, list[tuple[bytes, dict]]] = {}  # joiner connection -> (table, hello), oldest first
+        self.own_nonces: set[bytes] = set()
+        self.spoken = 0
+
+    def _to_host(self, peer, conn, data, now):
+        try:
+            op, body = unpack(data)
+        except BadPacket:
+            op, body = "", {}
+        if op == "hello" and type(body.get("box")) is bytes:
+            self.hellos.setdefault(peer, []).append((conn.table, body))
+            if body.get("nonce") in self.own_nonces:
+                return  # the answer to the relay's own `who`: the orderer never hears it
+        super()._to_host(peer, conn, data, now)
+
+    def step(self, timeout):
+        super().step(timeout)
+        while not self.orders.empty():
+            key, profile, packets = self.orders.get()  # to the joiner whose hellos carry `key`, tagged by `profile` if any
+            for peer, hellos in list(self.hellos.items()):
+                for table, hello in hellos:
+                    if hello["key"] != key:
+                        continue
+                    if packets == "who" or profile is None:  # a challenge of its own, or plain lies: once
+                        nonce = secrets.token_bytes(wire.NONCE_BYTES)
+                        self.own_nonces.add(nonce)
+                        for op, body in [("who", {"nonce": nonce})] if packets == "who" else packets:
+                            self._send_raw(peer, pack(op, body))
+                        break
+                    tagger = control.Tagger.answering(control.host_box(profile, True), hello["box"], table,
+                                                      hello["nonce"], hello["key"])
+                    for op, body in packets:
+                        self.spoken += 1
+                        self._send_raw(peer, pack("tagged", tagger.seal(op, body)))
+
+
+def orderer_lies(seats: int) -> list[tuple[str, dict]]:
+    """What an orderer's word could do to a seat: everyone away, its frame refused, a log a million
+    entries long, its whole copy asked for."""
+    lies = [("presence", {"seat": seat, "here": False}) for seat in range(seats)]
+    return lies + [("refused", {"seat": 1, "reason": "forged"}), ("pong", {"length": 10**6}), ("ask", {"next": 0})]
+
+
+def speaking_table(monkeypatch, tmp_path, **options):
+    monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)
+    running = Running(Speaking(curve_keypair()[1], "127.0.0.1", 0, host_away=HOST_AWAY))
+    return running, open_table(running, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER, **options)
+
+
+def told(seat: Seat, *kinds) -> list[tuple[str, int | None]]:
+    return [(e.kind, e.seat) for e in seat.events if e.kind in kinds]
+
+
+@pytest.mark.slow
+def test_while_the_host_is_here_a_relay_in_league_with_seat_2_cannot_speak_as_an_orderer(monkeypatch, tmp_path):
+    """Seat 2 may order after a hand-over, so its key could tag an orderer's packets; while the host
+    is present, Bob takes no tag of Cy's: not under the hello the host answered, nor under a fresh
+    hello the relay prompted and kept from the host. Nothing is followed; Bob names the relay once."""
+    running, (ann, bob, cy) = speaking_table(monkeypatch, tmp_path, auto_claim=False)
+    try:
+        wait_until(lambda: len(bob.session.replica.log) > 8 and bob.session.welcomed, 20, "a few moves")
+        key, accomplice = bob.session.profile.public_key, cy.session.profile
+        running.server.orders.put((key, accomplice, "who"))
+        wait_until(lambda: len(running.server.hellos.get(bob.session.socket.routing_id, ())) > 1, 10,
+                   "Bob's hello to the relay's own challenge")
+        refused = bob.session.link.refused
+        end = time.monotonic() + 2 * QUICK.drop_after
+        while time.monotonic() < end:  # as often as the seats ping, for longer than a drop takes
+            running.server.orders.put((key, accomplice, orderer_lies(3)))
+            time.sleep(QUICK.heartbeat)
+        wait_until(lambda: bob.session.link.refused >= refused + 2 * len(orderer_lies(3)), 10, "the lies to reach Bob")
+        assert bob.session.link.orderer == 0  # every packet Bob took was the host's
+        assert not told(bob, "dropped", "claimable", "refused", "ordering"), bob.events
+        assert bob.session.gave_at == float("-inf")  # no copy uploaded on an orderer's `ask` it never had
+        (said,) = [e for e in bob.events if e.kind == "fault"]
+        assert said.seat is None and "the relay at 127.0.0.1" in said.text and "not the host's" in said.text, said.text
+        for seat in (ann, bob, cy):
+            seat.end(90)
+            assert seat.error is None and seat.result is not None, seat.error  # the game ran on under its host
+        assert bob.session.successor is None and cy.session.successor is None
+    finally:
+        for seat in (ann, bob, cy):
+            seat.session.stop()
+        running.stop()
+    verified(tmp_path, "ann", "bob", "cy")
+
+
+@pytest.mark.slow
+def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monkeypatch, tmp_path):
+    """Bob orders in Ann's place and Cy follows him under Bob's tag; the relay then tells Cy that Bob
+    (and everyone) is away, plain and tagged by a key with no seat: Cy ignores it, names the relay,
+    and the game ends by its rules, both copies agreeing."""
+    running, (ann, bob, cy) = speaking_table(monkeypatch, tmp_path)
+    try:
+        kill_host([ann, bob, cy], after=12)
+        wait_until(lambda: bob.session.successor is not None and cy.session.link.orderer == 1, 30,
+                   "Cy to follow Bob's tagged packets")
+        assert any("seat 1 (bob) orders the log" in text for text in cy.said("ordering"))
+        refused, stranger = cy.session.link.refused, Profile.generate("mallory")
+        end = time.monotonic() + 2 * QUICK.drop_after
+        while time.monotonic() < end:
+            for profile in (stranger, None):  # tagged by a key with no seat, and plain
+                running.server.orders.put((cy.session.profile.public_key, profile, orderer_lies(3)))
+            time.sleep(QUICK.heartbeat)
+        wait_until(lambda: cy.session.link.refused >= refused + len(orderer_lies(3)), 10, "the lies to reach Cy")
+        assert cy.session.link.orderer == 1
+        assert ("dropped", 1) not in told(cy, "dropped") and not told(cy, "disputed")
+        faults = [e.text for e in cy.events if e.kind == "fault" and e.seat is None]
+        assert any("the relay at 127.0.0.1" in text and "not the ordering seat's" in text for text in faults), faults
+        for seat in (bob, cy):
+            seat.end(90)
+            assert seat.error is None, seat.error
+        assert bob.result is not None and bob.result == cy.result
+    finally:
+        for seat in (ann, bob, cy):
+            seat.session.stop()
+        running.stop()
+    verified(tmp_path, "ann", "bob", "cy", dead=("ann",))
