@@ -32,8 +32,9 @@ Ed25519 key from its join frame mapped to X25519 (`host_box(profile, relayed=Tru
 A joiner takes those tags only once its own clock says the orderer is gone past the grace (`trust`,
 called by the succession logic), and only from seats of the log; until then the owner's key alone
 opens anything. Each hello is answered by one orderer: the first whose tag opens a packet under it,
-after which no other seat's key opens anything under that hello, and `orderer` names that seat, so a
-seat that sent what does not fit the log is named, not "the host or the relay".
+after which no other seat's key opens anything under that hello, nor under a later one until `trust`
+is called again (the next hand-over); `orderer` names that seat, so a seat that sent what does not
+fit the log is named, not "the host or the relay".
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ class HostLink:
     table: bytes
     host_public: bytes
     orderers: dict[int, bytes] = field(default_factory=dict)  # seat -> X25519 key it may tag with; 0: the host's
-    hellos: list[Hello] = field(default_factory=list)  # oldest first
+    hellos: list[Hello] = field(default_factory=list, repr=False)  # oldest first; their keys are secrets
     refused: int = 0  # packets that were not the orderer's, or not new
     orderer: int | None = None  # the seat whose tag opened the last packet taken
 
@@ -194,9 +195,18 @@ class HostLink:
                         return self._refuse()
                     self.hellos = self.hellos[index:]  # a newer hello answered: the older keys take nothing any more
                     hello.keys, hello.answered = {seat: [key, n]}, True  # no other seat speaks under this hello
+                    if self.orderer != seat:
+                        self._settle(seat)
                     self.orderer = seat
                     return opened
         return self._refuse()
+
+    def _settle(self, seat: int) -> None:
+        """`seat` orders now: until `trust` is called again, only it and the host may answer a hello."""
+        self.orderers = {s: public for s, public in self.orderers.items() if s in (0, seat)}
+        for hello in self.hellos:
+            if not hello.answered:
+                hello.keys = {s: k for s, k in hello.keys.items() if s in self.orderers}
 
     def _refuse(self) -> None:
         self.refused += 1

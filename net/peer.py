@@ -250,9 +250,9 @@ class PeerSession(TableSession):
             return
         where = f"{self.invite.address}:{self.invite.port}"
         path = f"the relay at {where}" if self.invite.owner is not None else f"the connection to {where}"
-        whose = "the host's" if self.succession is None else "the ordering seat's"
-        self.fault(None, f"{path} carried packets that are not {whose} (forged, altered or replayed): "
-                         f"ignored; the table goes on with what {whose[:-2]} really sent")
+        orderer = "the host" if self.succession is None else "the ordering seat"
+        self.fault(None, f"{path} carried packets that are not {orderer}'s (forged, altered or replayed): "
+                         f"ignored; the table goes on with what {orderer} really sent")
 
     def _fault_told(self, body: dict) -> None:
         """Another seat's frame the host refused as a fault: shown once the seat's signature on it checks."""

@@ -32,9 +32,10 @@ seat cannot serve the table at the relay (`this table belongs to another key`); 
 could let one, but it still orders only frames the seats signed, in a log each seat checks. The
 successor's control packets (`presence`, `entries`, `ask`, ...) are tagged as the host's are
 (net/control.py) under its own seat key; a seat takes them only once its own clock has the orderer
-gone past the grace (`follow` calls `trust`), and only from the seats of `order` in the log, so
-before a hand-over a relay colluding with a seat cannot speak as an orderer, and after one the relay
-still cannot speak for the seat that orders.
+gone past the grace (`follow` calls `trust`), only from the seats of `order` in the log, and once one
+of them has answered, from that seat alone (and the owner) until the next hand-over. So before a
+hand-over a relay colluding with a seat cannot speak as an orderer, and after one it cannot speak
+for the seat that orders, even in league with another seat.
 
 The host seat coming back. Its resumed session (`dicetable host --resume`, the app's resume) finds the
 table served by the successor (`relay_taken`, net/host.py's TakenOver) and rejoins it as seat 0
@@ -48,8 +49,10 @@ gone by), the successor authors nothing, not even a claim or the app's move: a f
 could take a place their copies hold (its own frames the host ordered, among them).
 
 Known limits: after a second hand-over a seat's own clock starts on the vanished successor only
-when the next orderer reports it away. A seat whose grace has passed takes the tag of any seat that
-may succeed, not only the one whose turn it is (the relay decides which one serves). A host killed between writing a batch and relaying it
+when the next orderer reports it away. Between its grace passing and the first orderer's answer, a
+seat takes the tag of any seat that may succeed, not only the one whose turn it is (the relay
+decides which one serves): a relay in league with a seat could answer first and feed it that seat's
+word (frames it orders are still signed and checked, claims still co-signed). A host killed between writing a batch and relaying it
 holds, at the end of its copy, frames of its own nobody saw; the table goes on without them, and
 when that host resumes as a seat its copy forks from the table's there: it is told so and leaves
 with its copy (cutting that tail on resume is not built). Likewise a host seat partitioned past the
@@ -109,9 +112,9 @@ def follow(peer, now: float) -> bool:
         peer._away_since.setdefault(0, peer.host_away_since)
         peer.emit("dropped", seat=0, text=f"gone for more than {peer.timing.grace:g} s: a seat takes over ordering "
                                           "the log through the relay")
-        peer.link.trust(orderers(replica, peer.seat))  # from now on, a seat's tag may be the orderer's
     if peer.succession is None or peer.succession.since != peer.host_away_since:
         peer.succession = Succession(peer.host_away_since)
+        peer.link.trust(orderers(replica, peer.seat))  # the orderer is gone: the next one may tag with its seat key
     wait, seats = step(peer.timing), order(replica)
     # From when the relay surely lets a seat serve (its host silent for HOST_AWAY), seat by seat in turn.
     late = now - peer.host_away_since - max(peer.timing.grace, HOST_AWAY)

@@ -85,7 +85,8 @@ def test_another_hellos_key_opens_nothing_and_a_newer_hello_retires_the_older():
 def test_a_seats_tag_opens_only_once_trusted_and_a_hello_has_one_orderer():
     """A seat that may succeed (net/succession.py) tags with its own seat key: nothing of it opens
     before `trust`; after, it opens under a hello nobody answered yet, and names the seat; a hello
-    the host answered, or one a seat answered, takes no other key."""
+    the host answered, or one a seat answered, takes no other key, and once a seat orders, no other
+    seat's key opens a later hello until the next `trust`."""
     host, bob, cy = (Profile.generate(name) for name in ("ann", "bob", "cy"))
     joiner_key = Profile.generate("dee").public_key
     link = control.HostLink(TABLE, control.seat_box_public(host.public_key))
@@ -103,9 +104,11 @@ def test_a_seats_tag_opens_only_once_trusted_and_a_hello_has_one_orderer():
     assert link.open(answer(bob, second, fresh).seal("pong", {"length": 2})) == ("pong", {"length": 2})
     assert link.orderer == 1
     assert link.open(answer(cy, second, fresh).seal("pong", {"length": 3})) is None  # Bob answered it: Cy takes no part
-    third = link.box_for(b"\x03" * 32, joiner_key)  # a later hello is open to any trusted seat again
-    assert link.open(answer(cy, third, b"\x03" * 32).seal("pong", {"length": 4})) == ("pong", {"length": 4})
-    assert link.orderer == 2 and link.refused == 3
+    third = link.box_for(b"\x03" * 32, joiner_key)  # Bob orders: a later hello is his (or the host's) to answer
+    assert link.open(answer(cy, third, b"\x03" * 32).seal("pong", {"length": 4})) is None
+    link.trust({2: control.seat_box_public(cy.public_key)})  # the next hand-over: Bob gone past the grace too
+    assert link.open(answer(cy, third, b"\x03" * 32).seal("pong", {"length": 5})) == ("pong", {"length": 5})
+    assert link.orderer == 2 and link.refused == 4
     assert control.seat_box_public(b"\xff" * 32) is None  # no key, no tag: such a seat is never trusted
 
 

@@ -366,10 +366,10 @@ def orderer_lies(seats: int) -> list[tuple[str, dict]]:
     return lies + [("refused", {"seat": 1, "reason": "forged"}), ("pong", {"length": 10**6}), ("ask", {"next": 0})]
 
 
-def speaking_table(monkeypatch, tmp_path, **options):
+def speaking_table(monkeypatch, tmp_path, names=("ann", "bob", "cy"), **options):
     monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)
     running = Running(Speaking(curve_keypair()[1], "127.0.0.1", 0, host_away=HOST_AWAY))
-    return running, open_table(running, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER, **options)
+    return running, open_table(running, tmp_path, "dicebreaker", list(names), DICEBREAKER, **options)
 
 
 def told(seat: Seat, *kinds) -> list[tuple[str, int | None]]:
@@ -412,32 +412,39 @@ def test_while_the_host_is_here_a_relay_in_league_with_seat_2_cannot_speak_as_an
 
 @pytest.mark.slow
 def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monkeypatch, tmp_path):
-    """Bob orders in Ann's place and Cy follows him under Bob's tag; the relay then tells Cy that Bob
-    (and everyone) is away, plain and tagged by a key with no seat: Cy ignores it, names the relay,
-    and the game ends by its rules, both copies agreeing."""
-    running, (ann, bob, cy) = speaking_table(monkeypatch, tmp_path)
+    """Bob orders in Ann's place and Cy follows him under Bob's tag; the relay, in league with Dee (seat
+    3, who might have ordered), then prompts a fresh hello from Cy and tells Cy that Bob (and everyone)
+    is away: tagged by Dee's key, by a key with no seat, and plain. Cy ignores it all, names the relay,
+    and the game ends by its rules, every copy agreeing."""
+    running, seats = speaking_table(monkeypatch, tmp_path, names=["ann", "bob", "cy", "dee"])
+    ann, bob, cy, dee = seats
     try:
-        kill_host([ann, bob, cy], after=12)
+        kill_host(seats, after=16)
         wait_until(lambda: bob.session.successor is not None and cy.session.link.orderer == 1, 30,
                    "Cy to follow Bob's tagged packets")
         assert any("seat 1 (bob) orders the log" in text for text in cy.said("ordering"))
-        refused, stranger = cy.session.link.refused, Profile.generate("mallory")
+        victim = cy.session.profile.public_key
+        hellos = len(running.server.hellos.get(cy.session.socket.routing_id, ()))
+        running.server.orders.put((victim, None, "who"))
+        wait_until(lambda: len(running.server.hellos.get(cy.session.socket.routing_id, ())) > hellos, 10,
+                   "Cy's hello to the relay's own challenge")
+        refused, liars = cy.session.link.refused, (dee.session.profile, Profile.generate("mallory"), None)
         end = time.monotonic() + 2 * QUICK.drop_after
         while time.monotonic() < end:
-            for profile in (stranger, None):  # tagged by a key with no seat, and plain
-                running.server.orders.put((cy.session.profile.public_key, profile, orderer_lies(3)))
+            for liar in liars:
+                running.server.orders.put((victim, liar, orderer_lies(4)))
             time.sleep(QUICK.heartbeat)
-        wait_until(lambda: cy.session.link.refused >= refused + len(orderer_lies(3)), 10, "the lies to reach Cy")
-        assert cy.session.link.orderer == 1
+        wait_until(lambda: cy.session.link.refused >= refused + 3 * len(orderer_lies(4)), 10, "the lies to reach Cy")
+        assert cy.session.link.orderer == 1 and cy.session.gave_at == float("-inf")
         assert ("dropped", 1) not in told(cy, "dropped") and not told(cy, "disputed")
         faults = [e.text for e in cy.events if e.kind == "fault" and e.seat is None]
         assert any("the relay at 127.0.0.1" in text and "not the ordering seat's" in text for text in faults), faults
-        for seat in (bob, cy):
-            seat.end(90)
+        for seat in seats[1:]:
+            seat.end(120)
             assert seat.error is None, seat.error
-        assert bob.result is not None and bob.result == cy.result
+        assert bob.result is not None and bob.result == cy.result == dee.result
     finally:
-        for seat in (ann, bob, cy):
+        for seat in seats:
             seat.session.stop()
         running.stop()
-    verified(tmp_path, "ann", "bob", "cy", dead=("ann",))
+    verified(tmp_path, "ann", "bob", "cy", "dee", dead=("ann",))
