@@ -26,6 +26,15 @@ under one of them with a counter above the last it took under that key, and once
 is in use forgets the older ones, so a packet held back and delivered late, or copied from another
 connection or an earlier host run, is refused. `who` (the host's challenge, before any key) is the
 one untagged packet: all it can make a joiner do is say hello again.
+
+A seat that orders in the host seat's place (net/succession.py) tags with its own seat key, its
+Ed25519 key from its join frame mapped to X25519 (`host_box(profile, relayed=True)`, as the owner's).
+A joiner takes those tags only once its own clock says the orderer is gone past the grace (`trust`,
+called by the succession logic), and only from seats of the log; until then the owner's key alone
+opens anything. Each hello is answered by one orderer: the first whose tag opens a packet under it,
+after which no other seat's key opens anything under that hello, nor under a later one until `trust`
+is called again (the next hand-over); `orderer` names that seat, so a seat that sent what does not
+fit the log is named, not "the host or the relay".
 """
 
 from __future__ import annotations
@@ -64,10 +73,18 @@ def host_box_public(invite) -> bytes:
     """The host's X25519 key the joiner holding `invite` trusts: from the owner key, or the host key."""
     if invite.owner is None:
         return invite.host_key
+    box = seat_box_public(invite.owner)
+    if box is None:
+        raise BadBox("its owner key is not an Ed25519 public key")
+    return box
+
+
+def seat_box_public(key: bytes) -> bytes | None:
+    """The X25519 key a seat with Ed25519 key `key` tags with when it orders, or None if it has none."""
     try:
-        return bytes(VerifyKey(invite.owner).to_curve25519_public_key())
-    except CryptoError:  # not a point of the curve: no host holds its secret
-        raise BadBox("its owner key is not an Ed25519 public key") from None
+        return bytes(VerifyKey(key).to_curve25519_public_key())
+    except (CryptoError, ValueError, TypeError):  # not a point of the curve: nobody holds its secret
+        return None
 
 
 def link_key(shared: bytes, table: bytes, host_public: bytes, joiner_box: bytes, challenge: bytes, joiner_key: bytes) -> bytes:
@@ -102,45 +119,94 @@ class Tagger:
 
 
 @dataclass
+class Hello:
+    """One hello of the joiner: its fresh box, and the key each orderer it may hear from answers with."""
+
+    mine: PrivateKey
+    challenge: bytes
+    joiner_key: bytes
+    keys: dict[int, list] = field(default_factory=dict)  # orderer's seat -> [key, last counter taken]
+    answered: bool = False  # a packet under it opened: its orderer is the one left in `keys`
+
+    def add(self, table: bytes, seat: int, public: bytes) -> bool:
+        """Derive the key under which `seat` (X25519 key `public`) answers this hello; False if none."""
+        try:
+            shared = crypto_box_beforenm(public, bytes(self.mine))
+        except (CryptoError, ValueError, TypeError):
+            return False
+        box = bytes(self.mine.public_key)
+        self.keys[seat] = [link_key(shared, table, public, box, self.challenge, self.joiner_key), 0]
+        return True
+
+
+@dataclass
 class HostLink:
-    """The joiner's side: a fresh box for each hello, and the check of every packet from the host."""
+    """The joiner's side: a fresh box for each hello, and the check of every packet from the orderer
+    (the host seat, or after a hand-over a seat `trust` named)."""
 
     table: bytes
     host_public: bytes
-    keys: list[list] = field(default_factory=list)  # [key, last counter taken], oldest first
-    refused: int = 0  # packets that were not the host's, or not new
+    orderers: dict[int, bytes] = field(default_factory=dict)  # seat -> X25519 key it may tag with; 0: the host's
+    hellos: list[Hello] = field(default_factory=list, repr=False)  # oldest first; their keys are secrets
+    refused: int = 0  # packets that were not the orderer's, or not new
+    orderer: int | None = None  # the seat whose tag opened the last packet taken
+
+    def __post_init__(self):
+        self.orderers.setdefault(0, self.host_public)
 
     def box_for(self, challenge: bytes, joiner_key: bytes) -> bytes:
-        """A fresh box public key for a hello answering `challenge`; its key is kept for the answer."""
-        mine = PrivateKey.generate()
-        box = bytes(mine.public_key)
-        try:
-            shared = crypto_box_beforenm(self.host_public, bytes(mine))
-        except (CryptoError, ValueError, TypeError):
-            raise BadBox("the invite's host key gives no shared secret (a damaged invite?)") from None
-        self.keys = [*self.keys[-(KEYS_KEPT - 1):], [link_key(shared, self.table, self.host_public, box, challenge, joiner_key), 0]]
-        return box
+        """A fresh box public key for a hello answering `challenge`; its keys are kept for the answer."""
+        hello = Hello(PrivateKey.generate(), challenge, joiner_key)
+        if not hello.add(self.table, 0, self.host_public):
+            raise BadBox("the invite's host key gives no shared secret (a damaged invite?)")
+        for seat, public in self.orderers.items():
+            if seat != 0:
+                hello.add(self.table, seat, public)
+        self.hellos = [*self.hellos[-(KEYS_KEPT - 1):], hello]
+        return bytes(hello.mine.public_key)
+
+    def trust(self, orderers: dict[int, bytes]) -> None:
+        """Also take tags from these seats (seat -> X25519 key): the orderer is gone past the grace
+        (net/succession.py). Hellos no orderer has answered yet take them too; the host's key stays."""
+        for seat, public in orderers.items():
+            if seat in self.orderers:
+                continue
+            self.orderers[seat] = public
+            for hello in self.hellos:
+                if not hello.answered:
+                    hello.add(self.table, seat, public)
 
     def open(self, body: dict) -> tuple[str, dict] | None:
-        """The host's packet inside a `tagged` body, or None (counted) when it is forged, altered or replayed."""
+        """The orderer's packet inside a `tagged` body, or None (counted) when it is forged, altered or replayed."""
         if type(body) is not dict or set(body) != FIELDS:
             return self._refuse()
         n, packet, tag = body["n"], body["packet"], body["tag"]
         if type(n) is not int or not 0 < n <= MAX_COUNTER or type(packet) is not bytes or type(tag) is not bytes:
             return self._refuse()
-        for index in range(len(self.keys) - 1, -1, -1):
-            key, last = self.keys[index]
-            if hmac.compare_digest(_tag(key, n, packet), tag):
-                if n <= last:
-                    return self._refuse()  # a replay, or a packet held back past a later one
-                try:
-                    opened = unpack(packet)
-                except BadPacket:
-                    return self._refuse()
-                self.keys = self.keys[index:]  # a newer hello answered: the older keys take nothing any more
-                self.keys[0][1] = n
-                return opened
+        for index in range(len(self.hellos) - 1, -1, -1):
+            hello = self.hellos[index]
+            for seat, (key, last) in hello.keys.items():
+                if hmac.compare_digest(_tag(key, n, packet), tag):
+                    if n <= last:
+                        return self._refuse()  # a replay, or a packet held back past a later one
+                    try:
+                        opened = unpack(packet)
+                    except BadPacket:
+                        return self._refuse()
+                    self.hellos = self.hellos[index:]  # a newer hello answered: the older keys take nothing any more
+                    hello.keys, hello.answered = {seat: [key, n]}, True  # no other seat speaks under this hello
+                    if self.orderer != seat:
+                        self._settle(seat)
+                    self.orderer = seat
+                    return opened
         return self._refuse()
+
+    def _settle(self, seat: int) -> None:
+        """`seat` orders now: until `trust` is called again, only it and the host may answer a hello."""
+        self.orderers = {s: public for s, public in self.orderers.items() if s in (0, seat)}
+        for hello in self.hellos:
+            if not hello.answered:
+                hello.keys = {s: k for s, k in hello.keys.items() if s in self.orderers}
 
     def _refuse(self) -> None:
         self.refused += 1

@@ -48,7 +48,7 @@ from dicetable.net import control, wire
 from dicetable.net.hidden import TableDeals
 from dicetable.net.identity import fingerprint, verify_signature
 from dicetable.net.relay import BadRelay, RelayAddress
-from dicetable.net.relay_link import RelayHostSocket
+from dicetable.net.relay_link import RelayHostSocket, RelayTaken
 from dicetable.net.refusals import BadJoin, BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.replica import Replica
 from dicetable.net.seat_file import SeatFileError, load_seat
@@ -74,6 +74,19 @@ def _read_relay(relay: RelayAddress | str) -> RelayAddress:
         raise SessionError(f"bad relay: {error}") from None
 
 
+def entry_chunks(log, start: int, end: int | None = None):
+    """The log's frames from `start` to `end` (its end) as (first index, frames) of about ENTRIES_CHUNK bytes each."""
+    end = len(log) if end is None else end
+    while start < end:
+        frames, size = [], 0
+        while start + len(frames) < end and (not frames or size < ENTRIES_CHUNK):
+            frame = log[start + len(frames)].frame
+            frames.append(frame)
+            size += len(frame)
+        yield start, frames
+        start += len(frames)
+
+
 def _hello_fault(body: dict) -> str:
     """Why a hello body is malformed (exact fields, types and sizes), or "" when it is well-formed."""
     if set(body) != HELLO_FIELDS:
@@ -88,6 +101,10 @@ def _hello_fault(body: dict) -> str:
     if type(proof) is not bytes or len(proof) != 64:
         return "a malformed hello: its proof is a 64-byte signature"
     return ""
+
+
+class TakenOver(SessionError):
+    """Through a relay, another seat orders this table now (net/succession.py): rejoin it as a seat."""
 
 
 class HostSession(TableSession):
@@ -152,6 +169,8 @@ class HostSession(TableSession):
             else:
                 retry = 5.0 if self.resumed else 0.0
                 self.socket = HostSocket(self.profile.curve_secret, self.bind, self.port_wanted, retry=retry)
+        except RelayTaken as error:
+            raise TakenOver(str(error)) from None
         except TransportError as error:
             raise SessionError(str(error)) from None
         address = self.advertise or (self.bind if self.bind not in ("0.0.0.0", "::", "*") else None)
@@ -279,13 +298,17 @@ class HostSession(TableSession):
         if record.seat in self.reserved and record.kind == "join":
             del self.reserved[record.seat]
         self.applied(record)
-        if self._relay is not None:  # relayed when the batch is on disk
-            self._relay.append(frame)
+        self.pass_on(record)
+
+    def pass_on(self, record) -> None:
+        """Relay a record the log just took: with its batch once on disk (`relaying`), or now."""
+        if self._relay is not None:
+            self._relay.append(record.frame)
             self._reveals_only = self._reveals_only and record.kind == "reveal" and record.event is None
             return
         if not self._unsent:
             self._unsent_start = record.index
-        self._unsent.append(frame)  # behind any held reveals, in log order
+        self._unsent.append(record.frame)  # behind any held reveals, in log order
         self.release()
 
     def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
@@ -359,16 +382,8 @@ class HostSession(TableSession):
 
     def send_entries(self, peer: bytes, start: int) -> None:
         """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
-        log = self.replica.log
-        end = self._durable()
-        while start < end:
-            frames, size = [], 0
-            while start + len(frames) < end and (not frames or size < ENTRIES_CHUNK):
-                frame = log[start + len(frames)].frame
-                frames.append(frame)
-                size += len(frame)
-            self.tell(peer, "entries", {"start": start, "frames": frames})
-            start += len(frames)
+        for first, frames in entry_chunks(self.replica.log, start, self._durable()):
+            self.tell(peer, "entries", {"start": first, "frames": frames})
 
     # -- packets ---------------------------------------------------------------------------------
     def handle(self, peer: bytes, data: bytes, now: float) -> None:
@@ -559,11 +574,21 @@ class HostSession(TableSession):
             self.watch_holds(now)
             self.watch_presence(now)
             self.watch_code()
+            if isinstance(self.socket, RelayHostSocket):
+                self.watch_relay()
             if self.replica.phase == "ready" and not self._sent:
                 self.author("start", {})
             self.act()
             self.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
             self.watch_deadlines(now)
+
+    def watch_relay(self) -> None:
+        """Name the seats that may order the table in this seat's absence (net/succession.py); stop
+        ordering once the relay says another seat does (this seat's copy would fork from the table's)."""
+        self.socket.name_deputies(self.replica)
+        if self.socket.taken is not None:
+            raise SessionError(f"{fingerprint(self.socket.taken)} took over ordering this table at the relay while "
+                               f"this seat was away; resume to play on as a seat: {self.transcript_path}")
 
     def run(self) -> Any:
         """Play until the game ends (then let the joiners catch up) or `stop()`; returns the result."""

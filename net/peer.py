@@ -6,6 +6,11 @@ it cannot trust. Catch-up is by log index: every ping carries the length of this
 the host answers with what is missing. `--resume TRANSCRIPT` replays the seat's own transcript,
 reads its chain secrets from the seat file beside it, and reclaims its seat.
 
+Through a relay, a host seat silent past the grace does not strand the table: a seat takes over
+ordering the log there and the others follow it (net/succession.py; `run` goes on as that orderer).
+From then on this seat also takes the tags of the seats that may order (net/control.py `trust`), and
+the tag names the seat that orders, the one blamed for a log that does not fit.
+
 Another seat's fault the host refused (a `fault` packet, net/host.py) is shown as a `fault` event
 once that seat's signature on the refused frame checks out with this seat's own replica.
 
@@ -23,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dicetable.net import control, wire
+from dicetable.net import control, succession, wire
 from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals
 from dicetable.net.invite import BadInvite, Invite
@@ -36,8 +41,8 @@ from dicetable.net.identity import fingerprint
 from dicetable.net.transport import BadPacket, HostUnreachable, PeerSocket, TransportError, pack, unpack
 
 
-MAX_FAULTS_TOLD = 64
-RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left  # faults of other seats this seat checks and shows
+MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
+RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left
 
 
 class PeerSession(TableSession):
@@ -54,6 +59,9 @@ class PeerSession(TableSession):
         self._doubts = 0  # packets through a relay that did not fit the log (net/relay.py)
         self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
         self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
+        self.succession: succession.Succession | None = None  # on a relay: the orderer gone past the grace
+        self.successor: succession.SuccessorSession | None = None  # this seat, ordering in the host seat's place
+        self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -65,6 +73,17 @@ class PeerSession(TableSession):
             self.link = control.HostLink(self.invite.table_id, control.host_box_public(self.invite))
         except control.BadBox as error:
             raise SessionError(f"bad invite: {error} (copy it again)") from None
+
+    @classmethod
+    def rejoining(cls, host, **kwargs: Any) -> "PeerSession":
+        """A resumed host seat whose table another seat orders now (net/host.py's TakenOver,
+        net/succession.py): it rejoins as seat 0 from the same transcript, by its own relay invite."""
+        relay, path, replica = host.relay, host.transcript_path, host.replica
+        host.close()  # its transcript is reopened here
+        invite = Invite(relay.address, relay.port, relay.key, replica.table, owner=replica.opener)
+        peer = cls(host.profile, invite, resume=path, **kwargs)
+        peer.link.trust(succession.orderers(peer.replica, peer.seat))  # the orderer gone past the grace was this seat
+        return peer
 
     def _resume(self, path: Path, invite) -> None:
         try:
@@ -179,7 +198,11 @@ class PeerSession(TableSession):
         if self.host_away_since is not None:
             self._outage = (self.host_away_since, now)
             self.host_away_since = None
-            self.emit("returned", seat=0, text="the host is back")
+            if self.succession is None:
+                self.emit("returned", seat=0, text="the host is back")
+            else:  # a seat that took over (net/succession.py); seat 0 stays away until it says otherwise
+                self.emit("ordering", seat=self.link.orderer,
+                          text=f"{self.replica.who(self.link.orderer)} orders the log through the relay now")
             self.ask_who()  # the host may have restarted: it asks this seat to prove itself again
         if op == "welcome":
             self._welcome(body)
@@ -200,6 +223,8 @@ class PeerSession(TableSession):
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
             self._fault_told(body)
+        elif op == "ask":  # an orderer that took over, behind this seat's copy (net/succession.py)
+            succession.give(self, body)
         elif op == "pong" and type(body.get("length")) is int:
             self.host_length = max(self.host_length, body["length"])
             if body["length"] == len(self.replica.log):
@@ -225,8 +250,9 @@ class PeerSession(TableSession):
             return
         where = f"{self.invite.address}:{self.invite.port}"
         path = f"the relay at {where}" if self.invite.owner is not None else f"the connection to {where}"
-        self.fault(None, f"{path} carried packets that are not the host's (forged, altered or replayed): "
-                         "ignored; the table goes on with what the host really sent")
+        orderer = "the host" if self.succession is None else "the ordering seat"
+        self.fault(None, f"{path} carried packets that are not {orderer}'s (forged, altered or replayed): "
+                         f"ignored; the table goes on with what {orderer} really sent")
 
     def _fault_told(self, body: dict) -> None:
         """Another seat's frame the host refused as a fault: shown once the seat's signature on it checks."""
@@ -277,8 +303,9 @@ class PeerSession(TableSession):
                     if self.replica.log[index].frame != frame:  # the orderer rewrites what it gave us
                         if self._doubt_relay(have):
                             return
-                        self._leave_forked(frame, f"forked log: seat 0: {self._orderer()} sent another entry {index + 1} "
-                                                  "than the one it sent before: it shows seats different logs")
+                        self._leave_forked(frame, f"forked log: {self._orderer()} sent another entry {index + 1} than "
+                                                  "the one this seat holds: it shows seats different logs",
+                                           self.link.orderer, records)
                     continue  # already in our log
                 if index > have or type(frame) is not bytes:
                     self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
@@ -298,7 +325,8 @@ class PeerSession(TableSession):
                 except Refusal as refusal:
                     if self._doubt_relay(have):
                         return
-                    self._leave_forked(frame, f"{self._orderer()} relayed a message this seat refuses: {refusal}", refusal.seat)
+                    self._leave_forked(frame, f"{self._orderer()} relayed a message this seat refuses: {refusal}",
+                                       refusal.seat, records)
                 self._own_frame_landed(record)
                 records.append(record)
             if records and self._disputed_at is None and len(self.replica.log) >= self.host_length:
@@ -350,7 +378,11 @@ class PeerSession(TableSession):
                 "checks it; you can make a claim when it returns (resume the game then)")
 
     def _orderer(self) -> str:
-        return "the host" if self.invite.owner is None else "the host or the relay carrying its packets"
+        """Who sent the packet just opened: its tag names the seat (net/control.py)."""
+        seat = self.link.orderer
+        if seat in (None, 0):
+            return "seat 0: the host"
+        return f"{self.replica.who(seat)}, ordering the log in the host seat's place,"
 
     def _doubt_relay(self, have: int) -> bool:
         """Through a relay, a packet that does not fit the log may be the relay's doing (a dropped or
@@ -361,8 +393,14 @@ class PeerSession(TableSession):
         self.socket.send("ping", {"next": have})
         return True
 
-    def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0) -> None:
-        """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave."""
+    def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0, accepted: list | None = None) -> None:
+        """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave (the
+        `accepted` records of the same packet written first: the transcript closes here)."""
+        with self.batch():
+            for record in accepted or ():
+                self.applied(record)
+        if accepted:
+            accepted.clear()
         self.record_refusal(frame, reason)
         self.emit("refused", seat=seat, text=reason)
         self.close()
@@ -410,7 +448,8 @@ class PeerSession(TableSession):
         if silent > self.timing.drop_after and self.host_away_since is None:
             self.host_away_since = self.last_heard
             self.emit("dropped", seat=0, text="lost the host; reconnecting")
-        if self.host_away_since is not None and now - self.host_away_since > self.timing.grace:
+        if self.host_away_since is not None and now - self.host_away_since > self.timing.grace \
+                and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - self.host_away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
@@ -420,8 +459,12 @@ class PeerSession(TableSession):
         try:
             if self.socket is None:
                 self.connect()
-            while not self.stopped and not self.finished:
+            while not self.stopped and not self.finished and self.successor is None:
                 self.step(0.05)
+            if self.successor is not None:  # this seat orders the log now: the same thread plays on
+                result = self.successor.run()
+                self.finished, self.stopped = self.successor.finished, self.successor.stopped
+                return result
             if self.finished and self.socket is not None:
                 self.socket.send("ping", {"next": len(self.replica.log)})  # tells the host we have it all
         except SessionError as error:

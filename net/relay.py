@@ -22,9 +22,16 @@ Packets are the table's own `[op, body]` (net/transport.py). Between the relay a
     relay -> host   from {peer, data}                    a joiner's packet, as it sent it
     host  -> relay  to {peer, data}                      a packet for one joiner of this table
     host  -> relay  relay_ping {}                        keeps the host counted as present
+    host  -> relay  deputies {keys: [bin32]}             the owner names its seats' keys (net/succession.py)
+    relay -> host   relay_taken {key}                    another key of the table serves it now
 
 A table belongs to the first key that serves it; a host that comes back (a new connection, or a
-restarted relay) proves the same key again. A joiner's connection first sends `dial {table}`; the
+restarted relay) proves the same key again. Once the table has started, its owner names the other
+seats' keys (`deputies`); while no key is serving it (the serving host silent past `host_away`), one
+of those keys, or the owner's, may serve it: a seat that takes over ordering the log when the host
+seat is gone (net/succession.py). A second key never displaces a present one (it hears
+`relay_taken`, as does a displaced host when it speaks again), and a key the owner did not name
+never serves. A joiner's connection first sends `dial {table}`; the
 relay then carries its packets to that table's host (`relay_wait {reason}` tells it when the table
 has no host right now, and its packets are dropped until the host is back). A host reaches only
 connections that dialled its table. Everything the relay keeps is capped, and idle connections and
@@ -68,6 +75,7 @@ TABLE_BYTES = 16
 WRAP = 1024  # bytes a `from`/`to` wrapping adds around a table packet, at most
 MAX_TABLES = 20_000  # tables held at once (an idle one costs a few hundred bytes)
 MAX_CONNECTIONS = 50_000  # connections remembered at once
+MAX_DEPUTIES = 15  # keys an owner names to serve its table in its place (a table has at most 16 seats)
 MAX_DIALLED = 64  # joiner connections per table (a table has at most 16 seats; reconnects leave stale ones)
 CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten (seats ping every second)
 HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
@@ -157,6 +165,8 @@ class _Table:
     host_seen: float = 0.0
     dialled: set[bytes] = field(default_factory=set)
     touched: float = 0.0
+    server: bytes = b""  # the key serving it now: the owner's, or a deputy's
+    deputies: frozenset[bytes] = frozenset()  # the seats' keys the owner named (net/succession.py)
 
 
 @dataclass
@@ -169,9 +179,10 @@ class _Connection:
 class RelayServer:
     """The relay's ROUTER and its tables; `step()` handles what arrives, `run()` until stopped."""
 
-    def __init__(self, secret_key: bytes, bind: str = "127.0.0.1", port: int = 0, context=None, clock=time.monotonic):
+    def __init__(self, secret_key: bytes, bind: str = "127.0.0.1", port: int = 0, context=None, clock=time.monotonic,
+                 host_away: float = HOST_AWAY):
         self.context = context or zmq.Context.instance()
-        self.clock = clock
+        self.clock, self.host_away = clock, host_away
         self.public_key = curve_public(secret_key)
         _seed_auto_ids()
         socket = self.context.socket(zmq.ROUTER)
@@ -274,8 +285,11 @@ class RelayServer:
             self.send(peer, "relay_refused", {"reason": "the serve does not prove its key on this connection"})
             return
         entry = self.tables.get(table)
-        if entry is not None and entry.owner != key:
+        if entry is not None and entry.owner != key and key not in entry.deputies:
             self.send(peer, "relay_refused", {"reason": "this table belongs to another key at this relay"})
+            return
+        if entry is not None and entry.server not in (b"", key) and self._host_present(entry, now):
+            self.send(peer, "relay_taken", {"key": entry.server})  # one key orders at a time: the present one
             return
         if entry is None:
             if len(self.tables) >= MAX_TABLES:
@@ -284,9 +298,7 @@ class RelayServer:
                 self.send(peer, "relay_refused", {"reason": f"the relay holds its most tables ({MAX_TABLES}); try later"})
                 return
             entry = self.tables[table] = _Table(key)
-        if entry.host is not None and entry.host != peer and entry.host in self.connections:
-            self.connections[entry.host].serves = None  # the host came back on a new connection
-        entry.host, entry.host_seen, entry.touched = peer, now, now
+        entry.host, entry.host_seen, entry.touched, entry.server = peer, now, now, key
         conn.serves = table
         self.send(peer, "serving", {"table": table})
 
@@ -307,7 +319,7 @@ class RelayServer:
             self._tell_wait(peer)
 
     def _host_present(self, entry: _Table | None, now: float) -> bool:
-        return entry is not None and entry.host is not None and now - entry.host_seen <= HOST_AWAY
+        return entry is not None and entry.host is not None and now - entry.host_seen <= self.host_away
 
     def _tell_wait(self, peer: bytes) -> None:
         self.send(peer, "relay_wait", {"reason": "the relay has no host for this table right now: "
@@ -329,9 +341,13 @@ class RelayServer:
         entry = self.tables.get(conn.serves)
         if entry is None or entry.host != peer:
             conn.serves = None
+            if entry is not None:  # displaced while silent: it learns who serves now
+                self.send(peer, "relay_taken", {"key": entry.server})
             return
         entry.host_seen = entry.touched = now
-        if op == "to":
+        if op == "deputies":
+            self._deputies(entry, body)
+        elif op == "to":
             target, data = body.get("peer"), body.get("data")
             if type(target) is bytes and type(data) is bytes and len(data) <= MAX_PACKET and target in entry.dialled:
                 self.forwarded += 1
@@ -340,6 +356,14 @@ class RelayServer:
             answer = mailbox.answer(self.boxes, op, body)
             if answer is not None:
                 self.send(peer, *answer)
+
+    def _deputies(self, entry: _Table, body: dict) -> None:
+        """The owner's word on which seats' keys may serve its table while nobody serves it."""
+        keys = body.get("keys")
+        if entry.server != entry.owner or type(keys) is not list or len(keys) > MAX_DEPUTIES:
+            return  # only the owner names deputies: a successor cannot let a stranger in
+        if all(type(k) is bytes and len(k) == 32 for k in keys):
+            entry.deputies = frozenset(keys)
 
     # -- forgetting --------------------------------------------------------------------------------
     def sweep(self, now: float) -> None:
@@ -358,5 +382,5 @@ class RelayServer:
     def _forget_stale(self, entry: _Table, now: float) -> None:
         for peer in list(entry.dialled):
             conn = self.connections.get(peer)
-            if conn is None or now - conn.seen > 3 * HOST_AWAY:
+            if conn is None or now - conn.seen > 3 * self.host_away:
                 entry.dialled.discard(peer)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from dicetable.net.identity import fingerprint
 from dicetable.net.invite import Invite
 from dicetable.net.relay import TABLE_BYTES, WRAP, RelayAddress, serve_bytes
 from dicetable.net.transport import (
@@ -27,6 +28,14 @@ KEEPALIVE = 1.0  # seconds between the host's pings to the relay when nothing el
 
 class RelayRefused(TransportError):
     pass
+
+
+class RelayTaken(RelayRefused):
+    """Another key of the table (a seat that took over ordering, net/succession.py) serves it at the relay."""
+
+    def __init__(self, text: str, key: bytes):
+        super().__init__(text)
+        self.key = key
 
 
 def dial_relay(relay: RelayAddress, table: bytes, timeout: float, context=None, **options: Any) -> PeerSocket:
@@ -54,12 +63,18 @@ class RelayHostSocket:
         self.on_mail: Callable[[str, dict], None] | None = None
         self.serving = False
         self.refusal: str | None = None
+        self.taken: bytes | None = None  # the key serving the table in this one's place, once the relay says so
+        self._deputies: tuple[bytes, ...] | None = None  # the seats' keys told to the relay on this connection
         self._last_sent = 0.0
         self._early: list[tuple[bytes, bytes]] = []  # joiner packets that came before the relay took the table
         where = f"{relay.address}:{relay.port}"
         self.link = dial_relay(relay, table, timeout, context, greeting=pack("relay_hello"), max_packet=MAX_PACKET + WRAP)
         deadline = time.monotonic() + timeout
         while not self.serving:
+            if self.taken is not None:
+                self.close()
+                raise RelayTaken(f"the relay at {where} has another seat serving the table "
+                                 f"({fingerprint(self.taken)}): it orders the log now", self.taken)
             if self.refusal is not None:
                 self.close()
                 raise RelayRefused(f"the relay at {where} refused the table: {self.refusal}")
@@ -74,6 +89,16 @@ class RelayHostSocket:
     def invite(self, table_id: bytes, address: str | None = None) -> Invite:
         """A relay invite: the relay's address and key, the table, and the owner key that opened it."""
         return Invite(self.relay.address, self.relay.port, self.relay.key, table_id, owner=self.profile.public_key)
+
+    def name_deputies(self, replica) -> None:
+        """As the table's owner, once every seat has joined: tell the relay which seats' keys may serve
+        the table while this host is gone (net/succession.py); again on every new connection."""
+        if not self.serving or replica.phase in ("new", "joining") or replica.opener != self.profile.public_key:
+            return
+        keys = tuple(info.key for info in replica.seats if info is not None and info.key != replica.opener)
+        if keys != self._deputies:
+            self._deputies = keys
+            self._send("deputies", {"keys": list(keys)})
 
     def send(self, peer: bytes, op: str, body: dict[str, Any] | None = None) -> None:
         self._send("to", {"peer": peer, "data": pack(op, body)})
@@ -97,7 +122,7 @@ class RelayHostSocket:
                 self._send("relay_ping" if self.serving else "relay_hello", {})
             data = self.link.recv(max(deadline - time.monotonic(), 0))
             if self.link.renewals != renewals:  # a new connection: it greets the relay and serves again
-                renewals, self.serving = self.link.renewals, False
+                renewals, self.serving, self._deputies = self.link.renewals, False, None
             if data is None:
                 return None
             packet = self._handle(data)
@@ -122,6 +147,8 @@ class RelayHostSocket:
                 self._send("serve", {"table": self.table, "key": self.profile.public_key, "proof": proof})
         elif op == "serving" and body.get("table") == self.table:
             self.serving = True
+        elif op == "relay_taken" and type(body.get("key")) is bytes:
+            self.taken, self.serving = body["key"], False
         elif op == "relay_refused":
             self.refusal = str(body.get("reason", "no reason given"))[:200]
         elif op.startswith("mb_") and self.on_mail is not None:

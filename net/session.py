@@ -27,7 +27,8 @@ treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, 
 host's and reaches joiners in its welcome.
 
 Event kinds: invite, transcript, joined, started, record, your_turn, refused, fault, dropped,
-returned, claimable, disputed, chat, result, defaulted, rematch, error, and on the host waiting, released, lingering. A `record` event carries
+returned, claimable, disputed, chat, result, defaulted, rematch, error, ordering, and on the host waiting, released,
+lingering. A `record` event carries
 the log index, the Record (data) and its note (text); `refused` names the seat at fault and the
 reason; `fault` names a seat caught cheating, once, the moment this seat knows (a frame of its own
 signing the host refused as a broken commitment or deal rule, or what the card deal finds in the log:
@@ -39,7 +40,8 @@ seat that learns it on its return); `waiting`/`released` name a seat held for a 
 `lingering` says the finished host stays open for a seat still away (net/host.py `run`); `rematch` names a
 seat that agreed to the next game (data True) or declined it (False), or says an offer ended unanswered
 because the seats it waited for left (data None); `started` follows when the next game starts with every
-seat's consent.
+seat's consent; `ordering` says a seat took over ordering the log through the relay in the host
+seat's place (net/succession.py).
 
 Rematches (net/replica.py, "rematch"): once a game is over (its decks opened), a seat's `rematch()`
 signs its consent to the next game with the options the ended game's rules give; the consent that
@@ -55,10 +57,14 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
                      hello {seat: -1 | seat, key: bin32, next: int,   ask for (or reclaim) a seat,
                             nonce: bin32, proof: bin64, box: bin32}   proving the key (below)
                      submit {frame: bin}                              a signed frame for the log
+                     give {start: int, frames: [bin]}                 its copy from start, for an orderer that
+                                                                      took over behind it (net/succession.py)
     host -> joiner   who {nonce: bin32}                               unknown connection: prove a key
                      tagged {n, packet, tag}                           each packet below, inside: tagged end
                                                                       to end for the hello (net/control.py;
-                                                                      one that is not: a `fault` of seat None)
+                                                                      one that is not: a `fault` of seat None;
+                                                                      after a hand-over, under the ordering
+                                                                      seat's own key)
                      welcome {seat, length, table, timing}             your seat; the host's log length
                      full {reason}                                     no seat for you (or your hold ran out)
                      entries {start: int, frames: [bin]}               log frames from index start
@@ -66,6 +72,7 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
                      pong {length}                                     heartbeat answer
                      presence {seat, here: bool}                       a seat dropped or returned
                      fault {seat, reason, frame: bin}                  another seat's frame refused as a fault
+                     ask {next: int}                                   (an orderer that took over) your copy from next
 
 Seats are authenticated by their signed frames, and connections by their hello: the host routes a
 seat (its entries, refusals, presence, and the liveness that keeps it from default) only to a

@@ -9,7 +9,8 @@ roll's round trip carries a few), and a full 64 KiB catch-up chunk — it times,
   and opens it (`HostLink.open`: the tag checked, the counter, the inner unpack);
 - signed (for scale): an Ed25519 signature by the host and its check, the other way to authenticate.
 It prints the median per packet in µs and the ratio to plain, then the one-off cost of a hello's key
-(the joiner's fresh box, the host's `Tagger.answering`).
+(the joiner's fresh box, the host's `Tagger.answering`), and the joiner's box once a hand-over has it
+trust the other seats' keys too (one more key derived per seat), against the host-only box.
 """
 
 from __future__ import annotations
@@ -69,6 +70,16 @@ def main() -> None:
         control.Tagger.answering(control.host_box(host, True), fresh, TABLE, CHALLENGE, joiner.public_key)
 
     print(f"per hello (once per connection): joiner's box + host's key {median_us(hello_key, max(args.rounds // 10, 50)):.0f} µs")
+
+    # After a hand-over (net/succession.py) a joiner's box also derives a key for each seat that may order.
+    seats = 6
+    trusting = control.HostLink(TABLE, bytes(control.host_box(host, True).public_key))
+    trusting.trust({s: control.seat_box_public(Profile.generate(f"s{s}").public_key) for s in range(1, seats)})
+    hellos = max(args.rounds // 10, 50)
+    before = median_us(lambda: link.box_for(CHALLENGE, joiner.public_key), hellos)
+    after = median_us(lambda: trusting.box_for(CHALLENGE, joiner.public_key), hellos)
+    print(f"joiner's box, host only {before:.0f} µs | after a hand-over, {seats - 1} seats trusted too {after:.0f} µs "
+          f"({after / before:.1f}x)")
 
 
 if __name__ == "__main__":

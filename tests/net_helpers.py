@@ -90,6 +90,18 @@ def assert_verifies(*paths) -> list[list[bytes]]:
     return logs
 
 
+def line_of(process, prefix: str, timeout: float = 15.0) -> str:
+    """The rest of the next line `process` prints that starts with `prefix`."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        line = process.stdout.readline()
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+        if not line and process.poll() is not None:
+            break
+    raise AssertionError(f"no {prefix!r} line: {process.stderr.read() if process.poll() is not None else ''}")
+
+
 def frames_in(path: Path) -> int:
     """Frames in a transcript another process is writing (-1 while it is not there yet)."""
     try:
@@ -140,6 +152,23 @@ def private_lan(count: int, tested: str):
                 except subprocess.TimeoutExpired:
                     p.kill()
         subprocess.run([NETNS, "down", prefix], capture_output=True)
+
+
+class Running:
+    """A relay (net/relay.py's RelayServer) served by its own thread until the test stops it."""
+
+    def __init__(self, server):
+        self.server = server
+        self.thread = threading.Thread(target=server.run, daemon=True)
+        self.thread.start()
+
+    @property
+    def line(self) -> str:
+        return self.server.address().encode()
+
+    def stop(self) -> None:
+        self.server.stopped = True
+        self.thread.join(5)
 
 
 def host_link(invite) -> control.HostLink:

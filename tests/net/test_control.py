@@ -21,8 +21,7 @@ from dicetable.net.relay import RelayServer
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transport import MAX_PACKET, curve_keypair, pack, unpack
 from dicetable.net.verify import verify
-from net_helpers import FAST, in_thread, wait_until
-from test_relay import Running
+from net_helpers import FAST, Running, in_thread, wait_until
 
 BREAKER = registry.get("dicebreaker")
 TABLE, CHALLENGE = bytes(range(16)), bytes(32)
@@ -81,6 +80,36 @@ def test_another_hellos_key_opens_nothing_and_a_newer_hello_retires_the_older():
     assert link.open(old.seal("welcome", {"seat": 1})) is not None  # the first hello's answer, then the second's
     assert link.open(new.seal("welcome", {"seat": 1})) is not None
     assert link.open(held) is None  # the first hello's key takes nothing any more
+
+
+def test_a_seats_tag_opens_only_once_trusted_and_a_hello_has_one_orderer():
+    """A seat that may succeed (net/succession.py) tags with its own seat key: nothing of it opens
+    before `trust`; after, it opens under a hello nobody answered yet, and names the seat; a hello
+    the host answered, or one a seat answered, takes no other key, and once a seat orders, no other
+    seat's key opens a later hello until the next `trust`."""
+    host, bob, cy = (Profile.generate(name) for name in ("ann", "bob", "cy"))
+    joiner_key = Profile.generate("dee").public_key
+    link = control.HostLink(TABLE, control.seat_box_public(host.public_key))
+
+    def answer(profile, box, challenge):
+        return control.Tagger.answering(control.host_box(profile, True), box, TABLE, challenge, joiner_key)
+
+    first = link.box_for(CHALLENGE, joiner_key)
+    assert link.open(answer(host, first, CHALLENGE).seal("welcome", {"seat": 3})) == ("welcome", {"seat": 3})
+    fresh = b"\x02" * 32
+    second = link.box_for(fresh, joiner_key)
+    assert link.open(answer(bob, second, fresh).seal("presence", {"seat": 0, "here": False})) is None  # not trusted yet
+    link.trust({1: control.seat_box_public(bob.public_key), 2: control.seat_box_public(cy.public_key)})
+    assert link.open(answer(bob, first, CHALLENGE).seal("pong", {"length": 1})) is None  # the host answered that hello
+    assert link.open(answer(bob, second, fresh).seal("pong", {"length": 2})) == ("pong", {"length": 2})
+    assert link.orderer == 1
+    assert link.open(answer(cy, second, fresh).seal("pong", {"length": 3})) is None  # Bob answered it: Cy takes no part
+    third = link.box_for(b"\x03" * 32, joiner_key)  # Bob orders: a later hello is his (or the host's) to answer
+    assert link.open(answer(cy, third, b"\x03" * 32).seal("pong", {"length": 4})) is None
+    link.trust({2: control.seat_box_public(cy.public_key)})  # the next hand-over: Bob gone past the grace too
+    assert link.open(answer(cy, third, b"\x03" * 32).seal("pong", {"length": 5})) == ("pong", {"length": 5})
+    assert link.orderer == 2 and link.refused == 4
+    assert control.seat_box_public(b"\xff" * 32) is None  # no key, no tag: such a seat is never trusted
 
 
 def test_a_relay_invite_whose_owner_key_is_no_key_is_one_clear_line():

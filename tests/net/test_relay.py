@@ -24,26 +24,9 @@ from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transport import curve_keypair
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, in_thread, wait_until
+from net_helpers import FAST, Running, in_thread, wait_until
 
 TRICE = registry.get("trice")
-
-
-class Running:
-    """A relay served by its own thread until the test ends."""
-
-    def __init__(self, server: RelayServer):
-        self.server = server
-        self.thread = threading.Thread(target=server.run, daemon=True)
-        self.thread.start()
-
-    @property
-    def line(self) -> str:
-        return self.server.address().encode()
-
-    def stop(self) -> None:
-        self.server.stopped = True
-        self.thread.join(5)
 
 
 @pytest.fixture

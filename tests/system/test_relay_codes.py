@@ -6,25 +6,12 @@ a code for a fair roll. Every process is real and every socket on 127.0.0.1."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
-from net_helpers import dicetable, last_line, spawn
+from net_helpers import dicetable, last_line, line_of, spawn
 
 CODE = re.compile(r"^\d{1,5}-[a-z]{3,8}-[a-z]{3,8}$")
-
-
-def line_of(process, prefix: str, timeout: float = 15.0) -> str:
-    """The rest of the next line `process` prints that starts with `prefix`."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        line = process.stdout.readline()
-        if line.startswith(prefix):
-            return line[len(prefix):].strip()
-        if not line and process.poll() is not None:
-            break
-    raise AssertionError(f"no {prefix!r} line: {process.stderr.read() if process.poll() is not None else ''}")
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import random
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from textual.widgets import OptionList, Static
 
 from dicetable.core import registry
 from dicetable.core.bots import RandomBot
-from dicetable.net import identity
+from dicetable.net import identity, succession
+from dicetable.net.relay import RelayServer
+from dicetable.net.transport import curve_keypair
 from dicetable.net.host import HostSession
 from dicetable.net.peer import PeerSession
 from dicetable.net.replica import Replica
@@ -26,7 +29,8 @@ from dicetable.net.deadlines import Timing
 from dicetable.net.seat_file import load_seat
 from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
-from net_helpers import FAST
+from net_helpers import FAST, Running
+from net_helpers import wait_until as wait_for
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.dialogs import GameOverDialog
 from dicetable.tui.screens.lobby_screen import LobbyScreen
@@ -66,19 +70,21 @@ def run_until_crash(session) -> None:
         pass
 
 
-def play_in_threads(tmp_path: Path, crashes: str | None, after: int = 2, timing: Timing = FAST):
-    """alice hosts TRICE, bob joins, both with bots and their own profile and transcripts folder;
-    `crashes` ("alice"/"bob") dies mid-game, None plays to the end. Returns the sessions, their
-    threads and the transcripts' paths, by name."""
+def play_in_threads(tmp_path: Path, crashes: str | None, after: int = 2, timing: Timing = FAST,
+                    relay: str | None = None, claims: bool = True):
+    """alice hosts TRICE (through `relay`, if given), bob joins (claiming defaults if `claims`), both
+    with bots and their own profile and transcripts folder; `crashes` ("alice"/"bob") dies mid-game,
+    None plays to the end. Returns the sessions, their threads and the transcripts' paths, by name."""
     profiles = {who: identity.load_or_create(who, directory=tmp_path / who) for who in ("alice", "bob")}
     paths = {who: tmp_path / who / "transcripts" / f"20260101-00000{n}-table-seat{n}.dtt"
              for n, who in enumerate(("alice", "bob"))}
     choosers = {who: crashing_bot(n, after) if who == crashes else bot_chooser(TRICE, "random", n)
                 for n, who in enumerate(("alice", "bob"))}
     host = HostSession(profiles["alice"], "trice", 2, port=0, timing=timing, chooser=choosers["alice"],
-                       transcript=paths["alice"])
+                       transcript=paths["alice"], relay=relay)
     invite = host.open()
-    peer = PeerSession(profiles["bob"], invite, timing=timing, chooser=choosers["bob"], transcript=paths["bob"])
+    peer = PeerSession(profiles["bob"], invite, timing=timing, chooser=choosers["bob"], transcript=paths["bob"],
+                       auto_claim=claims)
     sessions = {"alice": host, "bob": peer}
     threads = {who: threading.Thread(target=run_until_crash, args=(s,), daemon=True) for who, s in sessions.items()}
     for thread in threads.values():
@@ -216,6 +222,36 @@ async def test_a_served_player_back_in_the_lobby_is_told_the_game_waits_and_resu
     finally:
         host.stop()
         threads["alice"].join(5)
+
+
+async def test_a_host_whose_table_a_seat_took_over_at_the_relay_resumes_as_that_tables_seat(tmp_path, monkeypatch):
+    """Issue 16 (net/succession.py): alice hosts through a relay and dies; after the grace bob orders the
+    table there (and claims nothing); alice's app resumes the game, finds bob ordering, and plays on as
+    seat 0 of bob's table."""
+    monkeypatch.setattr(succession, "HOST_AWAY", 1.0)  # the relay's clock, shortened, as the seats know it
+    relay = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0, host_away=1.0))
+    try:
+        sessions, threads, paths = play_in_threads(tmp_path, crashes="alice", timing=replace(FAST, grace=2.0),
+                                                   relay=relay.line, claims=False)
+        peer = sessions["bob"]
+        wait_for(lambda: peer.successor is not None, 20, "bob to take over ordering")
+        alice_moves = moves_by(peer, 0)
+        monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "alice"))
+        app = DiceTableApp()
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_resume(pilot, app)
+            await until_shown(pilot, "#resume-list")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
+            assert app.screen.view.local_seats == frozenset({0}) and app.screen is not screen
+            await play_on(pilot, app, peer, 0, alice_moves)  # alice's moves reach bob's log: the game goes on
+            app.screen.controller.close()
+        table = relay.server.tables[peer.replica.table]
+        assert table.server == peer.profile.public_key != table.owner  # bob still orders: alice came back as a seat
+    finally:
+        peer.stop()
+        threads["bob"].join(10)
+        relay.stop()
 
 
 async def test_finished_and_unreadable_transcripts_are_not_listed(tmp_path, monkeypatch):

@@ -12,7 +12,8 @@ import sys
 
 from dicetable.core import registry
 from dicetable.net.deadlines import Timing
-from dicetable.net.host import HostSession
+from dicetable.net.host import HostSession, TakenOver
+from dicetable.net.peer import PeerSession
 from dicetable.net.identity import ProfileError, load_or_create
 from dicetable.net.session import NetEvent, SessionError, bot_chooser
 from dicetable.net.transport import DEFAULT_BIND
@@ -202,7 +203,13 @@ def run(args) -> int:
         info = registry.get(session.game_name)
         session.chooser = bot_chooser(info, args.bot, args.seed)
         session.on_event = print_event
-        session.open()
+        try:
+            session.open()
+        except TakenOver as taken:  # a seat orders the table at the relay now: this one rejoins as a seat
+            print(f"{taken}; rejoining the table as seat 0", flush=True)
+            session = PeerSession.rejoining(session, timing=timing_from(args), think=args.think,
+                                            chooser=session.chooser, on_event=print_event)
+            session.connect()
     except SessionError as error:
         raise CommandError(str(error)) from None
     with advertise_table(session, args):  # with --lan: announced while seats are free

@@ -194,7 +194,7 @@ class ResumeScreen(GameListScreen):
 
     def _reopen(self, profile, game: Unfinished) -> None:
         """In a thread: open the table (host) or reach the host (joiner), as the CLI's --resume."""
-        from dicetable.net.host import HostSession
+        from dicetable.net.host import HostSession, TakenOver
         from dicetable.net.peer import PeerSession
         from dicetable.net.seat_file import SeatFileError
         from dicetable.net.session import SessionError
@@ -207,7 +207,12 @@ class ResumeScreen(GameListScreen):
                 bind, advertise = saved_address(game.path, DEFAULT_BIND)
                 session = HostSession(profile, resume=game.path, bind=bind, advertise=advertise, port=0)
                 table = NetTable(session, "host")
-                session.open()
+                try:
+                    session.open()
+                except TakenOver:  # through a relay, a seat orders the table now: play on as seat 0
+                    session = PeerSession.rejoining(session)
+                    table = NetTable(session, "join")
+                    session.connect()
             else:
                 session = PeerSession(profile, resume=game.path)
                 table = NetTable(session, "join")

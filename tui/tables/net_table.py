@@ -234,6 +234,8 @@ class NetTable(TableController):
             self._post(Banner(Phrase(("disputed: ",)) + Phrase.of(event.text), "error"))
         elif kind == "fault":  # a seat caught cheating: every player is told at once (FAIRNESS.md §3)
             self._post(Banner(Phrase(("fault: ",)) + Phrase.of(event.text), "error"))
+        elif kind == "ordering":  # a seat took over ordering the log through the relay (net/succession.py)
+            self._post(Banner(Phrase.of(event.text), "info"))
         elif kind in ("waiting", "released"):  # the host: who holds a free seat until its join
             self._post(Banner(Phrase.of(event.text), "info"))
         elif kind == "chat" and seat is not None:

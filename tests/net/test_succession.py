@@ -1,0 +1,450 @@
+"""The table outlives its host (issue 16, net/succession.py): on a relay on 127.0.0.1, the host seat's
+session is killed for good mid-game; after the grace a successor seat orders the log through the same
+relay, the other seats reconnect to it, the game finishes or a checked claim ends it, and every copy
+verifies and agrees. The host seat comes back as a seat. The attacks — a key with no seat taking over
+at the relay, a successor whose log forks from a seat's copy, one that moves a seat's entries, one that
+drops a seat's frames — are made through the real classes and caught."""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+
+from dicetable.core import registry
+from dicetable.net import control, succession, wire
+from dicetable.net.host import HostSession
+from dicetable.net.identity import Profile, load_or_create
+from dicetable.net.peer import PeerSession
+from dicetable.net.relay import RelayAddress, RelayServer
+from dicetable.net.relay_link import RelayHostSocket, RelayRefused, RelayTaken
+from dicetable.net.replica import Replica
+from dicetable.net.session import SessionError, bot_chooser
+from dicetable.net.transcript import read
+from dicetable.net.transport import BadPacket, curve_keypair, pack, unpack
+from dicetable.net.verify import compare, verify
+from net_helpers import FAST, Running, dicetable, last_line, spawn, wait_until
+
+# Clocks short enough to see a hand-over in seconds; the relay forgets a silent host after HOST_AWAY.
+QUICK = replace(FAST, grace=2.0, answer_deadline=0.5)
+HOST_AWAY = 1.0
+DICEBREAKER = {"mode": "battle", "target": 3}
+
+
+@pytest.fixture
+def relay(monkeypatch):
+    monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)  # the seats know the relay's clock
+    running = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0, host_away=HOST_AWAY))
+    yield running
+    running.stop()
+
+
+class Seat:
+    """One seat's session playing in its own thread: its events, its result or the error that ended it."""
+
+    def __init__(self, session):
+        self.session, self.events, self.result, self.error = session, [], None, None
+        session.on_event = self.events.append
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        try:
+            self.result = self.session.run()
+        except SessionError as error:
+            self.error = error
+
+    def start(self) -> "Seat":
+        self.thread.start()
+        return self
+
+    def end(self, timeout: float = 60.0) -> "Seat":
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the seat's game did not end"
+        return self
+
+    def said(self, kind: str) -> list[str]:
+        return [e.text for e in self.events if e.kind == kind]
+
+
+def open_table(relay, tmp_path, game: str, names: list[str], options=None, profile=None, timing=QUICK, **peer_options):
+    """A host seat and its joiners through `relay`, bots at every seat, all playing in threads."""
+    info = registry.get(game)
+    host = HostSession(profile or Profile.generate(names[0]), game, len(names), options or {}, timing=timing,
+                       relay=relay.line, transcript=tmp_path / f"{names[0]}.dtt",
+                       chooser=bot_chooser(info, "greedy", 1), think=0.05)
+    invite = host.open()
+    seats = [Seat(host).start()]
+    for n, name in enumerate(names[1:], start=2):
+        peer = PeerSession(Profile.generate(name), invite, timing=timing, transcript=tmp_path / f"{name}.dtt",
+                           chooser=bot_chooser(info, "greedy", n), think=0.05, **peer_options)
+        peer.connect()
+        seats.append(Seat(peer).start())
+    return seats
+
+
+def kill_host(seats, after: int) -> None:
+    """The host seat's session dies for good once the log holds `after` entries (its sockets close unsaid)."""
+    host = seats[0].session
+    wait_until(lambda: len(host.replica.log) > after, 20, "a few moves")
+    host.stop()
+    seats[0].end(5)
+
+
+def verified(tmp_path, *names, dead=()):
+    """Every surviving copy verifies, the `dead` ones end unfinished where their seat died, and
+    `dicetable verify` says all the copies agree (each a prefix of the longest)."""
+    paths = [tmp_path / f"{name}.dtt" for name in names]
+    for name, path in zip(names, paths):
+        verdict = verify(path)
+        assert verdict.valid or (name in dead and verdict.fault_kind == "unfinished"), verdict.line()
+    agreement = compare([read(path) for path in paths])
+    assert agreement.fork is None, agreement.line()
+    check = dicetable("verify", *map(str, paths))
+    assert "copies agree" in check.stdout and check.returncode == (1 if dead else 0), check.stdout + check.stderr
+    for name in names:
+        assert f"{name}.dtt: {'invalid' if name in dead else 'valid'}:" in check.stdout, check.stdout
+
+
+@pytest.mark.slow
+def test_two_seats_the_successor_orders_and_its_claim_ends_the_game(relay, tmp_path):
+    ann, bob = open_table(relay, tmp_path, "trice", ["ann", "bob"])
+    kill_host([ann, bob], after=8)
+    bob.end()
+    assert bob.error is None and bob.session.successor is not None
+    assert any("orders the log now" in text for text in bob.said("ordering"))
+    result = bob.result
+    assert result is not None and result.winners == (1,) and "seat 0 in default" in result.reason
+    ending = bob.session.replica.ending
+    assert (ending.seat, ending.against, ending.state) == (1, 0, "out")
+    assert relay.server.tables[bob.session.replica.table].server == bob.session.profile.public_key
+    assert read(tmp_path / "ann.dtt").result is None  # the host's copy ends where it died
+    verified(tmp_path, "ann", "bob", dead=("ann",))
+
+
+@pytest.mark.slow
+def test_three_seats_the_lowest_seat_orders_the_other_reconnects_and_a_cosigned_claim_puts_the_host_out(relay, tmp_path):
+    ann, bob, cy = open_table(relay, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER)
+    kill_host([ann, bob, cy], after=12)
+    for seat in (bob, cy):
+        seat.end(90)
+        assert seat.error is None, seat.error
+    assert bob.session.successor is not None and cy.session.successor is None  # seat 1 first, seat 2 follows it
+    assert cy.said("ordering")  # seat 2 reached the new orderer through the relay
+    assert bob.result is not None and bob.result == cy.result
+    replica = bob.session.replica
+    against_host = [c for c in replica.claims if c.against == 0 and c.state in ("out", "answered")]
+    assert against_host and all(len(c.signers) == 2 for c in against_host)  # co-signed: FAIRNESS.md §4
+    verified(tmp_path, "ann", "bob", "cy", dead=("ann",))
+
+
+class Muting(RelayServer):
+    """A relay that stops carrying anything to the connections in `muted` (a link cut one way)."""
+
+    muted: set = set()
+
+    def _send_raw(self, peer, data):
+        if peer not in self.muted:
+            super()._send_raw(peer, data)
+
+
+@pytest.mark.slow
+def test_a_successor_behind_another_seat_takes_the_entries_it_lacks_from_that_seats_copy(monkeypatch, tmp_path):
+    """The host ordered entries that reached seat 2 but not seat 1, then died: seat 1 orders behind seat 2's
+    copy, asks seat 2 for what it lacks, checks each frame with its own replica, and the table goes on."""
+    monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)
+    running = Running(Muting(curve_keypair()[1], "127.0.0.1", 0, host_away=HOST_AWAY))
+    try:
+        ann, bob, cy = open_table(running, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER)
+        wait_until(lambda: len(ann.session.replica.log) > 12, 20, "a few throws")
+        running.server.muted = {bob.session.socket.routing_id}
+        wait_until(lambda: len(cy.session.replica.log) > len(bob.session.replica.log), 20, "seat 2 to be ahead")
+        kill_host([ann, bob, cy], after=0)
+        behind = len(bob.session.replica.log)
+        assert len(read(tmp_path / "ann.dtt").frames) > behind  # the entries only the dead host and seat 2 held
+        for seat in (bob, cy):
+            seat.end(90)
+            assert seat.error is None, seat.error
+        assert bob.session.successor is not None and bob.result == cy.result is not None
+        verified(tmp_path, "ann", "bob", "cy", dead=("ann",))  # seat 1's copy holds them now, as they were
+    finally:
+        running.stop()
+
+
+@pytest.mark.slow
+def test_a_key_with_no_seat_cannot_take_over_and_the_host_comes_back_as_a_seat(relay, tmp_path, home):
+    """The table waits for the host seat (nobody claims); a stranger's key is refused at the relay;
+    the host's own `dicetable host --resume` finds a seat ordering and plays on as seat 0, nothing lost."""
+    profile = load_or_create("ann")  # the profile a `dicetable` process of this home uses
+    ann, bob = open_table(relay, tmp_path, "trice", ["ann", "bob"], profile=profile, auto_claim=False)
+    kill_host([ann, bob], after=8)
+    wait_until(lambda: bob.session.successor is not None, 20, "seat 1 to take over ordering")
+    table, address, mallory = bob.session.replica.table, RelayAddress.decode(relay.line), Profile.generate("mallory")
+    named = relay.server.tables[table].deputies
+    bob.session.successor.socket.send_relay("deputies", {"keys": [mallory.public_key]})  # only the owner names seats
+    sent = time.monotonic()  # the relay's clock: packets of one connection are handled in order
+    wait_until(lambda: relay.server.tables[table].host_seen > sent + 0.5, 10, "the successor's next packets")
+    with pytest.raises(RelayRefused, match="belongs to another key"):
+        RelayHostSocket(mallory, address, table, timeout=3.0)
+    assert relay.server.tables[table].deputies == named == {bob.session.profile.public_key}
+    back = spawn(tmp_path, "home", "host", "--resume", str(tmp_path / "ann.dtt"), "--bot", "greedy", "--seed", "3")
+    try:
+        out, err = back.communicate(timeout=90)
+    finally:
+        if back.poll() is None:
+            back.kill()
+    assert back.returncode == 0, err
+    assert "rejoining the table as seat 0" in out
+    bob.end()
+    assert bob.result is not None and last_line(out, "result:") == bob.session.describe_result()
+    assert not bob.session.replica.claims  # nobody claimed: the host seat played its own moves again
+    verified(tmp_path, "ann", "bob")
+
+
+@pytest.mark.slow
+def test_a_seat_cannot_take_the_table_from_its_present_host(relay, tmp_path):
+    ann, bob = open_table(relay, tmp_path, "trice", ["ann", "bob"])
+    table = ann.session.replica.table
+    wait_until(lambda: relay.server.tables[table].deputies == {bob.session.profile.public_key}, 10,
+               "the host to name its seat at the relay")
+    with pytest.raises(RelayTaken):
+        RelayHostSocket(bob.session.profile, RelayAddress.decode(relay.line), table, timeout=3.0)
+    assert relay.server.tables[table].server == ann.session.profile.public_key
+    for seat in (ann, bob):
+        seat.end()
+        assert seat.error is None and seat.result is not None  # the game went on under its host
+    assert bob.session.successor is None
+
+
+class Forking(succession.SuccessorSession):
+    """A successor that rewrites history: once a seat tells it how long its copy is, it drops that
+    copy's last entry from its own, orders frames of its own in its place, and never takes the
+    seat's copy back in."""
+
+    forked, chats = False, 0
+
+    def handle(self, peer, data, now):
+        super().handle(peer, data, now)
+        held = self.acked.get(self.routes.get(peer), 0)  # the seat's copy's length, from its hello
+        if not self.forked and 0 < held <= len(self.replica.log):
+            self.forked = True
+            forked = Replica(self.replica.table, claim_check=self.check_claim)
+            for record in list(self.replica.log)[:held - 1]:
+                forked.accept(record.frame)
+            self.replica, self._sent, self._own_due = forked, {}, False
+            self.transcript, self.transcript_path = None, self.transcript_path.with_name("forked.dtt")
+
+    def _adopt(self, seat, start, frames):
+        if not self.forked:  # once forked, the seat's copy is not taken back in
+            super()._adopt(seat, start, frames)
+
+    def step(self, timeout):
+        super().step(timeout)
+        if self.forked and self.chats < 8:
+            self.chats += 1
+            self.author("chat", wire.chat_body(f"another history {self.chats}"))
+
+
+class Shifting(succession.SuccessorSession):
+    """A successor that moves a seat's entries: each packet lands one index earlier than it belongs."""
+
+    def order(self, frame, origin):
+        super().order(frame, origin)
+        if len(self.replica.log) > self.shift_from:
+            for peer in self.routes:
+                self.tell(peer, "entries", {"start": len(self.replica.log) - 2, "frames": [frame]})  # under its own tag
+
+    @classmethod
+    def from_seat(cls, peer, socket):
+        self = super().from_seat(peer, socket)
+        self.shift_from = len(self.replica.log)
+        return self
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attacker", [Forking, Shifting], ids=["forks", "moves-entries"])
+def test_a_successor_whose_log_does_not_fit_a_seats_copy_is_named_and_left(relay, tmp_path, monkeypatch, attacker):
+    monkeypatch.setattr(succession, "SuccessorSession", attacker)  # the seat that takes over is the attacker
+    ann, bob, cy = open_table(relay, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER)
+    kill_host([ann, bob, cy], after=12)
+    wait_until(lambda: bob.session.successor is not None, 20, "seat 1 to take over ordering")
+    cy.end(60)
+    said = str(cy.error)
+    assert "seat 1 (bob), ordering the log in the host seat's place," in said and "cannot be trusted" in said, \
+        (said, cy.result)
+    kept = read(tmp_path / "cy.dtt")
+    assert kept.refused  # the frame that does not fit is kept as evidence
+    assert verify(tmp_path / "cy.dtt").fault_kind == "unfinished"  # a true log, cut where it left: nothing of the attacker's
+    true = read(tmp_path / "ann.dtt").frames
+    assert kept.frames[:len(true)] == true[:len(kept.frames)]
+    bob.session.stop()
+    bob.end(10)
+
+
+class Dropping(succession.SuccessorSession):
+    """A successor that never orders seat 2's frames once the host seat is out of the game."""
+
+    def order(self, frame, origin):
+        if origin is not None and self.routes.get(origin) == 2 and 0 in self.replica.out:
+            self.dropped = getattr(self, "dropped", 0) + 1
+            return
+        super().order(frame, origin)
+
+
+@pytest.mark.slow
+def test_a_successor_that_drops_a_seats_frames_is_disputed_with_the_seats_own_frames(relay, tmp_path, monkeypatch):
+    monkeypatch.setattr(succession, "SuccessorSession", Dropping)
+    ann, bob, cy = open_table(relay, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER,
+                              timing=replace(QUICK, reveal_deadline=2.0, turn_deadline=2.0))
+    kill_host([ann, bob, cy], after=12)
+    cy.end(90)
+    assert cy.error is not None and "disputes it" in str(cy.error), cy.error
+    assert any("claims this seat is in default" in text for text in cy.said("disputed"))
+    kept = read(tmp_path / "cy.dtt")
+    dispute = [wire.decode(f) for f in kept.frames if wire.decode(f).kind == "dispute"][-1]
+    assert dispute.seat == 2 and dispute.body["evidence"]  # its own frames the successor never ordered
+    verdict = verify(tmp_path / "cy.dtt")
+    assert verdict.fault_kind == "disputed" and "seat 2 (cy) disputes seat 1" in verdict.fault, verdict.line()
+    assert bob.session.successor.dropped > 0
+    bob.session.stop()
+    bob.end(10)
+
+
+# -- tagged control packets around a hand-over (net/control.py) --------------------------------------
+class Speaking(RelayServer):
+    """A relay that speaks as an orderer with a key it holds (a seat's, in league with it, or a
+    stranger's): it reads every hello a joiner sends, and on the test's word sends that joiner
+    packets tagged under each of its hellos with that key. Asked to, it first says `who` with a
+    nonce of its own and keeps the answering hello from the orderer (so no orderer ever answers it)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.orders: queue.SimpleQueue = queue.SimpleQueue()
+        self.hellos: dict[bytes, list[tuple[bytes, dict]]] = {}  # joiner connection -> (table, hello), oldest first
+        self.own_nonces: set[bytes] = set()
+        self.spoken = 0
+
+    def _to_host(self, peer, conn, data, now):
+        try:
+            op, body = unpack(data)
+        except BadPacket:
+            op, body = "", {}
+        if op == "hello" and type(body.get("box")) is bytes:
+            self.hellos.setdefault(peer, []).append((conn.table, body))
+            if body.get("nonce") in self.own_nonces:
+                return  # the answer to the relay's own `who`: the orderer never hears it
+        super()._to_host(peer, conn, data, now)
+
+    def step(self, timeout):
+        super().step(timeout)
+        while not self.orders.empty():
+            key, profile, packets = self.orders.get()  # to the joiner whose hellos carry `key`, tagged by `profile` if any
+            for peer, hellos in list(self.hellos.items()):
+                for table, hello in hellos:
+                    if hello["key"] != key:
+                        continue
+                    if packets == "who" or profile is None:  # a challenge of its own, or plain lies: once
+                        nonce = secrets.token_bytes(wire.NONCE_BYTES)
+                        self.own_nonces.add(nonce)
+                        for op, body in [("who", {"nonce": nonce})] if packets == "who" else packets:
+                            self._send_raw(peer, pack(op, body))
+                        break
+                    tagger = control.Tagger.answering(control.host_box(profile, True), hello["box"], table,
+                                                      hello["nonce"], hello["key"])
+                    for op, body in packets:
+                        self.spoken += 1
+                        self._send_raw(peer, pack("tagged", tagger.seal(op, body)))
+
+
+def orderer_lies(seats: int) -> list[tuple[str, dict]]:
+    """What an orderer's word could do to a seat: everyone away, its frame refused, a log a million
+    entries long, its whole copy asked for."""
+    lies = [("presence", {"seat": seat, "here": False}) for seat in range(seats)]
+    return lies + [("refused", {"seat": 1, "reason": "forged"}), ("pong", {"length": 10**6}), ("ask", {"next": 0})]
+
+
+def speaking_table(monkeypatch, tmp_path, names=("ann", "bob", "cy"), **options):
+    monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)
+    running = Running(Speaking(curve_keypair()[1], "127.0.0.1", 0, host_away=HOST_AWAY))
+    return running, open_table(running, tmp_path, "dicebreaker", list(names), DICEBREAKER, **options)
+
+
+def told(seat: Seat, *kinds) -> list[tuple[str, int | None]]:
+    return [(e.kind, e.seat) for e in seat.events if e.kind in kinds]
+
+
+@pytest.mark.slow
+def test_while_the_host_is_here_a_relay_in_league_with_seat_2_cannot_speak_as_an_orderer(monkeypatch, tmp_path):
+    """Seat 2 may order after a hand-over, so its key could tag an orderer's packets; while the host
+    is present, Bob takes no tag of Cy's: not under the hello the host answered, nor under a fresh
+    hello the relay prompted and kept from the host. Nothing is followed; Bob names the relay once."""
+    running, (ann, bob, cy) = speaking_table(monkeypatch, tmp_path, auto_claim=False)
+    try:
+        wait_until(lambda: len(bob.session.replica.log) > 8 and bob.session.welcomed, 20, "a few moves")
+        key, accomplice = bob.session.profile.public_key, cy.session.profile
+        running.server.orders.put((key, accomplice, "who"))
+        wait_until(lambda: len(running.server.hellos.get(bob.session.socket.routing_id, ())) > 1, 10,
+                   "Bob's hello to the relay's own challenge")
+        refused = bob.session.link.refused
+        end = time.monotonic() + 2 * QUICK.drop_after
+        while time.monotonic() < end:  # as often as the seats ping, for longer than a drop takes
+            running.server.orders.put((key, accomplice, orderer_lies(3)))
+            time.sleep(QUICK.heartbeat)
+        wait_until(lambda: bob.session.link.refused >= refused + 2 * len(orderer_lies(3)), 10, "the lies to reach Bob")
+        assert bob.session.link.orderer == 0  # every packet Bob took was the host's
+        assert not told(bob, "dropped", "claimable", "refused", "ordering"), bob.events
+        assert bob.session.gave_at == float("-inf")  # no copy uploaded on an orderer's `ask` it never had
+        (said,) = [e for e in bob.events if e.kind == "fault"]
+        assert said.seat is None and "the relay at 127.0.0.1" in said.text and "not the host's" in said.text, said.text
+        for seat in (ann, bob, cy):
+            seat.end(90)
+            assert seat.error is None and seat.result is not None, seat.error  # the game ran on under its host
+        assert bob.session.successor is None and cy.session.successor is None
+    finally:
+        for seat in (ann, bob, cy):
+            seat.session.stop()
+        running.stop()
+    verified(tmp_path, "ann", "bob", "cy")
+
+
+@pytest.mark.slow
+def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monkeypatch, tmp_path):
+    """Bob orders in Ann's place and Cy follows him under Bob's tag; the relay, in league with Dee (seat
+    3, who might have ordered), then prompts a fresh hello from Cy and tells Cy that Bob (and everyone)
+    is away: tagged by Dee's key, by a key with no seat, and plain. Cy ignores it all, names the relay,
+    and the game ends by its rules, every copy agreeing."""
+    running, seats = speaking_table(monkeypatch, tmp_path, names=["ann", "bob", "cy", "dee"])
+    ann, bob, cy, dee = seats
+    try:
+        kill_host(seats, after=16)
+        wait_until(lambda: bob.session.successor is not None and cy.session.link.orderer == 1, 30,
+                   "Cy to follow Bob's tagged packets")
+        assert any("seat 1 (bob) orders the log" in text for text in cy.said("ordering"))
+        victim = cy.session.profile.public_key
+        hellos = len(running.server.hellos.get(cy.session.socket.routing_id, ()))
+        running.server.orders.put((victim, None, "who"))
+        wait_until(lambda: len(running.server.hellos.get(cy.session.socket.routing_id, ())) > hellos, 10,
+                   "Cy's hello to the relay's own challenge")
+        refused, liars = cy.session.link.refused, (dee.session.profile, Profile.generate("mallory"), None)
+        end = time.monotonic() + 2 * QUICK.drop_after
+        while time.monotonic() < end:
+            for liar in liars:
+                running.server.orders.put((victim, liar, orderer_lies(4)))
+            time.sleep(QUICK.heartbeat)
+        wait_until(lambda: cy.session.link.refused >= refused + 3 * len(orderer_lies(4)), 10, "the lies to reach Cy")
+        assert cy.session.link.orderer == 1 and cy.session.gave_at == float("-inf")
+        assert ("dropped", 1) not in told(cy, "dropped") and not told(cy, "disputed")
+        faults = [e.text for e in cy.events if e.kind == "fault" and e.seat is None]
+        assert any("the relay at 127.0.0.1" in text and "not the ordering seat's" in text for text in faults), faults
+        for seat in seats[1:]:
+            seat.end(120)
+            assert seat.error is None, seat.error
+        assert bob.result is not None and bob.result == cy.result == dee.result
+    finally:
+        for seat in seats:
+            seat.session.stop()
+        running.stop()
+    verified(tmp_path, "ann", "bob", "cy", "dee", dead=("ann",))
