@@ -47,6 +47,7 @@ class Slipping:
         self.rng = rng
         self.slip = slip
         self.name = bot.name
+        self.hurry = getattr(bot, "hurry", None)  # core/bots.py `hurry` reaches the bot inside
 
     def choose(self, view: Any) -> Move:
         if self.rng.random() < self.slip:

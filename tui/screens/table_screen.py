@@ -79,6 +79,8 @@ class PanelActions:
 
 class TableScreen(PanelActions, Screen):
     AUTO_FOCUS = ""  # "" is off; None would mean the app's "*" (whichever widget is first)
+    # Every game's screen inherits it; the footer shows it only while a bot of this table thinks.
+    BINDINGS = [Binding("g", "hurry", "move now")]
     HELP_TEXT: str | None = None  # None: the TRICE help (HelpDialog's default); `r` in it opens the rules
 
     def __init__(self, controller: TableController) -> None:
@@ -87,6 +89,7 @@ class TableScreen(PanelActions, Screen):
         self.view: TableView | None = None
         self._dialog_shown_for = None  # the finished state whose dialog we already opened
         self._over = False
+        self._hurry_shown = False  # the footer shows "move now" (a bot thinks)
         self._sent_in = None  # the state a move was sent in, until the table answers
 
     # -- hooks a game's screen may override ----------------------------------------------------
@@ -199,8 +202,9 @@ class TableScreen(PanelActions, Screen):
     def settle_result(self) -> None:
         """After a redraw: the footer follows the game's end, and the end is told once per finished state."""
         over = self.view.result is not None
-        if over != self._over:  # the footer's "rematch" comes and goes; recomposing it is costly
-            self._over = over
+        hurry = self.controller.can_hurry()
+        if (over, hurry) != (self._over, self._hurry_shown):  # "rematch" and "move now" come and go; recomposing is costly
+            self._over, self._hurry_shown = over, hurry
             self.refresh_bindings()
         state = self.view.state
         if over and self._dialog_shown_for is not state:
@@ -232,6 +236,9 @@ class TableScreen(PanelActions, Screen):
         game = self.controller.game.name
         self.app.push_screen(HelpDialog(game=game) if self.HELP_TEXT is None else HelpDialog(self.HELP_TEXT, game))
 
+    def action_hurry(self) -> None:
+        self.controller.hurry()
+
     def action_rematch(self) -> None:
         if self.view is not None and self.view.result is not None and self.controller.can_rematch():
             self.rematch_now()
@@ -252,6 +259,8 @@ class TableScreen(PanelActions, Screen):
             return self.view is not None and self.view.result is not None and self.controller.can_rematch()
         if action == "panel" and parameters and parameters[0] == "chat":
             return self.controller.network
+        if action == "hurry":
+            return self.controller.can_hurry()
         return True
 
     def _after_game(self, answer: str | None) -> None:
