@@ -27,11 +27,11 @@ LEVELS: dict[str, dict[str, tuple[str, dict[str, Any], float]]] = {
     "dicebreaker": {
         "easy": ("random", {}, 0.0),
         "medium": ("greedy", {}, 0.25),  # greedy itself loses to hard too seldom to sit between
-        "hard": ("lookahead", {}, 0.0),
+        "hard": ("lookahead", {"deepest": 4, "nodes": 150000}, 0.0),
     },
     "tricolor": {
         "easy": ("random", {}, 0.0),
-        "medium": ("greedy", {}, 0.0),
+        "medium": ("greedy", {}, 0.4),  # as dicebreaker: greedy alone is too close to hard
         "hard": ("search", {}, 0.0),
     },
 }
