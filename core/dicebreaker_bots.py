@@ -7,9 +7,9 @@
 - `search`: Monte-Carlo: the best candidate moves are played out to the end of the round with a
   fast playout policy, on the same seeded random draws for every candidate; a candidate replaces
   the greedy choice only when it beats it clearly. Deterministic for a given seed.
-- `lookahead`: two-seat expectimax over my throw and the opponent's reply, leaves scored by what
-  the round would really give once the dice still to come are rolled (`LookaheadBot`); the `hard`
-  level (core/levels.py).
+- `lookahead`: two-seat expectimax over my throw and the opponent's reply (deeper within a node
+  budget), leaves scored by what the round would really give once the dice still to come are
+  rolled (`LookaheadBot`); the `hard` level (core/levels.py).
 All throws of unthrown dice are alike (a caught die lands as the thrower's own), so the bots
 consider only the first die they may throw.
 """
@@ -275,13 +275,15 @@ def _each_throw(thrower, other, trump):
     yield None, _weighted((tuple(sorted(thrower + (f,))), other, trump) for f in range(1, 7))
     for x in sorted(set(thrower)):
         rest = _without(thrower, x)
-        yield ("own", x), _weighted((tuple(sorted(rest + (g, f))), other, trump) for g in range(1, 7) for f in range(1, 7))
+        yield ("own", x), _weighted((tuple(sorted(rest + (g, f))), other, trump)
+                                    for g in range(1, 7) for f in range(1, 7))
     for x in sorted(set(other)):
         rest = _without(other, x)
         yield ("other", x), _weighted((tuple(sorted(thrower + (f,))), tuple(sorted(rest + (g,))), trump)
                                       for g in range(1, 7) for f in range(1, 7))
     if trump:
-        yield ("trump", trump), _weighted((tuple(sorted(thrower + (f,))), other, g) for g in range(1, 7) for f in range(1, 7))
+        yield ("trump", trump), _weighted((tuple(sorted(thrower + (f,))), other, g)
+                                          for g in range(1, 7) for f in range(1, 7))
 
 
 def _weighted(outcomes) -> tuple[tuple[tuple, float], ...]:
@@ -297,17 +299,17 @@ class LookaheadBot:
     """Two-seat expectimax over the throws still to come in the round, deepened one throw at a time:
     `depth` throws always, then deeper up to `deepest` while the search, having asked for at most
     `nodes` positions in all, is expected to finish the next depth within them (`DEEPER`), and
-    never past the round's end; the deepest search finished decides. Each throw of mine is weighed by the opponent's best reply
-    to each of its outcomes, and so on. A round that ends inside the search is scored by what its
-    scoring really gives (`round_points`), not by the hands' margin as greedy does; a round that
-    goes on by its `outlook`, which also values what the dice still to come may make of each hand
-    (measured: with the margin as leaf instead, no better than greedy). Only hands matter, so dice
-    of one owner and face are one target and positions are cached by hands. Exact (every face
-    enumerated; dice flying out and spinning are not foreseen): the only randomness is the seeded
-    tie-break. Bounded by counts, so a seed decides every move; setting `hurry` (a
-    threading.Event) makes it play the move of the deepest search finished so far at once.
-    Latent Dice are claimed by `outlook` too; quick play (its breaks and order differ) and games of
-    more than two seats are greedy's."""
+    never past the round's end; the deepest search finished decides. Each throw of mine is weighed
+    by the opponent's best reply to each of its outcomes, and so on. A round that ends inside the
+    search is scored by what its scoring really gives (`round_points`), not by the hands' margin as
+    greedy does; a round that goes on by its `outlook`, which also values what the dice still to
+    come may make of each hand (measured: with the margin as leaf instead, no better than greedy).
+    Only hands matter, so dice of one owner and face are one target and positions are cached by
+    hands. Exact (every face enumerated; dice flying out and spinning are not foreseen): the only
+    randomness is the seeded tie-break. Bounded by counts, so a seed decides every move; setting
+    `hurry` (a threading.Event) makes it play the move of the deepest search finished so far at
+    once. Latent Dice are claimed by `outlook` too; quick play (its breaks and order differ) and
+    games of more than two seats are greedy's."""
 
     name = "lookahead"
 
@@ -420,11 +422,11 @@ class _Expectimax:
         if turn == 0 and my_left == 0 or turn == 1 and their_left == 0:
             turn = 1 - turn  # a seat with no dice left is passed over
         if turn == 0:
-            best = max(sum(p * self.value(m, th, t, my_left - 1, their_left, 1, depth - 1) for (m, th, t), p in outcomes)
-                       for _, outcomes in _throws(mine, theirs, trump))
+            best = max(sum(p * self.value(m, th, t, my_left - 1, their_left, 1, depth - 1)
+                           for (m, th, t), p in outcomes) for _, outcomes in _throws(mine, theirs, trump))
         else:
-            best = min(sum(p * self.value(m, th, t, my_left, their_left - 1, 0, depth - 1) for (th, m, t), p in outcomes)
-                       for _, outcomes in _throws(theirs, mine, trump))
+            best = min(sum(p * self.value(m, th, t, my_left, their_left - 1, 0, depth - 1)
+                           for (th, m, t), p in outcomes) for _, outcomes in _throws(theirs, mine, trump))
         self.cache[key] = best
         return best
 

@@ -171,7 +171,8 @@ def main() -> int:
         return 2
     names = [b.strip() for b in args.bots.split(",") if b.strip()] if args.bots else list(game.bots)
     unknown = [name for name in names if name not in game.bots]
-    seats_ok = args.seats == 2 or (args.seats > 2 and len(names) == 2 and game.min_seats <= args.seats <= game.max_seats)
+    seats_ok = args.seats == 2 or (args.seats > 2 and len(names) == 2
+                                   and game.min_seats <= args.seats <= game.max_seats)
     if unknown or len(names) < 2 or args.games < 1 or game.min_seats > 2 or not seats_ok:
         problem = (f"unknown bot {unknown[0]!r} for {game.title} (bots: {', '.join(game.bots)})" if unknown
                    else "--games must be at least 1" if args.games < 1

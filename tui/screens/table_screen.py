@@ -200,10 +200,12 @@ class TableScreen(PanelActions, Screen):
         self.query_one(FairnessPanel).show(view)
 
     def settle_result(self) -> None:
-        """After a redraw: the footer follows the game's end, and the end is told once per finished state."""
+        """After a redraw: the footer follows the game's end and a thinking bot, and the end is told once
+        per finished state."""
         over = self.view.result is not None
         hurry = self.controller.can_hurry()
-        if (over, hurry) != (self._over, self._hurry_shown):  # "rematch" and "move now" come and go; recomposing is costly
+        # The footer's "rematch" and "move now" come and go; recomposing it is costly.
+        if (over, hurry) != (self._over, self._hurry_shown):
             self._over, self._hurry_shown = over, hurry
             self.refresh_bindings()
         state = self.view.state
