@@ -8,6 +8,7 @@ same names in their `GameInfo.bots`.
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any, Protocol
 
 from dicetable.core.game import CHANCE, GameInfo, Move
@@ -101,6 +102,7 @@ class SearchBot:
         self.game = game
         self.rng = rng
         self.budget = nodes
+        self.hurry = threading.Event()  # set: the deepest search finished so far decides (`hurry`)
 
     def choose(self, view: Any) -> Move:
         me = view.actor
@@ -130,7 +132,7 @@ class SearchBot:
 
     def _value(self, state: Any, me: int, depth: int, alpha: float, beta: float) -> float:
         self.nodes += 1
-        if self.nodes > self.budget:
+        if self.nodes > self.budget or (self.nodes & 255 == 0 and self.hurry.is_set()):
             raise _OutOfNodes
         if state.result is not None:
             # Prefer quick wins and slow losses: the score shrinks with the remaining depth.
@@ -161,6 +163,16 @@ class SearchBot:
 
 class _OutOfNodes(Exception):
     pass
+
+
+def hurry(bot: Any) -> bool:
+    """Ask a thinking bot to move now: a bot that searches (a `hurry` event) plays the best move it
+    has found so far, still a move of its own choosing; False when `bot` does not search."""
+    event = getattr(bot, "hurry", None)
+    if event is None:
+        return False
+    event.set()
+    return True
 
 
 # The generic bots, bound by core/registry.py to the games that have no bots of their own.

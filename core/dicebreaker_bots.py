@@ -7,19 +7,20 @@
 - `search`: Monte-Carlo: the best candidate moves are played out to the end of the round with a
   fast playout policy, on the same seeded random draws for every candidate; a candidate replaces
   the greedy choice only when it beats it clearly. Deterministic for a given seed.
-- `lookahead`: two-seat expectimax over my throw and the opponent's reply, leaves scored by what
-  the round would really give once the dice still to come are rolled (`LookaheadBot`); the `hard`
-  level (core/levels.py).
+- `lookahead`: two-seat expectimax over my throw and the opponent's reply (deeper within a node
+  budget), leaves scored by what the round would really give once the dice still to come are
+  rolled (`LookaheadBot`); the `hard` level (core/levels.py).
 All throws of unthrown dice are alike (a caught die lands as the thrower's own), so the bots
 consider only the first die they may throw.
 """
 
 from __future__ import annotations
 
-import random
 import functools
 import itertools
 import math
+import random
+import threading
 from typing import Any
 
 from dicetable.core import bots as generic
@@ -29,6 +30,7 @@ from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Move
 
 FIVE_VALUE = 20.0  # five of a kind wins the game: worth more than any scoring hand
+DEEPER = 15  # measured: a lookahead one throw deeper asks for about 13 times as many positions
 
 
 def hand_value(faces) -> float:
@@ -262,36 +264,63 @@ def _without(faces: tuple[int, ...], face: int) -> tuple[int, ...]:
     return faces[:i] + faces[i + 1:]
 
 
+@functools.lru_cache(maxsize=65536)
 def _throws(thrower, other, trump):
     """Each distinct throw of `thrower` (None: a roll; else (whose, face) of the target: "own",
-    "other" or "trump"), with its equally likely outcomes (thrower's faces, other's, trump)."""
-    rolls = [(thrower + (f,), other, trump) for f in range(1, 7)]
-    yield None, rolls
+    "other" or "trump"), with its outcomes (thrower's faces, other's, trump) and their chances."""
+    return tuple(_each_throw(thrower, other, trump))
+
+
+def _each_throw(thrower, other, trump):
+    yield None, _weighted((tuple(sorted(thrower + (f,))), other, trump) for f in range(1, 7))
     for x in sorted(set(thrower)):
         rest = _without(thrower, x)
-        yield ("own", x), [(rest + (g, f), other, trump) for g in range(1, 7) for f in range(1, 7)]
+        yield ("own", x), _weighted((tuple(sorted(rest + (g, f))), other, trump)
+                                    for g in range(1, 7) for f in range(1, 7))
     for x in sorted(set(other)):
         rest = _without(other, x)
-        yield ("other", x), [(thrower + (f,), rest + (g,), trump) for g in range(1, 7) for f in range(1, 7)]
+        yield ("other", x), _weighted((tuple(sorted(thrower + (f,))), tuple(sorted(rest + (g,))), trump)
+                                      for g in range(1, 7) for f in range(1, 7))
     if trump:
-        yield ("trump", trump), [(thrower + (f,), other, g) for g in range(1, 7) for f in range(1, 7)]
+        yield ("trump", trump), _weighted((tuple(sorted(thrower + (f,))), other, g)
+                                          for g in range(1, 7) for f in range(1, 7))
+
+
+def _weighted(outcomes) -> tuple[tuple[tuple, float], ...]:
+    """Equally likely outcomes, the same ones merged: (outcome, chance)."""
+    counts: dict = {}
+    for outcome in outcomes:
+        counts[outcome] = counts.get(outcome, 0) + 1
+    total = sum(counts.values())
+    return tuple((outcome, n / total) for outcome, n in counts.items())
 
 
 class LookaheadBot:
-    """Two-seat expectimax two throws deep: each throw of mine is weighed by the opponent's best
-    reply to each of its outcomes. A round that ends there is scored by what its scoring really
-    gives (`round_points`), not by the hands' margin as greedy does; a round that goes on by its
-    `outlook`, which also values what the dice still to come may make of each hand (measured: with
-    the margin as leaf instead, no better than greedy). Only hands matter, so dice of one owner and
-    face are one target and positions are cached by hands. Exact (every face enumerated): the only
-    randomness is the seeded tie-break. Latent Dice are claimed by `outlook` too; quick play (its
-    breaks and order differ) and games of more than two seats are greedy's."""
+    """Two-seat expectimax over the throws still to come in the round, deepened one throw at a time:
+    `depth` throws always, then deeper up to `deepest` while the search, having asked for at most
+    `nodes` positions in all, is expected to finish the next depth within them (`DEEPER`), and
+    never past the round's end; the deepest search finished decides. Each throw of mine is weighed
+    by the opponent's best reply to each of its outcomes, and so on. A round that ends inside the
+    search is scored by what its scoring really gives (`round_points`), not by the hands' margin as
+    greedy does; a round that goes on by its `outlook`, which also values what the dice still to
+    come may make of each hand (measured: with the margin as leaf instead, no better than greedy).
+    Only hands matter, so dice of one owner and face are one target and positions are cached by
+    hands. Exact (every face enumerated; dice flying out and spinning are not foreseen): the only
+    randomness is the seeded tie-break. Bounded by counts, so a seed decides every move; setting
+    `hurry` (a threading.Event) makes it play the move of the deepest search finished so far at
+    once. Latent Dice are claimed by `outlook` too; quick play (its breaks and order differ) and
+    games of more than two seats are greedy's."""
 
     name = "lookahead"
 
-    def __init__(self, game: Any, rng: random.Random, **settings: Any) -> None:
+    def __init__(self, game: Any, rng: random.Random, depth: int = 2, deepest: int = 2, nodes: int = 0,
+                 **settings: Any) -> None:
         self.rng = rng
         self.greedy = GreedyBot(game, rng)
+        self.depth = depth
+        self.deepest = max(depth, deepest)
+        self.budget = nodes
+        self.hurry = threading.Event()
 
     def choose(self, view: db.DiceBreakerState) -> Move:
         if view.phase not in (db.THROW, db.LATENT) or view.seats != 2 or not view.battle:
@@ -301,45 +330,25 @@ class LookaheadBot:
         theirs = tuple(sorted(f for _, o, f in view.arena if o == other))
         trump = next((f for _, o, f in view.arena if o == db.EVERY_HAND), 0)
         left = [len(view.held[s]) + len(view.extra[s]) for s in range(2)]
-        if view.phase == db.LATENT:
-            return self._claim(view, me, mine, theirs, trump, left, self._needs(view, me))
-        left[me] -= 1
-        later = (left[me], max(0, left[other] - 1))  # dice each seat throws after the reply
         needs = self._needs(view, me)
-        table = _outlooks(*needs)
-        ranks: dict = {}
-
-        def rank(faces, t):
-            key = (tuple(sorted(faces)), t)
-            if key not in ranks:
-                ranks[key] = _rank(*key)
-            return ranks[key]
-
-        def leaf(my, their, t, over):
-            if over:
-                return table[rank(my, t)][rank(their, t)]
-            return outlook(tuple(sorted(my)), tuple(sorted(their)), t, *later, needs)
-
-        replies: dict = {}
-
-        def reply(my, their, t):
-            key = (tuple(sorted(my)), tuple(sorted(their)), t)
-            if key in replies:
-                return replies[key]
-            if left[other] == 0:
-                value = leaf(my, their, t, left[me] == 0)
-            else:
-                over = left[me] == 0 and left[other] == 1
-                value = min(
-                    sum(leaf(m, th, tt, over) for th, m, tt in outcomes) / len(outcomes)
-                    for _, outcomes in _throws(key[1], key[0], t)
-                )
-            replies[key] = value
-            return value
-
-        scored = []
-        for target, outcomes in _throws(mine, theirs, trump):
-            scored.append((sum(reply(m, th, t) for m, th, t in outcomes) / len(outcomes), target))
+        if view.phase == db.LATENT:
+            return self._claim(view, me, mine, theirs, trump, left, needs)
+        search = _Expectimax(needs, self.hurry)
+        scored, last = None, 0  # positions asked for by the last depth finished
+        for depth in range(1, min(self.deepest, sum(left)) + 1):
+            if depth > self.depth:
+                # Deeper only when it should fit (so a deeper search seldom starts in vain).
+                search.budget = self.budget
+                if search.nodes + last * DEEPER > self.budget:
+                    break
+            try:
+                before = search.nodes
+                scored = search.root(mine, theirs, trump, left[me], left[other], depth)
+                last = search.nodes - before
+            except _Stop:
+                break
+        if scored is None:  # hurried or out of nodes before the first depth: the greedy throw
+            return self.greedy.choose(view)
         top = max(score for score, _ in scored)
         target = self.rng.choice([t for score, t in scored if score >= top - 1e-9])
         die = view.throwable(me)[0]
@@ -373,6 +382,53 @@ class LookaheadBot:
             claimed += (stays * kept + (1 - stays) * gone) / 6
         now = outlook(mine, theirs, trump, left[me], left[1 - me], needs)
         return Move("latent", ("yes",) if claimed > now else ("no",))
+
+
+class _Stop(Exception):
+    """The search is out of nodes or hurried: the deepest finished depth stands."""
+
+
+class _Expectimax:
+    """The value of a position to me (seat "me") by hands alone: (my faces, theirs, trump, my dice
+    left, theirs, who throws: 0 me, 1 them), `depth` throws deep. Values are cached across depths."""
+
+    def __init__(self, needs: tuple[float, float], hurry: threading.Event) -> None:
+        self.needs = needs
+        self.table = _outlooks(*needs)
+        self.budget: int | None = None  # positions the search may ask for in all (None: no bound)
+        self.hurry = hurry
+        self.nodes = 0
+        self.cache: dict = {}
+
+    def root(self, mine, theirs, trump, my_left, their_left, depth) -> list[tuple[float, Any]]:
+        scored = []
+        for target, outcomes in _throws(mine, theirs, trump):
+            scored.append((sum(p * self.value(m, th, t, my_left - 1, their_left, 1, depth - 1)
+                               for (m, th, t), p in outcomes), target))
+        return scored
+
+    def value(self, mine, theirs, trump, my_left, their_left, turn, depth) -> float:
+        self.nodes += 1  # every position asked for, the leaves too: the work done
+        if (self.budget is not None and self.nodes > self.budget) or (self.nodes & 1023 == 0 and self.hurry.is_set()):
+            raise _Stop
+        if my_left == 0 and their_left == 0:
+            return self.table[_rank(mine, trump)][_rank(theirs, trump)]
+        if depth == 0:
+            return outlook(mine, theirs, trump, my_left, their_left, self.needs)
+        key = (mine, theirs, trump, my_left, their_left, turn, depth)
+        known = self.cache.get(key)
+        if known is not None:
+            return known
+        if turn == 0 and my_left == 0 or turn == 1 and their_left == 0:
+            turn = 1 - turn  # a seat with no dice left is passed over
+        if turn == 0:
+            best = max(sum(p * self.value(m, th, t, my_left - 1, their_left, 1, depth - 1)
+                           for (m, th, t), p in outcomes) for _, outcomes in _throws(mine, theirs, trump))
+        else:
+            best = min(sum(p * self.value(m, th, t, my_left, their_left - 1, 0, depth - 1)
+                           for (th, m, t), p in outcomes) for _, outcomes in _throws(theirs, mine, trump))
+        self.cache[key] = best
+        return best
 
 
 BOTS = {"random": generic.RandomBot, "greedy": GreedyBot, "search": SearchBot, "lookahead": LookaheadBot}

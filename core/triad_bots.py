@@ -10,6 +10,7 @@ Cell codes: 0 empty, 1..3 a Black die showing 1..3, 4..6 a White die showing 1..
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any
 
 from dicetable.core import bots as generic
@@ -213,6 +214,7 @@ class SearchBot:
     def __init__(self, game: GameInfo, rng: random.Random, nodes: int = 1500, **settings: Any):
         self.rng = rng
         self.budget = nodes
+        self.hurry = threading.Event()  # set: the deepest search finished so far decides (core/bots.py `hurry`)
 
     def choose(self, view: Any) -> Move:
         board, side, removed = _position(view)
@@ -255,7 +257,7 @@ class SearchBot:
     def _after(self, board, side, removed, turn, depth, alpha, beta) -> float:
         """Value for `side` of playing `turn`, searching `depth - 1` more turns."""
         self.nodes += 1
-        if self.nodes > self.budget:
+        if self.nodes > self.budget or (self.nodes & 63 == 0 and self.hurry.is_set()):
             raise _OutOfNodes
         action, removal = turn
         if action is _REMOVAL:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import threading
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -353,6 +354,7 @@ class TricolorSearch:
         self.steps = steps
         self.rollout_far = rollout_far
         self.greedy = TricolorGreedy(game, rng)
+        self.hurry = threading.Event()  # set: the best candidate weighed so far is played
 
     def choose(self, view: Any) -> Move:
         if view.phase in ("setup", "discard", "embargo"):
@@ -373,6 +375,8 @@ class TricolorSearch:
             # The same sampled worlds and chance seeds for every candidate: differences are the move's.
             total = 0.0
             for k, world in enumerate(worlds):
+                if self.hurry.is_set():
+                    return best  # the best candidate fully weighed, else greedy's best
                 total += self._rollout(world.apply(move), me, random.Random(k))
             score = total / len(worlds)
             if best_score is None or score > best_score:

@@ -2,11 +2,14 @@
 """Bot ladder: a round robin of two-seat games among bots, printed as an Elo table.
 
 Usage: .venv/bin/python scripts/ladder.py GAME [--games N] [--seed S] [--bots easy,medium,hard,...]
+       .venv/bin/python scripts/ladder.py GAME --seats K --bots A,B [--games N] [--seed S]
 
 Every pair of bots plays N games (seats alternate, the seeds are selfplay's), each bot's every
 move is timed, and the table shows per bot: Elo (the first bot is 0) with its 95% interval against
 that anchor, its score over all games, and its median and 90th-percentile time per move. A matrix
-follows: the row bot's score against the column bot. README, "Bot levels", says how to read it.
+follows: the row bot's score against the column bot. With `--seats K` (K > 2) A plays N K-seat games
+against K-1 copies of B instead (A's seat rotating), and the line shows A's share of the wins with
+its 95% interval and both bots' move times. README, "Bot levels", says how to read it.
 """
 
 from __future__ import annotations
@@ -54,6 +57,54 @@ def play_pair(game, a: str, b: str, games: int, seed: int, times: dict) -> tuple
             share = 1 / len(winners) if seat in winners else 0.0 if winners else 0.5
             score[order[seat]] += share
     return score[a], score[b]
+
+
+def play_field(game, a: str, b: str, seats: int, games: int, seed: int, times: dict) -> float:
+    """`a`'s share of the wins over `games` games of `seats` seats against seats - 1 copies of `b`."""
+    won = 0.0
+    for number in range(games):
+        order = [b] * seats
+        order[number % seats] = a
+        base = seed * 1_000_003 + number * 7919
+        bots = [Timed(game.bots[name](game, random.Random(base + 1 + s)), times[name]) for s, name in enumerate(order)]
+        final, _ = play_out(game.new(seats, game.resolve_options(None)), bots, LocalSource(random.Random(base)))
+        winners = final.result.winners
+        share = 1 / len(winners) if number % seats in winners else 0.0
+        won += share
+        print(f"  game {number + 1}: {a} {share:g}, {won:g} of {number + 1}", file=sys.stderr, flush=True)
+    return won
+
+
+def interval(won: float, games: int) -> tuple[float, float]:
+    """The 95% Wilson interval of a win rate."""
+    z, p = 1.96, won / games
+    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
+    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
+    return centre - half, centre + half
+
+
+def timing(moves: list[float]) -> str:
+    moves = sorted(moves)
+    median = statistics.median(moves) * 1000 if moves else 0.0
+    p90 = moves[int(0.9 * (len(moves) - 1))] * 1000 if moves else 0.0
+    late = "  over the 1 s median" if median > MOVE_LIMIT * 1000 else ""
+    return f"{median:>10.1f} {p90:>8.1f}{late}"
+
+
+def field(game, names: list[str], seats: int, games: int, seed: int) -> int:
+    a, b = names
+    times: dict[str, list[float]] = {a: [], b: []}
+    started = time.perf_counter()
+    won = play_field(game, a, b, seats, games, seed, times)
+    low, high = interval(won, games)
+    print(f"{game.title}: {a} against {seats - 1} {b}, {games} games, seed {seed}, "
+          f"{time.perf_counter() - started:.0f} s")
+    print(f"{a} wins {won:g} of {games}: {100 * won / games:.1f}% (95% {100 * low:.0f}-{100 * high:.0f}%; "
+          f"an equal share is {100 / seats:.0f}%)")
+    print(f"{'bot':<8} {'median ms':>10} {'p90 ms':>8}")
+    for name in (a, b):
+        print(f"{name:<8} {timing(times[name])}")
+    return 0
 
 
 def elo(names: list[str], scores: dict) -> tuple[list[float], list[float]]:
@@ -111,6 +162,7 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=20, help="games per pair of bots (default 20)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bots", default=None, help="comma-separated (default: every level and algorithm bot)")
+    parser.add_argument("--seats", type=int, default=2, help="K > 2: the first bot against K-1 of the second")
     args = parser.parse_args()
     try:
         game = registry.get(args.game)
@@ -119,12 +171,18 @@ def main() -> int:
         return 2
     names = [b.strip() for b in args.bots.split(",") if b.strip()] if args.bots else list(game.bots)
     unknown = [name for name in names if name not in game.bots]
-    if unknown or len(names) < 2 or args.games < 1 or game.min_seats > 2:
+    seats_ok = args.seats == 2 or (args.seats > 2 and len(names) == 2
+                                   and game.min_seats <= args.seats <= game.max_seats)
+    if unknown or len(names) < 2 or args.games < 1 or game.min_seats > 2 or not seats_ok:
         problem = (f"unknown bot {unknown[0]!r} for {game.title} (bots: {', '.join(game.bots)})" if unknown
                    else "--games must be at least 1" if args.games < 1
-                   else f"{game.title} is not a two-seat game" if game.min_seats > 2 else "name at least two bots")
+                   else f"{game.title} is not a two-seat game" if game.min_seats > 2
+                   else "name at least two bots" if len(names) < 2
+                   else f"--seats {args.seats}: name two bots and {game.min_seats}-{game.max_seats} seats")
         print(f"ladder: {problem}", file=sys.stderr)
         return 2
+    if args.seats > 2:
+        return field(game, names, args.seats, args.games, args.seed)
     times: dict[str, list[float]] = {name: [] for name in names}
     scores: dict[tuple[str, str], float] = {}
     started = time.perf_counter()
@@ -139,12 +197,8 @@ def main() -> int:
     for i in sorted(range(len(names)), key=lambda i: -ratings[i]):
         name = names[i]
         total = sum(scores[name, other] for other in names if other != name)
-        moves = sorted(times[name])
-        median = statistics.median(moves) * 1000 if moves else 0.0
-        p90 = moves[int(0.9 * (len(moves) - 1))] * 1000 if moves else 0.0
-        late = "  over the 1 s median" if median > MOVE_LIMIT * 1000 else ""
         print(f"{name:<8} {ratings[i]:>6.0f} {'±' + format(half[i], '.0f'):>6} {100 * total / games_each:>6.1f}% "
-              f"{median:>10.1f} {p90:>8.1f}{late}")
+              f"{timing(times[name])}")
     print("score of the row bot against the column bot:")
     print(" " * 8 + "".join(f"{name:>8}" for name in names))
     for a in names:

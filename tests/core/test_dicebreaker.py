@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dicetable.core import bots as generic
 from dicetable.core import dicebreaker as db
 from dicetable.core import dicebreaker_bots
 from dicetable.core import dicebreaker_hands as hands
@@ -638,3 +639,18 @@ def test_lookahead_in_quick_play_keeps_to_its_own_dice():
     state = db.replace(state, arena=arena, held=(("A2", "A3", "A4", "A5"), ()), seat=0, passed=1)
     move = GAME.bots["lookahead"](GAME, random.Random(1)).choose(state.view(0))
     assert move in state.legal_moves()
+
+
+def test_lookahead_searches_deeper_within_its_nodes_and_a_hurried_one_plays_its_deepest_finished_search():
+    state = with_trump(decided(2, starter=1), face=1)
+    state = db.replace(state, arena=state.arena + (("B1", 1, 6), ("B2", 1, 6), ("A1", 0, 5)),
+                       held=(("A2", "A3", "A4", "A5"), ("B3", "B4", "B5")), seat=0, thrower=1)
+    view = state.view(0)
+    lookahead = GAME.bots["lookahead"]
+    # A budget of one position stops the search past `depth`: the move is depth 1's.
+    bounded = lookahead(GAME, random.Random(1), depth=1, deepest=3, nodes=1)
+    assert bounded.choose(view) == lookahead(GAME, random.Random(1), depth=1).choose(view)
+    hurried = lookahead(GAME, random.Random(1), depth=1, deepest=9)  # unbounded: minutes of search
+    hurried.hurry.set()  # asked to move now: the depth finished before the first check stands
+    assert hurried.choose(view) == lookahead(GAME, random.Random(1), depth=1).choose(view)
+    assert generic.hurry(hurried) and not generic.hurry(GAME.bots["greedy"](GAME, random.Random(1)))

@@ -5,9 +5,10 @@ import random
 import pytest
 
 from dicetable.core import levels, registry
+from dicetable.core.bots import hurry
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE
-from dicetable.core.match import play_out
+from dicetable.core.match import advance, play_out
 
 GAMES = [name for name in registry.names() if name in levels.LEVELS]
 
@@ -59,3 +60,16 @@ def test_slipping_plays_its_share_at_random_from_the_given_rng():
     again = random.Random(5)
     assert picks == [levels.Slipping(Never(), again, 1.0).choose(view) for _ in range(3)]
     assert levels.Slipping(game.bots["greedy"](game, random.Random(1)), random.Random(1), 0.0).choose(view) in view.legal_moves()
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_hard_level_asked_to_move_now_plays_legal_moves_of_its_own(name):
+    game = registry.get(name)
+    seats = 2
+    bots = [game.bots["hard"](game, random.Random(7 + s)) for s in range(seats)]
+    assert all(hurry(bot) for bot in bots)  # every hard level searches, so each can be hurried
+    state, source = game.new(seats, game.resolve_options(None)), LocalSource(random.Random(7))
+    for _ in range(40):  # a hurried bot's move is still one of the legal moves (advance applies it)
+        if state.actor is None:
+            break
+        state, _ = advance(state, bots, source)

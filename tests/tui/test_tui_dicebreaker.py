@@ -9,9 +9,11 @@ Update the snapshot after a deliberate change of the look:
 from __future__ import annotations
 
 import functools
+import random
 
 import pytest
 from textual.widgets import TabbedContent
+from textual.widgets._footer import FooterKey
 
 from dicetable.core import registry
 from dicetable.core.dicebreaker import LATENT, LETTERS, THROW
@@ -219,3 +221,36 @@ async def test_the_panels_keep_off_the_keys_and_the_move_log_wraps_in_its_narrow
         assert app.screen is screen and app.focused is None  # back from a dialog: still the arena's
         await pilot.press("escape")
         assert app.screen is not screen
+
+
+def footer_words(screen) -> list[str]:
+    return [key.description for key in screen.query(FooterKey) if key.display]
+
+
+async def test_move_now_makes_a_thinking_bot_play_its_best_move_so_far():
+    # A lookahead searching to the round's end with no bound would think for minutes: g (shown in
+    # the footer only while it thinks) makes it play the move of its deepest search finished.
+    table = LocalTable(GAME, [Player("Ann"), Player("deep bot", "hard")], seed=11, bot_delay=0)
+    table.bots[1] = GAME.bots["lookahead"](GAME, random.Random(1), depth=1, deepest=10, nodes=10**9)
+    app = DiceTableApp(table)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+
+        def bot_throws() -> int:
+            return sum(1 for entry in screen.view.log if entry.seat == 1)
+
+        hurried = 0
+        while hurried < 2:
+            await wait_until(pilot, lambda: screen.view.my_turn() or (
+                screen.view.thinking == 1 and screen.view.state.phase == THROW))
+            if screen.view.my_turn():
+                await wait_until(pilot, lambda: "move now" not in footer_words(screen))
+                state = screen.view.state
+                await pilot.press("n" if state.phase == LATENT else "r")
+                await wait_until(pilot, lambda: screen.view.state is not state)
+                continue
+            await wait_until(pilot, lambda: "move now" in footer_words(screen))
+            thrown = bot_throws()
+            await pilot.press("g")
+            await wait_until(pilot, lambda: bot_throws() == thrown + 1)
+            hurried += 1

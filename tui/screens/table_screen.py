@@ -79,6 +79,8 @@ class PanelActions:
 
 class TableScreen(PanelActions, Screen):
     AUTO_FOCUS = ""  # "" is off; None would mean the app's "*" (whichever widget is first)
+    # Every game's screen inherits it; the footer shows it only while a bot of this table thinks.
+    BINDINGS = [Binding("g", "hurry", "move now")]
     HELP_TEXT: str | None = None  # None: the TRICE help (HelpDialog's default); `r` in it opens the rules
 
     def __init__(self, controller: TableController) -> None:
@@ -88,6 +90,7 @@ class TableScreen(PanelActions, Screen):
         self._dialog_shown_for = None  # the finished state whose dialog we already opened
         self._over = False
         self._rematch = ""  # the network rematch's state last drawn (TableView.rematch)
+        self._hurry_shown = False  # the footer shows "move now" (a bot thinks)
         self._sent_in = None  # the state a move was sent in, until the table answers
 
     # -- hooks a game's screen may override ----------------------------------------------------
@@ -208,10 +211,13 @@ class TableScreen(PanelActions, Screen):
         self.query_one(FairnessPanel).show(view)
 
     def settle_result(self) -> None:
-        """After a redraw: the footer follows the game's end, and the end is told once per finished state."""
+        """After a redraw: the footer follows the game's end and a thinking bot, and the end is told once
+        per finished state."""
         over = self.view.result is not None
-        if over != self._over or self.view.rematch != self._rematch:  # the footer's "rematch" comes and goes
-            self._over, self._rematch = over, self.view.rematch
+        hurry = self.controller.can_hurry()
+        # The footer's "rematch" and "move now" come and go; recomposing it is costly.
+        if (over, self.view.rematch, hurry) != (self._over, self._rematch, self._hurry_shown):
+            self._over, self._rematch, self._hurry_shown = over, self.view.rematch, hurry
             self.refresh_bindings()
             if isinstance(self.app.screen, GameOverDialog):  # an offer that comes while the dialog is up
                 self.app.screen.offer(self.offer_words(), self.controller.can_rematch(), self.offered())
@@ -245,6 +251,9 @@ class TableScreen(PanelActions, Screen):
         game = self.controller.game.name
         self.app.push_screen(HelpDialog(game=game) if self.HELP_TEXT is None else HelpDialog(self.HELP_TEXT, game))
 
+    def action_hurry(self) -> None:
+        self.controller.hurry()
+
     def action_rematch(self) -> None:
         if self.view is not None and self.view.result is not None and self.controller.can_rematch():
             self.rematch_now()
@@ -271,6 +280,8 @@ class TableScreen(PanelActions, Screen):
             return self.offered()
         if action == "panel" and parameters and parameters[0] == "chat":
             return self.controller.network
+        if action == "hurry":
+            return self.controller.can_hurry()
         return True
 
     def _after_game(self, answer: str | None) -> None:

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from dicetable.core.bots import hurry as move_now
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome, rematch_options
 from dicetable.tui.tables.messages import Banner, MoveRefused, TableChanged
@@ -71,6 +72,13 @@ class TableController:
 
     def close(self) -> None:
         """Leave the table and stop every worker."""
+
+    def can_hurry(self) -> bool:
+        """A bot of this terminal is thinking and can be asked to move now (`hurry`)."""
+        return False
+
+    def hurry(self) -> None:
+        """Ask the thinking bot to play the best move it has found so far."""
 
     def leave(self) -> None:
         """Leave the table for good (the dice room: nobody comes back to a room); a table that can
@@ -197,6 +205,13 @@ class LocalTable(TableController):
         self._generation += 1
         self.target = None
 
+    def can_hurry(self) -> bool:
+        return self._thinking is not None and getattr(self.bots.get(self._thinking), "hurry", None) is not None
+
+    def hurry(self) -> None:
+        if self._thinking is not None:
+            move_now(self.bots[self._thinking])
+
     # -- driving the engine --------------------------------------------------------------------
     @property
     def names(self) -> list[str]:
@@ -301,13 +316,16 @@ class LocalTable(TableController):
             self._bot_moved(generation, seat, bot.choose(view))
             return
         target = self.target
+        hurried = getattr(bot, "hurry", None)
+        if hurried is not None:
+            hurried.clear()  # a "move now" is for one move
 
         def think() -> None:
             started = time.monotonic()
             move = bot.choose(view)
-            # A short pause so a person sees the bot's move land instead of a blink.
+            # A short pause so a person sees the bot's move land instead of a blink (unless hurried).
             rest = self.bot_delay - (time.monotonic() - started)
-            if rest > 0:
+            if rest > 0 and not (hurried is not None and hurried.is_set()):
                 time.sleep(rest)
             if generation == self._generation:
                 target.app.call_from_thread(self._bot_moved, generation, seat, move)

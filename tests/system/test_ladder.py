@@ -1,0 +1,37 @@
+"""scripts/ladder.py run as a person runs it: a field of several seats, and bad input refused."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+LADDER = Path(__file__).resolve().parents[2] / "scripts" / "ladder.py"
+
+
+def ladder(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(LADDER), *args], capture_output=True, text=True, timeout=300)
+
+
+def test_a_field_of_three_seats_gives_the_first_bot_its_share_of_the_wins_and_both_bots_move_times():
+    run = ladder("dicebreaker", "--seats", "3", "--bots", "greedy,random", "--games", "3", "--seed", "1")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("Dice Breaker: greedy against 2 random, 3 games, seed 1")
+    share = re.match(r"greedy wins ([\d.]+) of 3: ([\d.]+)% \(95% (\d+)-(\d+)%; an equal share is 33%\)", lines[1])
+    assert share, lines[1]
+    won, low, high = float(share[1]), int(share[3]), int(share[4])
+    assert low <= 100 * won / 3 <= high
+    # One progress line per game on stderr, the last with the same total.
+    games = [line for line in run.stderr.splitlines() if line.strip().startswith("game ")]
+    assert len(games) == 3 and games[-1].endswith(f"{won:g} of 3")
+    assert [line.split()[0] for line in lines[3:5]] == ["greedy", "random"]
+
+
+def test_a_field_names_two_bots_and_seats_the_game_allows():
+    for args, words in ((("--seats", "7", "--bots", "greedy,random"), "--seats 7: name two bots and 2-6 seats"),
+                        (("--seats", "3", "--bots", "greedy,random,hard"), "--seats 3: name two bots")):
+        run = ladder("dicebreaker", *args, "--games", "1")
+        assert run.returncode == 2 and run.stdout == ""
+        assert run.stderr.count("\n") == 1 and run.stderr.startswith(f"ladder: {words}")
