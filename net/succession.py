@@ -171,6 +171,7 @@ class SuccessorSession(HostSession):
         self._asked: dict[bytes, float] = {}
         self._seat = peer
         self._took_over, self._own_due = now, True  # until the seats are back: frames I sent the host, maybe ordered
+        self.handed = len(replica.log)  # this copy at the hand-over, with the seats' longer copies: the host relayed it
         self.emit("ordering", seat=self.seat, text=f"{replica.who(self.seat)} orders the log now, through the relay, "
                                                   "in the host seat's place")
         return self
@@ -242,6 +243,12 @@ class SuccessorSession(HostSession):
                 return
             self.applied(record)
             self.pass_on(record)
+            self.handed = max(self.handed, len(self.replica.log))
+
+    def tell(self, peer: bytes, op: str, body: dict) -> None:
+        if op == "welcome":  # a host seat rejoining may cut its copy's tail only past this (net/peer.py `_unseen`)
+            body = {**body, "handed": self.handed}
+        super().tell(peer, op, body)
 
 
 def _read(data: bytes) -> tuple[str, dict[str, Any]]:
