@@ -22,6 +22,11 @@ for appending; nothing before it is lost. A bad checksum before the last record 
 (DamagedTranscript). The checksum catches accidents only: forgery is caught by the signatures and
 chains when `dicetable verify` replays the frames (net/verify.py).
 
+The one rewrite: a host seat rejoining its table after a hand-over cuts the tail of its copy that it
+wrote and never relayed (`TranscriptWriter.cut`, net/peer.py, net/succession.py): the records before
+the cut, then the cut frames as refused records (the evidence), written to a temporary file, fsync'ed
+and renamed over the transcript, so a crash leaves the old file or the new one, never a mix.
+
 The writer should create the file once every seat has joined (the header names them all), append
 every frame from the "open" on as its replica accepts it, and append the result when the replica's
 result is set.
