@@ -471,7 +471,9 @@ class PeerSession(TableSession):
             chain = self.new_chain()
             self._joined_sent = True
             self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
-        if len(self.replica.log) >= self.host_length:  # act only on a caught-up log
+        # Act only on a caught-up log; a rejoining host seat only once its copy is checked up to the
+        # orderer's length: nothing of mine is signed on a tail it may still cut.
+        if len(self.replica.log) >= self.host_length and (self._own_copy is None or self._agreed >= self.host_length):
             if self._outage is not None and self._outage[1] is None:
                 self._outage = (self._outage[0], now)  # resumed and caught up: back at the table
             self.act()
