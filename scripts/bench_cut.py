@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 from dicetable.core import registry
@@ -26,16 +24,9 @@ from dicetable.net.local_seats import play_table
 from dicetable.net.replica import Replica
 from dicetable.net.transcript import TranscriptWriter
 
+from bench_history import median_seconds  # scripts/ is on the path of a script run from it
+
 TAIL = 3  # frames of a batch written and never relayed
-
-
-def median_seconds(work, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def replayed(frames: list[bytes], table: bytes) -> Replica:
