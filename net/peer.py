@@ -62,6 +62,9 @@ class PeerSession(TableSession):
         self.succession: succession.Succession | None = None  # on a relay: the orderer gone past the grace
         self.successor: succession.SuccessorSession | None = None  # this seat, ordering in the host seat's place
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
+        self._own_copy: int | None = None  # a host seat rejoining: its copy's length, while its tail may be cut
+        self._handed: int | None = None  # ... the successor's log length at the hand-over (its welcome says)
+        self._agreed = 0  # ... entries of its copy the orderer's match
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -82,6 +85,7 @@ class PeerSession(TableSession):
         host.close()  # its transcript is reopened here
         invite = Invite(relay.address, relay.port, relay.key, replica.table, owner=replica.opener)
         peer = cls(host.profile, invite, resume=path, **kwargs)
+        peer._own_copy = len(peer.replica.log)  # its tail may hold frames it wrote and never relayed
         peer.link.trust(succession.orderers(peer.replica, peer.seat))  # the orderer gone past the grace was this seat
         return peer
 
@@ -98,13 +102,7 @@ class PeerSession(TableSession):
         self.invite = _read_invite(invite or seat.get("invite", ""))
         if transcript.header["table"] != self.invite.table_id:
             raise SessionError(f"{path} is a transcript of another table than the invite's")
-        deals = TableDeals(seat=seat["seat"], secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
-        self.replica = Replica(self.invite.table_id, deal_handler=deals)  # a replayed claim was checked live
-        try:
-            for frame in transcript.frames:
-                self.replica.accept(frame)
-        except Refusal as refusal:
-            raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
+        self.replica = _replayed(path, seat, self.invite.table_id, transcript.frames)
         self.replica.claim_check = self.check_claim
         self._outage = (float("-inf"), None)  # away since the crash, for all this seat can tell, until caught up
         self.seat = seat["seat"]
@@ -171,7 +169,8 @@ class PeerSession(TableSession):
         key = self.profile.public_key
         box = self.link.box_for(nonce, key)  # the host tags its answers for this hello (net/control.py)
         proof = self.profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, key, box))
-        self.socket.send("hello", {"seat": seat, "key": key, "next": len(self.replica.log), "nonce": nonce,
+        start = len(self.replica.log) if self._own_copy is None else self._agreed  # a rejoining host: compare first
+        self.socket.send("hello", {"seat": seat, "key": key, "next": start, "nonce": nonce,
                                    "proof": proof, "box": box})
 
     # -- the log ---------------------------------------------------------------------------------
@@ -287,6 +286,8 @@ class PeerSession(TableSession):
             self.replica.deal_handler.seat = seat  # before any deck forms: my deal secrets are made then
         self.timing = Timing.from_data({**body.get("timing", {}), "connect_timeout": self.timing.connect_timeout})
         self.host_length = body.get("length", 0) if type(body.get("length")) is int else 0
+        if type(body.get("handed")) is int and body["handed"] >= 0:  # an orderer that took over (net/succession.py)
+            self._handed = max(self._handed or 0, body["handed"])
         self.welcomed = True
 
     def _entries(self, start: int, frames: list) -> None:
@@ -300,13 +301,17 @@ class PeerSession(TableSession):
                     if mine.kind == "dispute" and mine.seat == self.seat and mine.envelope.body["frame"] == frame:
                         self._disputed_at = (index, wire.decode(frame).seat)  # resumed after my dispute
                         break
-                    if self.replica.log[index].frame != frame:  # the orderer rewrites what it gave us
+                    if mine.frame == frame:  # already in our log
+                        self._agree(index)
+                        continue
+                    if records or type(frame) is not bytes or not self._unseen(index):
                         if self._doubt_relay(have):
                             return
                         self._leave_forked(frame, f"forked log: {self._orderer()} sent another entry {index + 1} than "
                                                   "the one this seat holds: it shows seats different logs",
                                            self.link.orderer, records)
-                    continue  # already in our log
+                    self._cut(index)
+                    have = index  # the orderer's entry takes the place of my cut one
                 if index > have or type(frame) is not bytes:
                     self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
                     return
@@ -343,6 +348,36 @@ class PeerSession(TableSession):
             raise SessionError(f"{self.replica.who(claimant)} claimed this seat in default at entry {index + 1} and "
                                "this seat disputes it: the host's log holds the claim, so this seat leaves the table; "
                                "its transcript keeps the game as it stood, with its signed dispute")
+
+    def _agree(self, index: int) -> None:
+        """The orderer's entry `index` is my copy's: a rejoining host's cut may only start after it."""
+        self._agreed = max(self._agreed, index + 1)
+        if self._own_copy is not None and self._agreed >= self._own_copy:
+            self._own_copy = None  # all of my copy is the table's: nothing to cut
+
+    def _unseen(self, index: int) -> bool:
+        """A rejoining host seat's copy may be cut from `index` on: past the successor's log at the
+        hand-over (all any seat held of what this seat relayed) and past every entry agreed on since."""
+        return (self._own_copy is not None and self._handed is not None
+                and max(self._handed, self._agreed) <= index < self._own_copy)
+
+    def _cut(self, index: int) -> None:
+        """Cut my copy's tail from `index` on: the transcript rewritten atomically with the cut frames
+        kept as refused records, the replica replayed from what is left; the orderer's entries follow.
+        Safe: frames nobody saw cannot have influenced anyone, my own among them are signed again only
+        after the cut, and a reveal is fixed by its hash chain (the one re-sent holds the same value)."""
+        reason = (f"cut on rejoining: written by this host seat and never relayed before it was away; the table's "
+                  f"entry {index + 1} is {self._orderer()}'s")
+        removed = self.transcript.cut(index, reason)
+        kept = [record.frame for record in self.replica.log[:index]]
+        self.replica = _replayed(self.transcript_path, load_seat(self.transcript_path), self.replica.table, kept)
+        self.replica.claim_check = self.check_claim
+        self._own_copy, self._sent = None, {}
+        self.result_announced = self.replica.result is not None
+        self.finished = self.replica.settled
+        self.emit("cut", seat=self.seat, text=f"{len(removed)} entries of this seat's copy from entry {index + 1} on "
+                                              "were never relayed: cut (kept as evidence in the transcript); "
+                                              "following the table's log")
 
     def _disputed_claim(self, frame: bytes, index: int, refusal: Disputed):
         """Refuse the claim at `index` of the host's log: my copy holds my signed dispute in its place
@@ -436,7 +471,9 @@ class PeerSession(TableSession):
             chain = self.new_chain()
             self._joined_sent = True
             self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
-        if len(self.replica.log) >= self.host_length:  # act only on a caught-up log
+        # Act only on a caught-up log; a rejoining host seat only once its copy is checked up to the
+        # orderer's length: nothing of mine is signed on a tail it may still cut.
+        if len(self.replica.log) >= self.host_length and (self._own_copy is None or self._agreed >= self.host_length):
             if self._outage is not None and self._outage[1] is None:
                 self._outage = (self._outage[0], now)  # resumed and caught up: back at the table
             self.act()
@@ -481,6 +518,18 @@ class PeerSession(TableSession):
         if self.transcript is not None:
             self.transcript.close()
             self.transcript = None
+
+
+def _replayed(path: Path, seat: dict, table: bytes, frames: list[bytes]) -> Replica:
+    """A seat's replica from its own transcript's frames (a replayed claim was checked live)."""
+    deals = TableDeals(seat=seat["seat"], secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
+    replica = Replica(table, deal_handler=deals)
+    try:
+        for frame in frames:
+            replica.accept(frame)
+    except Refusal as refusal:
+        raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
+    return replica
 
 
 def _read_invite(invite: Invite | str) -> Invite:

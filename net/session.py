@@ -27,8 +27,8 @@ treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, 
 host's and reaches joiners in its welcome.
 
 Event kinds: invite, transcript, joined, started, record, your_turn, refused, fault, dropped,
-returned, claimable, disputed, chat, result, defaulted, rematch, error, ordering, and on the host waiting, released,
-lingering. A `record` event carries
+returned, claimable, disputed, chat, result, defaulted, rematch, error, ordering, cut (a rejoining host seat's
+unrelayed tail, net/peer.py), and on the host waiting, released, lingering. A `record` event carries
 the log index, the Record (data) and its note (text); `refused` names the seat at fault and the
 reason; `fault` names a seat caught cheating, once, the moment this seat knows (a frame of its own
 signing the host refused as a broken commitment or deal rule, or what the card deal finds in the log:

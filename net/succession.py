@@ -44,6 +44,18 @@ catching up by log index: nothing is lost, and nothing needs a second hand-over.
 was weighed and not done: the successor's copy is the table's (the longest, checked by every seat),
 and a hand-back would race the seats over two orderers once more for no gain in trust.
 
+A host killed between writing a batch and relaying it (net/host.py `release`) holds, at the end of its
+copy, frames nobody saw, where the table went on with others. Rejoining, it compares its whole copy
+with the successor's log (its first hello asks from entry 0) and cuts that tail (net/peer.py `_cut`):
+only a host seat rejoining (a joiner's copy holds only what an orderer relayed: it never cuts), only
+within the copy it resumed with, from an entry at or past the successor's log at the hand-over (its
+welcome says `handed`: its copy then, with the seats' longer copies it took in, all any seat holds of
+what the host relayed) and past every entry both agree on. Its transcript is rewritten atomically with
+the cut frames kept as refused records (net/transcript.py `cut`), so it verifies and agrees with the
+other copies. A difference before that point is named as a fork, as before, and nothing is cut. A
+successor saying a smaller `handed` could have the host cut frames it did relay, but only where its
+own log already differs from what the host relayed: a fork the seats holding those frames name.
+
 Until the seats are back (each routed, its copy no longer than the successor's, or 2 × drop_after
 gone by), the successor authors nothing, not even a claim or the app's move: a frame of its own
 could take a place their copies hold (its own frames the host ordered, among them).
@@ -52,11 +64,11 @@ Known limits: after a second hand-over a seat's own clock starts on the vanished
 when the next orderer reports it away. Between its grace passing and the first orderer's answer, a
 seat takes the tag of any seat that may succeed, not only the one whose turn it is (the relay
 decides which one serves): a relay in league with a seat could answer first and feed it that seat's
-word (frames it orders are still signed and checked, claims still co-signed). A host killed between writing a batch and relaying it
-holds, at the end of its copy, frames of its own nobody saw; the table goes on without them, and
-when that host resumes as a seat its copy forks from the table's there: it is told so and leaves
-with its copy (cutting that tail on resume is not built). Likewise a host seat partitioned past the
-grace while still running orders frames nobody sees. A resumed owner that finds nobody serving
+word (frames it orders are still signed and checked, claims still co-signed). The cut of a resumed
+host seat (above) trusts the successor's `handed`, and that every seat's longer copy reached the
+successor before it ordered in that place (`_seats_back` waits 2 x drop_after at most for a seat
+away). A host seat partitioned past the grace while still running orders frames nobody sees (its
+resume cuts them under the same bound; only the killed host's tail is tested). A resumed owner that finds nobody serving
 (its successor gone too) orders again as a plain host, without asking the seats for the entries
 they hold beyond its copy.
 """
@@ -171,6 +183,7 @@ class SuccessorSession(HostSession):
         self._asked: dict[bytes, float] = {}
         self._seat = peer
         self._took_over, self._own_due = now, True  # until the seats are back: frames I sent the host, maybe ordered
+        self.handed = len(replica.log)  # this copy at the hand-over, with the seats' longer copies: the host relayed it
         self.emit("ordering", seat=self.seat, text=f"{replica.who(self.seat)} orders the log now, through the relay, "
                                                   "in the host seat's place")
         return self
@@ -242,6 +255,12 @@ class SuccessorSession(HostSession):
                 return
             self.applied(record)
             self.pass_on(record)
+            self.handed = max(self.handed, len(self.replica.log))
+
+    def tell(self, peer: bytes, op: str, body: dict) -> None:
+        if op == "welcome":  # a host seat rejoining may cut its copy's tail only past this (net/peer.py `_unseen`)
+            body = {**body, "handed": self.handed}
+        super().tell(peer, op, body)
 
 
 def _read(data: bytes) -> tuple[str, dict[str, Any]]:

@@ -22,6 +22,11 @@ for appending; nothing before it is lost. A bad checksum before the last record 
 (DamagedTranscript). The checksum catches accidents only: forgery is caught by the signatures and
 chains when `dicetable verify` replays the frames (net/verify.py).
 
+The one rewrite: a host seat rejoining its table after a hand-over cuts the tail of its copy that it
+wrote and never relayed (`TranscriptWriter.cut`, net/peer.py, net/succession.py): the records before
+the cut, then the cut frames as refused records (the evidence), written to a temporary file, fsync'ed
+and renamed over the transcript, so a crash leaves the old file or the new one, never a mix.
+
 The writer should create the file once every seat has joined (the header names them all), append
 every frame from the "open" on as its replica accepts it, and append the result when the replica's
 result is set.
@@ -198,6 +203,15 @@ def _record(kind: str, data: Any) -> bytes:
     return _HEAD.pack(len(payload), zlib.crc32(payload)) + payload
 
 
+def _sync_dir(directory: Path) -> None:
+    """The directory entry of a new or renamed file survives a crash too."""
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
 class TranscriptWriter:
     """Appends records durably: one write, flush and fsync per record, or per batch."""
 
@@ -214,11 +228,7 @@ class TranscriptWriter:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         writer = cls(path, os.fdopen(fd, "ab"))
         writer._write(MAGIC + _record("header", _check_header(header)))
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)  # the new file's directory entry survives a crash too
-        finally:
-            os.close(dir_fd)
+        _sync_dir(path.parent)
         return writer
 
     @classmethod
@@ -278,6 +288,34 @@ class TranscriptWriter:
 
     def append_result(self, result: Result) -> None:
         self._write(_record("result", result.to_data()))
+
+    def cut(self, index: int, reason: str) -> list[bytes]:
+        """Cut the log's frames from `index` on (a resumed host seat's tail nobody saw, net/peer.py):
+        the file is rewritten with every record before the `index`-th frame, then each cut frame as a
+        refused record (the evidence), into a temporary file, fsync'ed and renamed over this one, so a
+        crash leaves the old file or the new one. Returns the cut frames; appending goes on."""
+        self.close()
+        with open(self.path, "rb") as file:
+            payloads, _, _ = _records(file.read())
+        kept, cut, frames = [], [], 0
+        for payload in payloads:
+            kind, body = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+            if kind == "frame" and frames >= index:
+                cut.append(body)
+            elif not cut or kind == "refused":  # after the cut: its result goes, evidence already kept stays
+                kept.append((kind, body))
+            frames += kind == "frame"
+        data = MAGIC + b"".join(_record(kind, body) for kind, body in kept)
+        data += b"".join(_record("refused", {"frame": frame, "reason": reason}) for frame in cut)
+        temp = self.path.with_name(self.path.name + ".cutting")
+        with open(temp, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, self.path)
+        _sync_dir(self.path.parent)
+        self.file = os.fdopen(os.open(self.path, os.O_WRONLY | os.O_APPEND), "ab")
+        return cut
 
     def close(self) -> None:
         if self._held:

@@ -17,14 +17,15 @@ import pytest
 
 from dicetable.core import registry
 from dicetable.net import control, succession, wire
-from dicetable.net.host import HostSession
+from dicetable.net.hidden import TableDeals
+from dicetable.net.host import HostSession, TakenOver
 from dicetable.net.identity import Profile, load_or_create
 from dicetable.net.peer import PeerSession
 from dicetable.net.relay import RelayAddress, RelayServer
 from dicetable.net.relay_link import RelayHostSocket, RelayRefused, RelayTaken
 from dicetable.net.replica import Replica
 from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transcript import read
+from dicetable.net.transcript import TranscriptWriter, read
 from dicetable.net.transport import BadPacket, curve_keypair, pack, unpack
 from dicetable.net.verify import compare, verify
 from net_helpers import FAST, Running, dicetable, last_line, spawn, wait_until
@@ -202,6 +203,92 @@ def test_a_key_with_no_seat_cannot_take_over_and_the_host_comes_back_as_a_seat(r
     assert bob.result is not None and last_line(out, "result:") == bob.session.describe_result()
     assert not bob.session.replica.claims  # nobody claimed: the host seat played its own moves again
     verified(tmp_path, "ann", "bob")
+
+
+def own_unrelayed_frame(host, frames: int) -> bytes:
+    """A valid frame of the host seat's own on the first `frames` entries of its log: a chat it wrote
+    into its last batch and never relayed (killed between the fsync and the relay)."""
+    replica = Replica(host.replica.table, deal_handler=TableDeals(seat=0))
+    for record in host.replica.log[:frames]:
+        replica.accept(record.frame)
+    return wire.make_frame(host.profile, replica.table, 0, replica.next_seq(0), "chat",
+                           wire.chat_body("written, never relayed"), replica.head)
+
+
+def rejoin(host, seed: int = 7) -> Seat:
+    """The dead host seat resumed in this process: it finds a seat ordering at the relay and rejoins as seat 0."""
+    back = HostSession(host.profile, resume=host.transcript_path, timing=QUICK, think=0.05,
+                       chooser=bot_chooser(registry.get(host.game_name), "greedy", seed))
+    with pytest.raises(TakenOver):
+        back.open()
+    return Seat(PeerSession.rejoining(back, timing=QUICK, think=0.05, chooser=back.chooser)).start()  # run connects
+
+
+def table_moved_on(bob, past: int) -> None:
+    """Seat 1 orders the log and its log holds an entry of its own at index `past` (a chat)."""
+    wait_until(lambda: bob.session.successor is not None and not bob.session.successor._own_due, 20,
+               "seat 1 to take over ordering")
+    bob.session.chat("the table goes on")
+    wait_until(lambda: len(bob.session.replica.log) > past, 20, "seat 1 to order an entry past the host's copy")
+
+
+@pytest.mark.slow
+def test_a_host_killed_before_relaying_its_batch_cuts_that_tail_when_it_rejoins_and_plays_on(relay, tmp_path, home):
+    """The host seat wrote a frame of its own and died before relaying it; seat 1 took over and ordered
+    another entry in that place. The host's `dicetable host --resume` cuts its unrelayed tail (kept as
+    evidence), rejoins as seat 0 and plays to the end; every copy verifies and agrees."""
+    profile = load_or_create("ann")  # the profile a `dicetable` process of this home uses
+    ann, bob = open_table(relay, tmp_path, "trice", ["ann", "bob"], profile=profile, auto_claim=False)
+    kill_host([ann, bob], after=8)
+    host, path = ann.session, tmp_path / "ann.dtt"
+    relayed = len(read(path).frames)
+    wait_until(lambda: len(bob.session.replica.log) == relayed, 10, "seat 1 to hold all the host relayed")
+    unrelayed = own_unrelayed_frame(host, relayed)
+    writer, _ = TranscriptWriter.reopen(path)
+    with writer:
+        writer.append_frame(unrelayed)
+    table_moved_on(bob, relayed)
+    back = spawn(tmp_path, "home", "host", "--resume", str(path), "--bot", "greedy", "--seed", "3")
+    try:
+        out, err = back.communicate(timeout=90)
+    finally:
+        if back.poll() is None:
+            back.kill()
+    assert back.returncode == 0, out + err
+    assert "rejoining the table as seat 0" in out and f"cut: 1 entries of this seat's copy from entry {relayed + 1} on" in out
+    bob.end()
+    assert bob.result is not None and last_line(out, "result:") == bob.session.describe_result()
+    copy = read(path)
+    assert unrelayed not in copy.frames and copy.frames[relayed] == bob.session.replica.log[relayed].frame
+    assert [(frame, reason.startswith("cut on rejoining")) for frame, reason in copy.refused] == [(unrelayed, True)]
+    assert not list(tmp_path.glob("*.cutting"))  # the rewrite's temporary file was renamed over the copy
+    verified(tmp_path, "ann", "bob")
+
+
+@pytest.mark.slow
+def test_a_rejoining_host_cannot_cut_what_the_table_holds_from_before_the_hand_over(relay, tmp_path):
+    """The host seat's copy differs from the successor's at an entry the successor's log held when it took
+    over (the host relayed it there): the cut would rewrite what another seat has seen, so the fork is
+    named and the host seat leaves with its copy, nothing cut."""
+    ann, bob = open_table(relay, tmp_path, "trice", ["ann", "bob"], auto_claim=False)
+    kill_host([ann, bob], after=8)
+    host, path = ann.session, tmp_path / "ann.dtt"
+    relayed = len(read(path).frames)
+    forked_at = relayed - 2
+    other = own_unrelayed_frame(host, forked_at)  # another frame of its own where seat 1 holds the relayed one
+    writer, _ = TranscriptWriter.reopen(path)
+    writer.cut(forked_at, "the test rewrites the host's copy")
+    with writer:
+        writer.append_frame(other)
+    table_moved_on(bob, relayed)
+    back = rejoin(host).end(30)
+    assert back.error is not None and "ordering the log in the host seat's place" in str(back.error), back.error
+    assert not back.said("cut")
+    copy = read(path)
+    assert copy.frames[forked_at] == other and len(copy.frames) == forked_at + 1  # nothing cut
+    assert not any(reason.startswith("cut on rejoining") for _, reason in copy.refused)
+    bob.session.stop()
+    bob.end(30)
 
 
 @pytest.mark.slow

@@ -146,3 +146,36 @@ def test_a_batch_left_unsynced_is_written_at_once_and_synced_by_sync(tmp_path, m
     writer.close()
     assert len(synced) == 1
 
+
+
+def test_a_cut_keeps_the_cut_frames_as_refused_records_and_appending_goes_on(tmp_path):
+    path = write(tmp_path / "t.transcript")  # frames, a refusal, the result
+    writer, _ = TranscriptWriter.reopen(path)
+    assert writer.cut(4, "cut on rejoining") == FRAMES[4:]
+    writer.append_frame(b"the table's entry 5")
+    writer.close()
+    got = tr.read(path)
+    assert got.frames == [*FRAMES[:4], b"the table's entry 5"]
+    assert got.refused == [(b"bad", "out of order: seat 1: sequence number 9, expected 3"),
+                           *((frame, "cut on rejoining") for frame in FRAMES[4:])]
+    assert got.result is None and not got.torn  # the result came after the cut: it was the cut branch's
+    assert [p.name for p in tmp_path.iterdir()] == ["t.transcript"]
+
+
+def test_a_crash_during_a_cut_leaves_the_transcript_as_it_was(tmp_path, monkeypatch):
+    path = write(tmp_path / "t.transcript")
+    before = path.read_bytes()
+    writer, _ = TranscriptWriter.reopen(path)
+
+    def crash(*args):
+        raise OSError("killed before the rename")
+
+    monkeypatch.setattr(tr.os, "replace", crash)
+    with pytest.raises(OSError):
+        writer.cut(2, "cut on rejoining")
+    assert path.read_bytes() == before and tr.read(path).frames == FRAMES
+    monkeypatch.undo()
+    writer, _ = TranscriptWriter.reopen(path)  # resumed again: the cut is made whole, over the stale temporary file
+    assert writer.cut(2, "cut on rejoining") == FRAMES[2:]
+    writer.close()
+    assert tr.read(path).frames == FRAMES[:2] and [p.name for p in tmp_path.iterdir()] == ["t.transcript"]

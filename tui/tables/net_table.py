@@ -234,7 +234,7 @@ class NetTable(TableController):
             self._post(Banner(Phrase(("disputed: ",)) + Phrase.of(event.text), "error"))
         elif kind == "fault":  # a seat caught cheating: every player is told at once (FAIRNESS.md §3)
             self._post(Banner(Phrase(("fault: ",)) + Phrase.of(event.text), "error"))
-        elif kind == "ordering":  # a seat took over ordering the log through the relay (net/succession.py)
+        elif kind in ("ordering", "cut"):  # a seat took over ordering the log; this host seat cut its unrelayed tail
             self._post(Banner(Phrase.of(event.text), "info"))
         elif kind in ("waiting", "released"):  # the host: who holds a free seat until its join
             self._post(Banner(Phrase.of(event.text), "info"))
@@ -243,7 +243,7 @@ class NetTable(TableController):
         elif kind == "error":
             self._post(Banner(Phrase((event.text,)), "error"))
         if kind in ("invite", "code", "joined", "started", "record", "your_turn", "result", "transcript",
-                    "dropped", "returned", "rematch"):
+                    "dropped", "returned", "rematch", "cut"):
             view = self._snapshot()
             with self._lock:
                 self._view = view
