@@ -197,6 +197,23 @@ def namespaces() -> set[str]:
     return {line.split()[0] for line in out.stdout.splitlines() if line.strip()}
 
 
+DEMO_SKIP = 77  # a demo script's exit code where what it needs cannot be made here (namespaces, NAT)
+
+
+def run_demo(script: str, needs: str, timeout: float) -> tuple[str, set[str]]:
+    """Run scripts/`script` as root (else skip: it needs `needs`): its stdout once it passed, and the
+    namespaces there were before it (to check it removed its own)."""
+    if os.geteuid() != 0:
+        pytest.skip(f"the demo makes {needs}, which needs root")
+    before = namespaces()
+    root = Path(__file__).resolve().parent.parent
+    demo = subprocess.run([str(root / "scripts" / script)], capture_output=True, text=True, timeout=timeout)
+    if demo.returncode == DEMO_SKIP:
+        pytest.skip(f"{script} cannot run here: {demo.stderr.strip()}")
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    return demo.stdout, before
+
+
 def in_thread(session) -> threading.Thread:
     """Run a host or peer session's loop in a daemon thread, as the app's worker does."""
     thread = threading.Thread(target=session.run, daemon=True)

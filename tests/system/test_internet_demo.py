@@ -4,29 +4,16 @@ roll by short codes go through the relay, every transcript verifies, and no name
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from net_helpers import namespaces
-
-ROOT = Path(__file__).resolve().parents[2]
-SKIP = 77  # the demo's exit code where the routers' NAT cannot be made (no nft/iptables to install)
+from net_helpers import namespaces, run_demo
 
 
 @pytest.mark.slow
 def test_internet_demo_plays_by_codes_through_the_relay_between_two_nated_homes():
-    if os.geteuid() != 0:
-        pytest.skip("the internet demo makes network namespaces and NAT routers, which needs root")
-    before = namespaces()
-    demo = subprocess.run([str(ROOT / "scripts" / "internet_demo.sh")], capture_output=True, text=True, timeout=600)
-    if demo.returncode == SKIP:
-        pytest.skip(f"the internet demo cannot run here: {demo.stderr.strip()}")
-    out = demo.stdout
-    assert demo.returncode == 0, out + demo.stderr
+    out, before = run_demo("internet_demo.sh", "network namespaces and NAT routers", timeout=600)
     last = out.strip().splitlines()[-1]
     assert last == ("internet demo (nat): passed: direct join blocked=yes; 4-seat game by code through the relay: "
                     "4/4 transcripts valid, same result=yes; fair roll by code: yes; namespaces left: 0"), out

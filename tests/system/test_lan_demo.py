@@ -3,29 +3,16 @@ play to the end; every transcript verifies and nothing the demo made is left beh
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from net_helpers import namespaces
-
-ROOT = Path(__file__).resolve().parents[2]
-SKIP = 77  # the demo's exit code where namespaces cannot be made
+from net_helpers import namespaces, run_demo
 
 
 @pytest.mark.slow
 def test_lan_demo_plays_a_game_found_by_discovery():
-    if os.geteuid() != 0:
-        pytest.skip("the LAN demo makes network namespaces, which needs root")
-    before = namespaces()
-    demo = subprocess.run([str(ROOT / "scripts" / "lan_demo.sh")], capture_output=True, text=True, timeout=300)
-    if demo.returncode == SKIP:
-        pytest.skip(f"the LAN demo cannot run here: {demo.stderr.strip()}")
-    assert demo.returncode == 0, demo.stdout + demo.stderr
-    out = demo.stdout
+    out, before = run_demo("lan_demo.sh", "network namespaces", timeout=300)
     game = "dicebreaker" if "ok: dicebreaker" in out else "trice"
     seats = 3 if game == "dicebreaker" else 2
     assert f"lan demo: ok: {game} with {seats} seats" in out
