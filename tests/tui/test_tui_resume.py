@@ -114,15 +114,16 @@ async def open_resume(pilot, app) -> ResumeScreen:
     return app.screen
 
 
-async def play_on(pilot, app, other, seat: int, before: int) -> None:
+async def play_on(pilot, app, other, seat: int, before: int):
     """Play this seat at the app (random legal moves) until one of its moves lands in the other
-    seat's log past `before`: the game goes on after the resume."""
+    seat's log past `before`: the game goes on after the resume. Returns the game screen (that move
+    may end the game, and then the game-over dialog is the app's screen, above it)."""
     me = RandomBot(TRICE, random.Random(7))
     for _ in range(50):
         screen = app.screen
         await wait_until(pilot, lambda: moves_by(other, seat) > before or (screen.view is not None and screen.view.my_turn()))
         if moves_by(other, seat) > before:
-            return
+            return screen
         state = screen.view.state
         screen.controller.submit(me.choose(state))
         await wait_until(pilot, lambda: screen.view.state is not state)
@@ -150,8 +151,8 @@ async def test_a_joiner_resumes_from_the_home_screen_and_plays_on(tmp_path, monk
             view = app.screen.view
             assert view.state is not None and view.local_seats == frozenset({1}) and view.result is None
             assert len(view.log) >= len(read(paths["bob"]).frames) // 2  # the old moves are on the table
-            await play_on(pilot, app, host, 1, bob_moves)
-            app.screen.controller.close()
+            game = await play_on(pilot, app, host, 1, bob_moves)
+            game.controller.close()
     finally:
         host.stop()
         threads["alice"].join(5)
@@ -183,8 +184,8 @@ async def test_a_host_resumes_from_the_home_screen_on_its_invite_and_plays_on(tm
             await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
             assert app.screen.view.local_seats == frozenset({0})
             # bob's seat redials the same invite (address, port, key) and the game goes on
-            await play_on(pilot, app, peer, 0, alice_moves)
-            app.screen.controller.close()
+            game = await play_on(pilot, app, peer, 0, alice_moves)
+            game.controller.close()
     finally:
         peer.stop()
         threads["bob"].join(5)
@@ -244,8 +245,8 @@ async def test_a_host_whose_table_a_seat_took_over_at_the_relay_resumes_as_that_
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None)
             assert app.screen.view.local_seats == frozenset({0}) and app.screen is not screen
-            await play_on(pilot, app, peer, 0, alice_moves)  # alice's moves reach bob's log: the game goes on
-            app.screen.controller.close()
+            game = await play_on(pilot, app, peer, 0, alice_moves)  # alice's moves reach bob's log: the game goes on
+            game.controller.close()
         table = relay.server.tables[peer.replica.table]
         assert table.server == peer.profile.public_key != table.owner  # bob still orders: alice came back as a seat
     finally:
