@@ -23,8 +23,9 @@ Only the host and that joiner can compute it, it is new for every hello (fresh b
 challenge changes with each connection and host run), and it is bound to the table and to this one
 direction (only the host tags). The joiner keeps the keys of its last few hellos, takes a packet only
 under one of them with a counter above the last it took under that key, and once a newer hello's key
-is in use forgets the older ones, so a packet held back and delivered late, or copied from another
-connection or an earlier host run, is refused. `who` (the host's challenge, before any key) is the
+is in use takes nothing under the older ones, so a packet held back and delivered late, or copied from
+another connection or an earlier host run, is refused. (A late answer to a superseded hello — two
+hellos racing after a reconnect — is still known as the host's: dropped, but blamed on nobody.) `who` (the host's challenge, before any key) is the
 one untagged packet: all it can make a joiner do is say hello again.
 
 A seat that orders in the host seat's place (net/succession.py) tags with its own seat key, its
@@ -56,6 +57,7 @@ BOX_BYTES = 32
 MAX_COUNTER = 2**63 - 1
 KEYS_KEPT = 4  # a joiner's hellos whose answer may still be on its way (a lost ping makes a second)
 FIELDS = frozenset({"n", "packet", "tag"})
+LATE = ("late", {})  # HostLink.open: an answer to a superseded hello
 
 
 class BadBox(ValueError):
@@ -148,6 +150,7 @@ class HostLink:
     host_public: bytes
     orderers: dict[int, bytes] = field(default_factory=dict)  # seat -> X25519 key it may tag with; 0: the host's
     hellos: list[Hello] = field(default_factory=list, repr=False)  # oldest first; their keys are secrets
+    retired: list[Hello] = field(default_factory=list, repr=False)  # older hellos a newer one's answer superseded
     refused: int = 0  # packets that were not the orderer's, or not new
     orderer: int | None = None  # the seat whose tag opened the last packet taken
 
@@ -162,6 +165,7 @@ class HostLink:
         for seat, public in self.orderers.items():
             if seat != 0:
                 hello.add(self.table, seat, public)
+        self._retire(self.hellos[:-(KEYS_KEPT - 1)])
         self.hellos = [*self.hellos[-(KEYS_KEPT - 1):], hello]
         return bytes(hello.mine.public_key)
 
@@ -177,7 +181,9 @@ class HostLink:
                     hello.add(self.table, seat, public)
 
     def open(self, body: dict) -> tuple[str, dict] | None:
-        """The orderer's packet inside a `tagged` body, or None (counted) when it is forged, altered or replayed."""
+        """The orderer's packet inside a `tagged` body; None (counted) when it is forged, altered or
+        replayed; LATE when it answers a hello a newer one's answer superseded: the orderer's own word,
+        stale (two hellos racing after a reconnect), so taken never and blamed on nobody."""
         if type(body) is not dict or set(body) != FIELDS:
             return self._refuse()
         n, packet, tag = body["n"], body["packet"], body["tag"]
@@ -193,13 +199,21 @@ class HostLink:
                         opened = unpack(packet)
                     except BadPacket:
                         return self._refuse()
-                    self.hellos = self.hellos[index:]  # a newer hello answered: the older keys take nothing any more
+                    self._retire(self.hellos[:index])  # a newer hello answered: the older keys take nothing any more
+                    self.hellos = self.hellos[index:]
                     hello.keys, hello.answered = {seat: [key, n]}, True  # no other seat speaks under this hello
                     if self.orderer != seat:
                         self._settle(seat)
                     self.orderer = seat
                     return opened
+        for hello in self.retired:
+            if any(hmac.compare_digest(_tag(key, n, packet), tag) for key, _ in hello.keys.values()):
+                return LATE
         return self._refuse()
+
+    def _retire(self, hellos: list[Hello]) -> None:
+        """Keep superseded hellos' keys a while, to know a late answer to one (not to take it)."""
+        self.retired = [*self.retired, *hellos][-KEYS_KEPT:]
 
     def _settle(self, seat: int) -> None:
         """`seat` orders now: until `trust` is called again, only it and the host may answer a hello."""

@@ -189,6 +189,8 @@ class PeerSession(TableSession):
             self._who(body)
             return
         opened = self.link.open(body) if op == "tagged" else None
+        if opened is control.LATE:
+            return
         if opened is None:
             self._not_the_hosts(op, body)
             return

@@ -128,12 +128,17 @@ def settled(pane: Pane, timeout: float = 30) -> str:
 def take_turn(pane: Pane, rng: random.Random) -> str | None:
     """Type one legal move as a person does: the die's colour and value, or the square's column and
     row, until the cursor is on it (a key typed while the app is busy can be lost), then Enter."""
-    screen = settled(pane)
-    table = TriceTable.read(screen)
-    if not table.status.startswith("Your turn") or OVER in screen:
-        return None
-    area, legal = table.choices()
-    assert legal, f"nothing legal on the screen for {table.status!r}:\n{screen}"
+    deadline = time.monotonic() + 20  # a notice (someone dropped, came back) may cover the pool for a few seconds
+    while True:
+        screen = settled(pane)
+        table = TriceTable.read(screen)
+        if not table.status.startswith("Your turn") or OVER in screen:
+            return None
+        area, legal = table.choices()
+        if legal:
+            break
+        assert time.monotonic() < deadline, f"nothing legal on the screen for {table.status!r}:\n{screen}"
+        time.sleep(0.2)
     choice = rng.choice(legal)
     for attempt in range(4):
         pane.send("-l", choice.lower())
