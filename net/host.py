@@ -27,6 +27,15 @@ the key's fingerprint, the key as data) when a key takes a hold and `released` w
 without a join; `refuse(key)` takes a held seat back from a key and refuses it any other. A full
 table's refusal names the players seated (and the seats held).
 
+A host that resumes (`--resume`, the app's Resume; a seat taking over, net/succession.py) may lack
+entries a seat holds: relayed before its crash, or ordered by a successor gone too. Each seat's hello
+and pings say how long its copy is; a seat with a longer copy is asked for the rest (`ask {next}`,
+answered `give {start, frames}`), each frame taken only through the host's replica (signed by its
+author, hash-linked to this copy) and relayed on; a frame that does not fit is refused and blamed on
+the seat that gave it, which is not asked again. Until every seat not away is back with its copy (or
+2 × drop_after has gone by: a seat that never answers is not waited for), the host authors nothing,
+not even the app's move: a frame of its own would take a place the seats' copies may hold (`reclaim`).
+
 A frame of another seat refused as a fault (FAULTS: a broken seal, a deal message or payment the
 card deal refuses; the seat signed it) is told at once to every other joiner as `fault {seat,
 reason, frame}`, each distinct (seat, reason) once: each joiner checks the seat's signature on the
@@ -147,6 +156,9 @@ class HostSession(TableSession):
         self.codes = None  # the short code being offered through the relay (net/codes.py)
         self.code_uses, self.code_ttl = code_uses, code_ttl  # through a relay: the short code offered at open
         self._burns = 0
+        self._own_due = False  # a resumed orderer: nothing of mine until the seats' longer copies are in (`reclaim`)
+        self._reclaim_since = 0.0
+        self._asked: dict[bytes, float] = {}  # connection -> when it was last asked for its longer copy
         self.resumed = resume is not None
         if resume is not None:
             self._resume(Path(resume))
@@ -173,6 +185,8 @@ class HostSession(TableSession):
             raise TakenOver(str(error)) from None
         except TransportError as error:
             raise SessionError(str(error)) from None
+        if self.resumed:
+            self.reclaim(time.monotonic())
         address = self.advertise or (self.bind if self.bind not in ("0.0.0.0", "::", "*") else None)
         if address is None and self.relay is None:
             raise SessionError("a table bound to every address needs --advertise ADDR: the address joiners dial")
@@ -385,6 +399,46 @@ class HostSession(TableSession):
         for first, frames in entry_chunks(self.replica.log, start, self._durable()):
             self.tell(peer, "entries", {"start": first, "frames": frames})
 
+    # -- taking back the seats' longer copies ------------------------------------------------------
+    def reclaim(self, now: float) -> None:
+        """An orderer come back (`--resume`) or taking over (net/succession.py) may lack entries a seat
+        holds (relayed before its fsync, or ordered by an orderer gone since): it authors nothing until
+        the seats are back with them (`_seats_back`), and gives each seat the grace from now."""
+        self._own_due, self._reclaim_since = True, now
+        self.last_seen = {s: now for s in range(self.replica.seat_count) if s != self.seat}
+
+    def _seats_back(self, now: float) -> bool:
+        """Every seat not away has reconnected (and caught this copy up), or has had its chance to."""
+        here = {s for s in range(self.replica.seat_count) if s != self.seat and s not in self._away_since}
+        caught_up = all(self.acked.get(s, -1) <= len(self.replica.log) for s in here)
+        return (here <= set(self.routes.values()) and caught_up) or now - self._reclaim_since > 2 * self.timing.drop_after
+
+    def _ask_if_longer(self, peer: bytes, now: float) -> None:
+        """A seat whose copy is longer than this log is asked for the rest, at most once a heartbeat."""
+        if self.acked[self.routes[peer]] > len(self.replica.log) \
+                and now - self._asked.get(peer, float("-inf")) >= self.timing.heartbeat:
+            self._asked[peer] = now
+            self.tell(peer, "ask", {"next": len(self.replica.log)})
+
+    def _adopt(self, peer: bytes, start: int, frames: list) -> None:
+        """Frames of the log a seat holds beyond this copy: each checked by this replica as any frame
+        is (signed by its author, hash-linked to this copy), in order, and relayed to every seat; the
+        first that does not fit is refused, recorded and blamed on the seat that gave it (not asked again)."""
+        seat = self.routes[peer]
+        for offset, frame in enumerate(frames):
+            if start + offset != len(self.replica.log) or type(frame) is not bytes:
+                continue
+            try:
+                record = self.replica.accept(frame)
+            except Refusal as refusal:
+                reason = f"{self.replica.who(seat)}'s copy of the log does not fit this one: {refusal}"
+                self.record_refusal(frame, reason)
+                self.emit("refused", seat=seat, text=reason)
+                self._asked[peer] = float("inf")
+                return
+            self.applied(record)
+            self.pass_on(record)
+
     # -- packets ---------------------------------------------------------------------------------
     def handle(self, peer: bytes, data: bytes, now: float) -> None:
         try:
@@ -400,12 +454,17 @@ class HostSession(TableSession):
         elif seat is None:
             self._who(peer)  # e.g. after the host restarted: the joiner proves its key again
         elif op == "submit" and type(body.get("frame")) is bytes:
-            self.order(body["frame"], peer)
+            if self.acked.get(seat, 0) <= len(self.replica.log):  # else it sits on entries I lack: resent once they are in
+                self.order(body["frame"], peer)
         elif op == "ping" and type(body.get("next")) is int:
             self.acked[seat] = body["next"]
             if 0 <= body["next"] < len(self.replica.log):
                 self.send_entries(peer, body["next"])
+            self._ask_if_longer(peer, now)
             self.tell(peer, "pong", {"length": len(self.replica.log)})
+        elif op == "give" and peer in self._asked and type(body.get("start")) is int \
+                and type(body.get("frames")) is list:
+            self._adopt(peer, body["start"], body["frames"])
 
     def challenge(self, peer: bytes) -> bytes:
         """The nonce a hello on connection `peer` must sign: fixed per connection, unlike any other's."""
@@ -467,6 +526,8 @@ class HostSession(TableSession):
             "seat": seat, "length": len(replica.log), "table": replica.table, "timing": self.timing.to_data(),
         })
         self.send_entries(peer, start)
+        self.acked[seat] = start  # what its copy holds, before its first ping
+        self._ask_if_longer(peer, now)
 
     def _free_seat(self, peer: bytes, key: bytes, now: float) -> int | None:
         """The seat held for `key` (moved to this connection), or a free one held for it now."""
@@ -561,6 +622,12 @@ class HostSession(TableSession):
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
         """Handle what arrived within `timeout` seconds, then act and watch the clocks."""
+        if self._own_due and self._seats_back(time.monotonic()):
+            self._own_due = False
+            with self.relaying():  # after the seats' longer copies: my frames an orderer took are in them
+                for seq, (_, frame) in sorted(self._sent.items()):
+                    if seq >= self.replica.next_seq(self.seat):
+                        self.order(frame, None)
         if self._unsent:  # held reveals go out on time
             timeout = min(timeout, max(0.0, self._unsent_since + REVEAL_HOLD - time.monotonic()))
         packet = self.socket.recv(timeout)
@@ -569,13 +636,15 @@ class HostSession(TableSession):
                 now = time.monotonic()
                 self.handle(packet[0], packet[1], now)
                 packet = self.socket.recv(0)
-            self.drain_commands()
             now = time.monotonic()
             self.watch_holds(now)
             self.watch_presence(now)
             self.watch_code()
             if isinstance(self.socket, RelayHostSocket):
                 self.watch_relay()
+            if self._own_due:  # a frame of mine (the app's too) would take a place the seats' copies may hold
+                return
+            self.drain_commands()
             if self.replica.phase == "ready" and not self._sent:
                 self.author("start", {})
             self.act()
