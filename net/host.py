@@ -148,7 +148,7 @@ class HostSession(TableSession):
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._relay: list[bytes] | None = None  # frames accepted in the batch under way
         self._reveals_only = True  # ... all of them reveals of an event not decided yet
-        self._unsent: list[bytes] = []  # frames written, not yet synced and relayed (held reveals, then a batch)
+        self._unsent: list[bytes] = []  # frames written, not yet relayed (held reveals, then a batch)
         self._unsent_start = 0  # the log index of the first of them
         self._unsent_since = 0.0
         self.socket: HostSocket | RelayHostSocket | None = None
@@ -358,10 +358,10 @@ class HostSession(TableSession):
 
     @contextmanager
     def relaying(self):
-        """Frames accepted inside are written together, then fsync'ed and relayed in one packet per
-        peer — except reveals of an event still undecided, which wait up to REVEAL_HOLD for the rest
-        of its reveals (one packet per joiner per event, not one per reveal; each seat revealed
-        already, so what it sees later cannot sway its reveal, and deadlines run in seconds)."""
+        """Frames accepted inside are written together, then relayed in one packet per peer and
+        fsync'ed (`release`) — except reveals of an event still undecided, which wait up to REVEAL_HOLD
+        for the rest of its reveals (one packet per joiner per event, not one per reveal; each seat
+        revealed already, so what it sees later cannot sway its reveal, and deadlines run in seconds)."""
         if self._relay is not None:
             yield
             return
@@ -379,17 +379,21 @@ class HostSession(TableSession):
                 self.release()
 
     def release(self) -> None:
-        """Sync what waits to be relayed, then relay it: nothing leaves this process before it is on disk."""
+        """Relay what waits (written to the transcript already), then fsync it in the background: the
+        disk is off the roll's round trip. A crash of this process loses nothing relayed (the OS holds
+        the writes); a crash of the machine may lose the unsynced tail, which the seats hold and a
+        resumed host takes back from them (`reclaim`): frames no seat received are lost, and nobody
+        can have acted on those."""
         frames, self._unsent = self._unsent, []
-        if self.transcript is not None:
-            self.transcript.sync()
         if frames and self.socket is not None:
             packet = {"start": self._unsent_start, "frames": frames}
             for peer in self.routes:
                 self.tell(peer, "entries", packet)
+        if self.transcript is not None:
+            self.transcript.sync_soon()
 
     def _durable(self) -> int:
-        """The log's length on disk: frames behind it may go to a joiner catching up."""
+        """The log's length written to the transcript: frames behind it may go to a joiner catching up."""
         if self._unsent:
             return self._unsent_start
         return len(self.replica.log) - (len(self._relay) if self._relay is not None else 0)
@@ -631,7 +635,7 @@ class HostSession(TableSession):
         if self._unsent:  # held reveals go out on time
             timeout = min(timeout, max(0.0, self._unsent_since + REVEAL_HOLD - time.monotonic()))
         packet = self.socket.recv(timeout)
-        with self.relaying():  # one fsync and one entries packet per joiner for the whole loop turn
+        with self.relaying():  # one write, one entries packet per joiner and one fsync for the whole loop turn
             while packet is not None:
                 now = time.monotonic()
                 self.handle(packet[0], packet[1], now)

@@ -450,8 +450,10 @@ class PeerSession(TableSession):
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
-        with self.batch():  # one write and one fsync per loop turn, after this seat's sends (net/transcript.py)
+        with self.batch(sync=False):  # one write per loop turn, after this seat's sends (net/transcript.py)
             self._turn(timeout)
+        if self.transcript is not None:
+            self.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:
         data = self.socket.recv(timeout)
