@@ -294,7 +294,7 @@ class HostSession(TableSession):
         try:
             if origin is not None:
                 self._check_join(frame, origin)
-            record = self.replica.accept(frame)
+            record = self.replica.accept(frame, signed_here=origin is None)  # origin None: a frame of mine
         except Refusal as refusal:
             reason = str(refusal)
             told = self._tell_fault(refusal, reason, frame, origin)

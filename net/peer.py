@@ -316,7 +316,8 @@ class PeerSession(TableSession):
                     self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
                     return
                 try:
-                    record = self.replica.accept(frame)
+                    mine = any(frame == sent for _, sent in self._sent.values())  # relayed back unchanged
+                    record = self.replica.accept(frame, signed_here=mine)
                 except Disputed as refusal:  # a claim against this seat that would take effect alone
                     with self.batch():  # the records before it first, then the refusal, then my dispute
                         for earlier in records:
