@@ -32,9 +32,10 @@ entries a seat holds: relayed before its crash, or ordered by a successor gone t
 and pings say how long its copy is; a seat with a longer copy is asked for the rest (`ask {next}`,
 answered `give {start, frames}`), each frame taken only through the host's replica (signed by its
 author, hash-linked to this copy) and relayed on; a frame that does not fit is refused and blamed on
-the seat that gave it, which is not asked again. Until every seat not away is back with its copy (or
-2 × drop_after has gone by: a seat that never answers is not waited for), the host authors nothing,
-not even the app's move: a frame of its own would take a place the seats' copies may hold (`reclaim`).
+the seat that gave it, which is not asked again. Until every seat that was not away is back with its
+copy (or the grace has passed: a seat that never answers is not waited for longer), the host authors
+nothing, not even the app's move: a frame of its own would take a place the seats' copies may hold
+(`reclaim`).
 
 A frame of another seat refused as a fault (FAULTS: a broken seal, a deal message or payment the
 card deal refuses; the seat signed it) is told at once to every other joiner as `fault {seat,
@@ -158,6 +159,7 @@ class HostSession(TableSession):
         self._burns = 0
         self._own_due = False  # a resumed orderer: nothing of mine until the seats' longer copies are in (`reclaim`)
         self._reclaim_since = 0.0
+        self._awaited: set[int] = set()  # the seats whose copies a resumed host waits for
         self._asked: dict[bytes, float] = {}  # connection -> when it was last asked for its longer copy
         self.resumed = resume is not None
         if resume is not None:
@@ -409,13 +411,26 @@ class HostSession(TableSession):
         holds (relayed before its fsync, or ordered by an orderer gone since): it authors nothing until
         the seats are back with them (`_seats_back`), and gives each seat the grace from now."""
         self._own_due, self._reclaim_since = True, now
-        self.last_seen = {s: now for s in range(self.replica.seat_count) if s != self.seat}
+        others = [s for s in range(self.replica.seat_count) if s != self.seat]
+        self.last_seen = {s: now for s in others}
+        # Awaited even if they drop meanwhile: a seat still redialling may hold what this copy lacks.
+        self._awaited = {s for s in others if s not in self._away_since and s not in self.replica.out}
 
     def _seats_back(self, now: float) -> bool:
-        """Every seat not away has reconnected (and caught this copy up), or has had its chance to."""
-        here = {s for s in range(self.replica.seat_count) if s != self.seat and s not in self._away_since}
-        caught_up = all(self.acked.get(s, -1) <= len(self.replica.log) for s in here)
-        return (here <= set(self.routes.values()) and caught_up) or now - self._reclaim_since > 2 * self.timing.drop_after
+        """Every seat that was here has reconnected (and caught this copy up), or the grace has passed."""
+        caught_up = all(self.acked.get(s, -1) <= len(self.replica.log) for s in self._awaited)
+        return (self._awaited <= set(self.routes.values()) and caught_up) or now - self._reclaim_since > self.timing.grace
+
+    def _only_stop(self) -> None:
+        """While the seats' copies are awaited, a stop is honoured at once; other commands wait, in order."""
+        waiting = []
+        while not self.commands.empty():
+            waiting.append(self.commands.get_nowait())
+        for name, arg in waiting:
+            if name == "stop":
+                self.stopped = True
+            else:
+                self.commands.put((name, arg))
 
     def _ask_if_longer(self, peer: bytes, now: float) -> None:
         """A seat whose copy is longer than this log is asked for the rest, at most once a heartbeat."""
@@ -647,6 +662,7 @@ class HostSession(TableSession):
             if isinstance(self.socket, RelayHostSocket):
                 self.watch_relay()
             if self._own_due:  # a frame of mine (the app's too) would take a place the seats' copies may hold
+                self._only_stop()
                 return
             self.drain_commands()
             if self.replica.phase == "ready" and not self._sent:

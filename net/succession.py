@@ -57,8 +57,8 @@ other copies. A difference before that point is named as a fork, as before, and 
 successor saying a smaller `handed` could have the host cut frames it did relay, but only where its
 own log already differs from what the host relayed: a fork the seats holding those frames name.
 
-Until the seats are back (each routed, its copy no longer than the successor's, or 2 × drop_after
-gone by; net/host.py `_seats_back`), the successor authors nothing, not even a claim or the app's
+Until the seats are back (each routed, its copy no longer than the successor's, or the grace gone
+by; net/host.py `_seats_back`), the successor authors nothing, not even a claim or the app's
 move: a frame of its own could take a place their copies hold (its own frames the host ordered, among them).
 
 Known limits: after a second hand-over a seat's own clock starts on the vanished successor only
@@ -67,7 +67,7 @@ seat takes the tag of any seat that may succeed, not only the one whose turn it 
 decides which one serves): a relay in league with a seat could answer first and feed it that seat's
 word (frames it orders are still signed and checked, claims still co-signed). The cut of a resumed
 host seat (above) trusts the successor's `handed`, and that every seat's longer copy reached the
-successor before it ordered in that place (`_seats_back` waits 2 x drop_after at most for a seat
+successor before it ordered in that place (`_seats_back` waits the grace at most for a seat
 away). A host seat partitioned past the grace while still running orders frames nobody sees (its
 resume cuts them under the same bound; only the killed host's tail is tested). A resumed owner that finds nobody serving
 (its successor gone too) orders again as a host and takes back, as any resumed host does, what the
