@@ -27,6 +27,16 @@ the key's fingerprint, the key as data) when a key takes a hold and `released` w
 without a join; `refuse(key)` takes a held seat back from a key and refuses it any other. A full
 table's refusal names the players seated (and the seats held).
 
+A host that resumes (`--resume`, the app's Resume; a seat taking over, net/succession.py) may lack
+entries a seat holds: relayed before its crash, or ordered by a successor gone too. Each seat's hello
+and pings say how long its copy is; a seat with a longer copy is asked for the rest (`ask {next}`,
+answered `give {start, frames}`), each frame taken only through the host's replica (signed by its
+author, hash-linked to this copy) and relayed on; a frame that does not fit is refused and blamed on
+the seat that gave it, which is not asked again. Until every seat that was not away is back with its
+copy (or the grace has passed: a seat that never answers is not waited for longer), the host authors
+nothing, not even the app's move: a frame of its own would take a place the seats' copies may hold
+(`reclaim`).
+
 A frame of another seat refused as a fault (FAULTS: a broken seal, a deal message or payment the
 card deal refuses; the seat signed it) is told at once to every other joiner as `fault {seat,
 reason, frame}`, each distinct (seat, reason) once: each joiner checks the seat's signature on the
@@ -139,7 +149,7 @@ class HostSession(TableSession):
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._relay: list[bytes] | None = None  # frames accepted in the batch under way
         self._reveals_only = True  # ... all of them reveals of an event not decided yet
-        self._unsent: list[bytes] = []  # frames written, not yet synced and relayed (held reveals, then a batch)
+        self._unsent: list[bytes] = []  # frames written, not yet relayed (held reveals, then a batch)
         self._unsent_start = 0  # the log index of the first of them
         self._unsent_since = 0.0
         self.socket: HostSocket | RelayHostSocket | None = None
@@ -147,6 +157,10 @@ class HostSession(TableSession):
         self.codes = None  # the short code being offered through the relay (net/codes.py)
         self.code_uses, self.code_ttl = code_uses, code_ttl  # through a relay: the short code offered at open
         self._burns = 0
+        self._own_due = False  # a resumed orderer: nothing of mine until the seats' longer copies are in (`reclaim`)
+        self._reclaim_since = 0.0
+        self._awaited: set[int] = set()  # the seats whose copies a resumed host waits for
+        self._asked: dict[bytes, float] = {}  # connection -> when it was last asked for its longer copy
         self.resumed = resume is not None
         if resume is not None:
             self._resume(Path(resume))
@@ -173,6 +187,8 @@ class HostSession(TableSession):
             raise TakenOver(str(error)) from None
         except TransportError as error:
             raise SessionError(str(error)) from None
+        if self.resumed:
+            self.reclaim(time.monotonic())
         address = self.advertise or (self.bind if self.bind not in ("0.0.0.0", "::", "*") else None)
         if address is None and self.relay is None:
             raise SessionError("a table bound to every address needs --advertise ADDR: the address joiners dial")
@@ -280,7 +296,7 @@ class HostSession(TableSession):
         try:
             if origin is not None:
                 self._check_join(frame, origin)
-            record = self.replica.accept(frame)
+            record = self.replica.accept(frame, signed_here=origin is None)  # origin None: a frame of mine
         except Refusal as refusal:
             reason = str(refusal)
             told = self._tell_fault(refusal, reason, frame, origin)
@@ -344,10 +360,10 @@ class HostSession(TableSession):
 
     @contextmanager
     def relaying(self):
-        """Frames accepted inside are written together, then fsync'ed and relayed in one packet per
-        peer — except reveals of an event still undecided, which wait up to REVEAL_HOLD for the rest
-        of its reveals (one packet per joiner per event, not one per reveal; each seat revealed
-        already, so what it sees later cannot sway its reveal, and deadlines run in seconds)."""
+        """Frames accepted inside are written together, then relayed in one packet per peer and
+        fsync'ed (`release`) — except reveals of an event still undecided, which wait up to REVEAL_HOLD
+        for the rest of its reveals (one packet per joiner per event, not one per reveal; each seat
+        revealed already, so what it sees later cannot sway its reveal, and deadlines run in seconds)."""
         if self._relay is not None:
             yield
             return
@@ -365,17 +381,21 @@ class HostSession(TableSession):
                 self.release()
 
     def release(self) -> None:
-        """Sync what waits to be relayed, then relay it: nothing leaves this process before it is on disk."""
+        """Relay what waits (written to the transcript already), then fsync it in the background: the
+        disk is off the roll's round trip. A crash of this process loses nothing relayed (the OS holds
+        the writes); a crash of the machine may lose the unsynced tail, which the seats hold and a
+        resumed host takes back from them (`reclaim`): frames no seat received are lost, and nobody
+        can have acted on those."""
         frames, self._unsent = self._unsent, []
-        if self.transcript is not None:
-            self.transcript.sync()
         if frames and self.socket is not None:
             packet = {"start": self._unsent_start, "frames": frames}
             for peer in self.routes:
                 self.tell(peer, "entries", packet)
+        if self.transcript is not None:
+            self.transcript.sync_soon()
 
     def _durable(self) -> int:
-        """The log's length on disk: frames behind it may go to a joiner catching up."""
+        """The log's length written to the transcript: frames behind it may go to a joiner catching up."""
         if self._unsent:
             return self._unsent_start
         return len(self.replica.log) - (len(self._relay) if self._relay is not None else 0)
@@ -384,6 +404,59 @@ class HostSession(TableSession):
         """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
         for first, frames in entry_chunks(self.replica.log, start, self._durable()):
             self.tell(peer, "entries", {"start": first, "frames": frames})
+
+    # -- taking back the seats' longer copies ------------------------------------------------------
+    def reclaim(self, now: float) -> None:
+        """An orderer come back (`--resume`) or taking over (net/succession.py) may lack entries a seat
+        holds (relayed before its fsync, or ordered by an orderer gone since): it authors nothing until
+        the seats are back with them (`_seats_back`), and gives each seat the grace from now."""
+        self._own_due, self._reclaim_since = True, now
+        others = [s for s in range(self.replica.seat_count) if s != self.seat]
+        self.last_seen = {s: now for s in others}
+        # Awaited even if they drop meanwhile: a seat still redialling may hold what this copy lacks.
+        self._awaited = {s for s in others if s not in self._away_since and s not in self.replica.out}
+
+    def _seats_back(self, now: float) -> bool:
+        """Every seat that was here has reconnected (and caught this copy up), or the grace has passed."""
+        caught_up = all(self.acked.get(s, -1) <= len(self.replica.log) for s in self._awaited)
+        return (self._awaited <= set(self.routes.values()) and caught_up) or now - self._reclaim_since > self.timing.grace
+
+    def _only_stop(self) -> None:
+        """While the seats' copies are awaited, a stop is honoured at once; other commands wait, in order."""
+        waiting = []
+        while not self.commands.empty():
+            waiting.append(self.commands.get_nowait())
+        for name, arg in waiting:
+            if name == "stop":
+                self.stopped = True
+            else:
+                self.commands.put((name, arg))
+
+    def _ask_if_longer(self, peer: bytes, now: float) -> None:
+        """A seat whose copy is longer than this log is asked for the rest, at most once a heartbeat."""
+        if self.acked[self.routes[peer]] > len(self.replica.log) \
+                and now - self._asked.get(peer, float("-inf")) >= self.timing.heartbeat:
+            self._asked[peer] = now
+            self.tell(peer, "ask", {"next": len(self.replica.log)})
+
+    def _adopt(self, peer: bytes, start: int, frames: list) -> None:
+        """Frames of the log a seat holds beyond this copy: each checked by this replica as any frame
+        is (signed by its author, hash-linked to this copy), in order, and relayed to every seat; the
+        first that does not fit is refused, recorded and blamed on the seat that gave it (not asked again)."""
+        seat = self.routes[peer]
+        for offset, frame in enumerate(frames):
+            if start + offset != len(self.replica.log) or type(frame) is not bytes:
+                continue
+            try:
+                record = self.replica.accept(frame)
+            except Refusal as refusal:
+                reason = f"{self.replica.who(seat)}'s copy of the log does not fit this one: {refusal}"
+                self.record_refusal(frame, reason)
+                self.emit("refused", seat=seat, text=reason)
+                self._asked[peer] = float("inf")
+                return
+            self.applied(record)
+            self.pass_on(record)
 
     # -- packets ---------------------------------------------------------------------------------
     def handle(self, peer: bytes, data: bytes, now: float) -> None:
@@ -400,12 +473,17 @@ class HostSession(TableSession):
         elif seat is None:
             self._who(peer)  # e.g. after the host restarted: the joiner proves its key again
         elif op == "submit" and type(body.get("frame")) is bytes:
-            self.order(body["frame"], peer)
+            if self.acked.get(seat, 0) <= len(self.replica.log):  # else it sits on entries I lack: resent once they are in
+                self.order(body["frame"], peer)
         elif op == "ping" and type(body.get("next")) is int:
             self.acked[seat] = body["next"]
             if 0 <= body["next"] < len(self.replica.log):
                 self.send_entries(peer, body["next"])
+            self._ask_if_longer(peer, now)
             self.tell(peer, "pong", {"length": len(self.replica.log)})
+        elif op == "give" and peer in self._asked and type(body.get("start")) is int \
+                and type(body.get("frames")) is list:
+            self._adopt(peer, body["start"], body["frames"])
 
     def challenge(self, peer: bytes) -> bytes:
         """The nonce a hello on connection `peer` must sign: fixed per connection, unlike any other's."""
@@ -467,6 +545,8 @@ class HostSession(TableSession):
             "seat": seat, "length": len(replica.log), "table": replica.table, "timing": self.timing.to_data(),
         })
         self.send_entries(peer, start)
+        self.acked[seat] = start  # what its copy holds, before its first ping
+        self._ask_if_longer(peer, now)
 
     def _free_seat(self, peer: bytes, key: bytes, now: float) -> int | None:
         """The seat held for `key` (moved to this connection), or a free one held for it now."""
@@ -561,21 +641,30 @@ class HostSession(TableSession):
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
         """Handle what arrived within `timeout` seconds, then act and watch the clocks."""
+        if self._own_due and self._seats_back(time.monotonic()):
+            self._own_due = False
+            with self.relaying():  # after the seats' longer copies: my frames an orderer took are in them
+                for seq, (_, frame) in sorted(self._sent.items()):
+                    if seq >= self.replica.next_seq(self.seat):
+                        self.order(frame, None)
         if self._unsent:  # held reveals go out on time
             timeout = min(timeout, max(0.0, self._unsent_since + REVEAL_HOLD - time.monotonic()))
         packet = self.socket.recv(timeout)
-        with self.relaying():  # one fsync and one entries packet per joiner for the whole loop turn
+        with self.relaying():  # one write, one entries packet per joiner and one fsync for the whole loop turn
             while packet is not None:
                 now = time.monotonic()
                 self.handle(packet[0], packet[1], now)
                 packet = self.socket.recv(0)
-            self.drain_commands()
             now = time.monotonic()
             self.watch_holds(now)
             self.watch_presence(now)
             self.watch_code()
             if isinstance(self.socket, RelayHostSocket):
                 self.watch_relay()
+            if self._own_due:  # a frame of mine (the app's too) would take a place the seats' copies may hold
+                self._only_stop()
+                return
+            self.drain_commands()
             if self.replica.phase == "ready" and not self._sent:
                 self.author("start", {})
             self.act()

@@ -318,7 +318,8 @@ class PeerSession(TableSession):
                     self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
                     return
                 try:
-                    record = self.replica.accept(frame)
+                    mine = any(frame == sent for _, sent in self._sent.values())  # relayed back unchanged
+                    record = self.replica.accept(frame, signed_here=mine)
                 except Disputed as refusal:  # a claim against this seat that would take effect alone
                     with self.batch():  # the records before it first, then the refusal, then my dispute
                         for earlier in records:
@@ -452,8 +453,10 @@ class PeerSession(TableSession):
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
-        with self.batch():  # one write and one fsync per loop turn, after this seat's sends (net/transcript.py)
+        with self.batch(sync=False):  # one write per loop turn, after this seat's sends (net/transcript.py)
             self._turn(timeout)
+        if self.transcript is not None:
+            self.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:
         data = self.socket.recv(timeout)

@@ -58,7 +58,7 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
                             nonce: bin32, proof: bin64, box: bin32}   proving the key (below)
                      submit {frame: bin}                              a signed frame for the log
                      give {start: int, frames: [bin]}                 its copy from start, for an orderer that
-                                                                      took over behind it (net/succession.py)
+                                                                      resumed or took over behind it (net/host.py)
     host -> joiner   who {nonce: bin32}                               unknown connection: prove a key
                      tagged {n, packet, tag}                           each packet below, inside: tagged end
                                                                       to end for the hello (net/control.py;
@@ -72,7 +72,7 @@ Packets between host and joiners (net/transport.py carries them as `[op, body]`)
                      pong {length}                                     heartbeat answer
                      presence {seat, here: bool}                       a seat dropped or returned
                      fault {seat, reason, frame: bin}                  another seat's frame refused as a fault
-                     ask {next: int}                                   (an orderer that took over) your copy from next
+                     ask {next: int}                                   (an orderer behind you) your copy from next
 
 Seats are authenticated by their signed frames, and connections by their hello: the host routes a
 seat (its entries, refusals, presence, and the liveness that keeps it from default) only to a

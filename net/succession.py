@@ -19,7 +19,8 @@ to it as after any drop (their hello proves their key on the relay's connection;
 server they authenticate) and catch up by log index. A seat whose copy is longer than the
 successor's (the host ordered frames the successor had not heard yet) is asked for them (`ask
 {next}`, answered `give {start, frames}`): the successor takes them only through its own replica, so
-they are checked as any frame is, and hash-linked to its copy. Each seat's own clock says since when
+they are checked as any frame is, and hash-linked to its copy (net/host.py `reclaim`: the one way
+every resumed orderer takes them back). Each seat's own clock says since when
 seat 0 has been away, so the seats claim against it by the default rules (FAIRNESS.md §4: the claim
 alone with 2 seats, co-signed with 3 or more), and the game ends by its rules or by a checked claim.
 
@@ -56,9 +57,9 @@ other copies. A difference before that point is named as a fork, as before, and 
 successor saying a smaller `handed` could have the host cut frames it did relay, but only where its
 own log already differs from what the host relayed: a fork the seats holding those frames name.
 
-Until the seats are back (each routed, its copy no longer than the successor's, or 2 × drop_after
-gone by), the successor authors nothing, not even a claim or the app's move: a frame of its own
-could take a place their copies hold (its own frames the host ordered, among them).
+Until the seats are back (each routed, its copy no longer than the successor's, or the grace gone
+by; net/host.py `_seats_back`), the successor authors nothing, not even a claim or the app's
+move: a frame of its own could take a place their copies hold (its own frames the host ordered, among them).
 
 Known limits: after a second hand-over a seat's own clock starts on the vanished successor only
 when the next orderer reports it away. Between its grace passing and the first orderer's answer, a
@@ -66,25 +67,24 @@ seat takes the tag of any seat that may succeed, not only the one whose turn it 
 decides which one serves): a relay in league with a seat could answer first and feed it that seat's
 word (frames it orders are still signed and checked, claims still co-signed). The cut of a resumed
 host seat (above) trusts the successor's `handed`, and that every seat's longer copy reached the
-successor before it ordered in that place (`_seats_back` waits 2 x drop_after at most for a seat
+successor before it ordered in that place (`_seats_back` waits the grace at most for a seat
 away). A host seat partitioned past the grace while still running orders frames nobody sees (its
 resume cuts them under the same bound; only the killed host's tail is tested). A resumed owner that finds nobody serving
-(its successor gone too) orders again as a plain host, without asking the seats for the entries
-they hold beyond its copy.
+(its successor gone too) orders again as a host and takes back, as any resumed host does, what the
+seats still here hold beyond its copy; entries only the vanished successor held are lost with it
+(nobody else saw them, so no seat acted on them).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from dicetable.net import control
 from dicetable.net.host import HostSession, entry_chunks
-from dicetable.net.refusals import Refusal
 from dicetable.net.relay import HOST_AWAY, RelayAddress
 from dicetable.net.relay_link import RelayHostSocket, RelayTaken
 from dicetable.net.session import TableSession
-from dicetable.net.transport import BadPacket, TransportError, unpack
+from dicetable.net.transport import TransportError
 
 
 def step(timing) -> float:
@@ -178,11 +178,8 @@ class SuccessorSession(HostSession):
         self.socket, self.invite = socket, peer.invite
         self._box = control.host_box(peer.profile, relayed=True)  # it tags with its seat key (net/control.py)
         self.relay = socket.relay
-        now = time.monotonic()
-        self.last_seen = {s: now for s in range(replica.seat_count) if s != self.seat}
-        self._asked: dict[bytes, float] = {}
         self._seat = peer
-        self._took_over, self._own_due = now, True  # until the seats are back: frames I sent the host, maybe ordered
+        self.reclaim(time.monotonic())  # until the seats are back: frames I sent the host, maybe ordered
         self.handed = len(replica.log)  # this copy at the hand-over, with the seats' longer copies: the host relayed it
         self.emit("ordering", seat=self.seat, text=f"{replica.who(self.seat)} orders the log now, through the relay, "
                                                   "in the host seat's place")
@@ -190,49 +187,11 @@ class SuccessorSession(HostSession):
 
     def step(self, timeout: float) -> None:
         self.stopped = self.stopped or self._seat.stopped  # the seat's session is what its caller stops
-        if self._own_due and self._seats_back(time.monotonic()):
-            self._own_due = False
-            with self.relaying():  # after the seats' longer copies: my frames the host ordered are in them
-                for seq, (_, frame) in sorted(self._sent.items()):
-                    if seq >= self.replica.next_seq(self.seat):
-                        self.order(frame, None)
         super().step(timeout)
 
-    def act(self) -> None:
-        if not self._own_due:  # nothing of mine before the seats' longer copies are in (they may hold my frames)
-            super().act()
-
-    def drain_commands(self) -> None:
-        if not self._own_due:  # the app's moves and claims wait as well (a moment: see _seats_back)
-            super().drain_commands()
-
-    def watch_deadlines(self, now: float) -> None:
-        if not self._own_due:  # a claim of mine would take a place their copies may hold
-            super().watch_deadlines(now)
-
-    def _seats_back(self, now: float) -> bool:
-        """Every seat not away has reconnected (and caught this copy up), or has had its chance to."""
-        here = {s for s in range(self.replica.seat_count) if s != self.seat and s not in self._away_since}
-        caught_up = all(self.acked.get(s, -1) <= len(self.replica.log) for s in here)
-        return (here <= set(self.routes.values()) and caught_up) or now - self._took_over > 2 * self.timing.drop_after
-
-    def handle(self, peer: bytes, data: bytes, now: float) -> None:
-        super().handle(peer, data, now)
-        seat = self.routes.get(peer)
-        if seat is None:
-            return
-        op, body = _read(data)
-        if op == "hello" and type(body.get("next")) is int:
-            self.acked[seat] = body["next"]  # what its copy holds, before its first ping
-        if op == "give" and type(body.get("start")) is int and type(body.get("frames")) is list:
-            self._adopt(seat, body["start"], body["frames"])
-        elif op in ("hello", "ping") and type(body.get("next")) is int and body["next"] > len(self.replica.log):
-            if op == "hello":
-                self._tell_presence_to(peer)
-            if now - self._asked.get(peer, float("-inf")) >= self.timing.heartbeat:
-                self._asked[peer] = now
-                self.tell(peer, "ask", {"next": len(self.replica.log)})
-        elif op == "hello":
+    def _hello(self, peer: bytes, body: dict, now: float) -> None:
+        super()._hello(peer, body, now)
+        if peer in self.routes:
             self._tell_presence_to(peer)
 
     def _tell_presence_to(self, peer: bytes) -> None:
@@ -240,31 +199,11 @@ class SuccessorSession(HostSession):
         for seat in range(self.replica.seat_count):
             self.tell(peer, "presence", {"seat": seat, "here": seat not in self._away_since})
 
-    def _adopt(self, seat: int, start: int, frames: list) -> None:
-        """Frames of the log a seat holds beyond this copy (ordered by the host before it went): each
-        checked by this replica as any frame is, in order, and relayed to every seat."""
-        for offset, frame in enumerate(frames):
-            if start + offset != len(self.replica.log) or type(frame) is not bytes:
-                continue
-            try:
-                record = self.replica.accept(frame)
-            except Refusal as refusal:
-                reason = f"{self.replica.who(seat)}'s copy of the log does not fit this one: {refusal}"
-                self.record_refusal(frame, reason)
-                self.emit("refused", seat=seat, text=reason)
-                return
-            self.applied(record)
-            self.pass_on(record)
-            self.handed = max(self.handed, len(self.replica.log))
+    def _adopt(self, peer: bytes, start: int, frames: list) -> None:
+        super()._adopt(peer, start, frames)
+        self.handed = max(self.handed, len(self.replica.log))  # the host relayed these: a rejoining host keeps them
 
     def tell(self, peer: bytes, op: str, body: dict) -> None:
         if op == "welcome":  # a host seat rejoining may cut its copy's tail only past this (net/peer.py `_unseen`)
             body = {**body, "handed": self.handed}
         super().tell(peer, op, body)
-
-
-def _read(data: bytes) -> tuple[str, dict[str, Any]]:
-    try:
-        return unpack(data)
-    except BadPacket:
-        return "", {}

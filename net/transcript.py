@@ -13,10 +13,14 @@ payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data
 Each record is written with one write, flushed and fsync'ed — or, inside `with writer.batch():`, the
 records of one batch (what a host orders in one loop turn, what a joiner takes in in one) are written
 with one write when the batch ends, and fsync'ed then, or with `batch(sync=False)` at the next
-`sync()`: the host syncs just before it relays them (net/host.py), so no frame leaves it before it is
-on disk. A joiner writes and syncs its batch after the sends of its loop turn (its reveal among them,
-net/peer.py): a crash within that turn can lose the turn's records, all of them in the host's log,
-which catch-up by log index gives back unchanged on resume. A torn last record (short, or with a bad
+`sync()`, or by a background thread after `sync_soon()`. Host and joiner write a loop turn's batch,
+send, then `sync_soon()` (net/host.py, net/peer.py): the disk is off the round trip of a roll, and
+nothing leaves a process before the OS holds it, so a process crash loses nothing. A machine crash
+can lose the unsynced tail: a joiner's is all in the host's log, and catch-up by log index gives it
+back unchanged on resume; the host's was relayed to the seats, and the resumed host takes it back
+from them before it orders anything (net/host.py `reclaim`). Frames no seat received are lost with
+it, and nobody can have acted on them: a seat's own frame it sent is re-sent unchanged (a reveal is
+fixed by its hash chain, a commitment's secret is in the seat file before it is sent). A torn last record (short, or with a bad
 checksum at the very end of the file) is dropped on read and truncated away when the file is reopened
 for appending; nothing before it is lost. A bad checksum before the last record is damage
 (DamagedTranscript). The checksum catches accidents only: forgery is caught by the signatures and
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
 from contextlib import contextmanager
 import zlib
 from dataclasses import dataclass, field
@@ -220,6 +225,10 @@ class TranscriptWriter:
         self.file = file
         self._held: list[bytes] | None = None  # records of the batch under way
         self._unsynced = False  # written since the last fsync
+        self._syncs = threading.Condition()  # the background fsync (`sync_soon`): asked, done, stop
+        self._asked = self._done = 0
+        self._syncer: threading.Thread | None = None
+        self._sync_error: OSError | None = None
 
     @classmethod
     def create(cls, path: str | os.PathLike, header: dict) -> "TranscriptWriter":
@@ -258,15 +267,59 @@ class TranscriptWriter:
 
     def sync(self) -> None:
         """Make what was written durable (one fsync; none when nothing was written since the last)."""
-        if not self._unsynced or self.file.closed:
+        if self._sync_error is not None:
+            raise self._sync_error
+        if self.file.closed or not (self._unsynced or self._asked != self._done):
             return
         self._unsynced = False
         os.fsync(self.file.fileno())
 
+    def sync_soon(self) -> None:
+        """Make what was written durable in a background thread, so the caller's sends do not wait for
+        the disk (the host relays a batch, then syncs it: net/host.py); `sync`, `close` and `cut`
+        still make it durable before they return."""
+        if self._sync_error is not None:
+            raise self._sync_error
+        if not self._unsynced or self.file.closed:
+            return
+        self._unsynced = False
+        with self._syncs:
+            self._asked += 1
+            if self._syncer is None:
+                self._syncer = threading.Thread(target=self._syncing, args=(self.file.fileno(),), daemon=True,
+                                                name=f"fsync {self.path.name}")
+                self._syncer.start()
+            self._syncs.notify()
+
+    def _syncing(self, fd: int) -> None:
+        """The background fsync: one fsync covers every write asked for before it started."""
+        while True:
+            with self._syncs:
+                while self._asked == self._done and self._syncer is not None:
+                    self._syncs.wait()
+                if self._asked == self._done:
+                    return
+                asked = self._asked
+            try:
+                os.fsync(fd)
+            except OSError as error:
+                self._sync_error = error  # raised to the writer at its next sync
+            with self._syncs:
+                self._done = asked
+                self._syncs.notify_all()
+
+    def _stop_syncer(self) -> None:
+        """Wait for the background fsync under way, and end its thread (the file may close after)."""
+        with self._syncs:
+            syncer, self._syncer = self._syncer, None
+            self._syncs.notify_all()
+        if syncer is not None:
+            syncer.join()
+
     @contextmanager
     def batch(self, sync: bool = True):
         """Records appended inside are written together when the block ends and fsync'ed then
-        (sync=False: at the next `sync()`, which the host calls before it relays them)."""
+        (sync=False: at the next `sync()` or `sync_soon()`, which host and joiner call after their sends)."""
         if self._held is not None:  # nested: the outer batch writes
             yield self
             return
@@ -321,6 +374,7 @@ class TranscriptWriter:
         if self._held:
             held, self._held = self._held, None
             self._put(b"".join(held))
+        self._stop_syncer()
         self.sync()
         self.file.close()
 

@@ -8,8 +8,8 @@ For each table size it runs, in the same run and on the same sockets setup (Curv
   before the table: rounds taken after it met the table's processes still winding down);
 - fair roll: a dice room where every seat's bot rolls in turn; the host times each roll from the
   moment the roll is in its log to the moment every seat's reveal is in and the dice are derived
-  (one round trip plus checks, the host's fsync of the batch before it relays it, and the relays;
-  a joiner fsyncs its loop turn's records after its reveal, net/transcript.py);
+  (one round trip plus checks and the relays; host and joiner write a loop turn's records, send,
+  then fsync them in the background, net/transcript.py `sync_soon`);
 - relay: every joiner sends signed chat messages as fast as it can; the host checks, logs and relays
   each to every seat; the figure is accepted messages per second.
 Every seat runs in its own process (the host in this one). Transcripts go to a temporary directory.
@@ -184,7 +184,7 @@ def main() -> int:
     sample = wire.make_frame(None, bytes(16), 7, 12345, "reveal", wire.reveal_body(1234, bytes(32)),
                              wire.Link(12345, bytes(32)), sign=False)
     size = len(pack("submit", {"frame": sample}))
-    disk = "transcripts without fsync" if args.no_fsync else "transcripts fsync'ed per batch (host: before relaying it)"
+    disk = "transcripts without fsync" if args.no_fsync else "transcripts fsync'ed per batch (in the background, after the sends)"
     print(f"loopback, CurveZMQ, message size {size} bytes; every seat in its own process; {disk}")
     for seats in [int(n) for n in args.peers.split(",")]:
         raw = raw_pingpong(seats - 1, size, args.rolls)

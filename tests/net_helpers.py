@@ -15,7 +15,7 @@ import pytest
 
 from dicetable.net import control, wire
 from dicetable.net.deadlines import Timing
-from dicetable.net.transcript import read
+from dicetable.net.transcript import TranscriptWriter, read
 from dicetable.net.transport import unpack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,6 +108,16 @@ def frames_in(path: Path) -> int:
         return len(read(path).frames)
     except Exception:  # not created yet, or its first bytes not written yet
         return -1
+
+
+def cut_back(path: Path, keep: int) -> None:
+    """What a crash can leave of a transcript: its first `keep` frames (a record is written whole, or
+    is a torn tail that reading drops; the records of a batch not yet fsync'ed may all be lost)."""
+    old = read(path)
+    path.unlink()
+    with TranscriptWriter.create(path, old.header) as writer:
+        for frame in old.frames[:keep]:
+            writer.append_frame(frame)
 
 
 def last_line(out: str, prefix: str) -> str:

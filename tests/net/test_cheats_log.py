@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 import threading
 
+import msgpack
+
 import pytest
 
 from dicetable.core import registry
@@ -20,7 +22,7 @@ from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.local_seats import Table, play_table
 from dicetable.net.peer import PeerSession
-from dicetable.net.session import SessionError
+from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.verify import compare, verify
 from dicetable.tui.cli import main
 from net_helpers import FAST, in_thread, wait_until
@@ -130,6 +132,38 @@ def test_a_host_that_shows_two_joiners_different_rolls_is_caught_and_verify_name
     copies = [tr.read(tmp_path / f"p{s}.dtt") for s in (1, 2)]
     agreement = compare(copies)
     assert agreement.forker == 0 and "seat 0 (host) signed two different frames" in agreement.line()
+
+
+class ResigningOwnMoves(HostSession):
+    """A host that relays seat 1's own moves back to it with their signature altered (the seat skips
+    verifying only a frame byte for byte its own, net/peer.py: any change is checked in full)."""
+
+    def tell(self, peer, op, body):
+        if op == "entries":
+            body = {**body, "frames": [self._altered(frame) for frame in body["frames"]]}
+        super().tell(peer, op, body)
+
+    def _altered(self, frame: bytes) -> bytes:
+        envelope = wire.decode(frame)
+        if envelope.seat != 1 or envelope.kind != "move":
+            return frame
+        signature = bytes([envelope.signature[0] ^ 1]) + envelope.signature[1:]
+        return msgpack.packb([envelope.signed, signature], use_bin_type=True)
+
+
+def test_a_seats_own_move_relayed_back_with_another_signature_is_refused_by_that_seat(tmp_path):
+    host = ResigningOwnMoves(Profile.generate("host"), "diceroom", 2, {"expr": "2d6", "rolls": 20}, timing=FAST,
+                             transcript=tmp_path / "h.dtt", chooser=bot_chooser(ROOM, "roller", 0))
+    invite = host.open()
+    thread = in_thread(host)
+    bob = PeerSession(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "bob.dtt",
+                      chooser=bot_chooser(ROOM, "roller", 1))
+    bob.connect()
+    with pytest.raises(SessionError, match="the move is not signed by seat 1 \\(bob\\)'s key"):
+        bob.run()
+    assert all(wire.decode(record.frame).seat != 1 or record.kind != "move" for record in bob.replica.log)
+    host.stop()
+    thread.join(10)
 
 
 def _recorded_trice(tmp_path, seed=3):

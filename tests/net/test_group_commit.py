@@ -1,6 +1,7 @@
-"""Group commit of transcripts (issue 18): the host writes each loop turn's records together and
-relays nothing before it is fsync'ed, over real sockets on 127.0.0.1 and real transcript files
-(net/transcript.py, net/host.py). What a joiner's crash can lose, and its resume: tests/net/test_session.py."""
+"""Group commit of transcripts (issue 18): the host writes each loop turn's records together,
+relays nothing before it is written and fsyncs each batch once, after the relay, over real sockets on
+127.0.0.1 and real transcript files (net/transcript.py, net/host.py). What a host's machine crash can
+lose and its resume: tests/net/test_reclaim.py. What a joiner's crash can lose, and its resume: tests/net/test_session.py."""
 
 from __future__ import annotations
 
@@ -19,13 +20,12 @@ ROOM = registry.get("diceroom")
 
 
 class Watched(HostSession):
-    """A host that notes every `entries` packet it sends beyond what its transcript had fsync'ed."""
+    """A host that notes every `entries` packet it sends beyond what its transcript file holds."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.synced = 0  # frames in the transcript at its last fsync
         self.relayed = 0  # entries packets sent once the transcript existed
-        self.early: list[tuple[int, int, int]] = []  # (start, end, synced) of a packet sent too soon
+        self.early: list[tuple[int, int, int]] = []  # (start, end, written) of a packet sent too soon
 
     def open(self):
         invite = super().open()
@@ -35,25 +35,27 @@ class Watched(HostSession):
             inner_op, inner = unpack(body["packet"]) if op == "tagged" else (op, body)  # net/control.py
             if inner_op == "entries" and self.transcript is not None:
                 self.relayed += 1
-                end = inner["start"] + len(inner["frames"])
-                if end > self.synced:
-                    self.early.append((inner["start"], end, self.synced))
+                end, written = inner["start"] + len(inner["frames"]), len(read(self.transcript.path).frames)
+                if end > written:
+                    self.early.append((inner["start"], end, written))
             send(peer, op, body)
 
         self.socket.send = checked
         return invite
 
 
-def test_the_host_relays_no_frame_before_its_transcript_has_it_on_disk(tmp_path, monkeypatch):
+def test_the_host_relays_no_frame_its_transcript_lacks_and_syncs_each_batch_once(tmp_path, monkeypatch):
+    """Nothing leaves the host before the OS holds it in the transcript (a crash of the process loses
+    nothing relayed), and the fsync that follows the relay, in the background, covers a whole batch."""
     host = Watched(Profile.generate("host"), "diceroom", 3, {"expr": "2d6", "rolls": 12}, timing=FAST,
                    transcript=tmp_path / "h.dtt")
-    real_fsync = os.fsync
+    real_fsync, synced = os.fsync, []
 
     def fsync(fd):
         real_fsync(fd)
         writer = host.transcript
         if writer is not None and not writer.file.closed and fd == writer.file.fileno():
-            host.synced = len(read(writer.path).frames)
+            synced.append(len(read(writer.path).frames))
 
     monkeypatch.setattr(os, "fsync", fsync)
     host.chooser = bot_chooser(ROOM, "roller", 0)
@@ -70,4 +72,6 @@ def test_the_host_relays_no_frame_before_its_transcript_has_it_on_disk(tmp_path,
         t.join(30)
     assert host.replica.result is not None and len(host.replica.events) == 12
     assert host.relayed > 12 and host.early == [], host.early
+    frames = len(read(tmp_path / "h.dtt").frames)
+    assert synced and synced[-1] == frames and len(synced) < frames  # all on disk, a batch per fsync
     assert_verifies(tmp_path / "h.dtt", tmp_path / "bob.dtt", tmp_path / "cy.dtt")

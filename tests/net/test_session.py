@@ -19,9 +19,9 @@ from dicetable.net.identity import Profile
 from dicetable.net.invite import Invite
 from dicetable.net.peer import PeerSession
 from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transcript import TranscriptWriter, read
+from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, assert_verifies, dicetable, finish, frames_in, hello_body, host_link, host_packet, last_line, read_invite, spawn, wait_until
+from net_helpers import FAST, assert_verifies, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, last_line, read_invite, spawn, wait_until
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -50,16 +50,6 @@ def test_trice_between_two_processes_with_bots(tmp_path):
     # The CLI verdict agrees (a person re-checks the game from either transcript).
     check = dicetable("verify", str(tmp_path / "bob.dtt"))
     assert check.returncode == 0 and check.stdout.startswith("valid: trice,")
-
-
-def cut_back(path, keep: int) -> None:
-    """What a crash can leave of a joiner's transcript: its first `keep` frames (a record is written
-    whole, or is a torn tail that reading drops)."""
-    old = read(path)
-    path.unlink()
-    with TranscriptWriter.create(path, old.header) as writer:
-        for frame in old.frames[:keep]:
-            writer.append_frame(frame)
 
 
 @pytest.mark.slow

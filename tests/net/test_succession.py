@@ -265,6 +265,51 @@ def test_a_host_killed_before_relaying_its_batch_cuts_that_tail_when_it_rejoins_
     verified(tmp_path, "ann", "bob")
 
 
+def resume_owner(host, seed: int = 5) -> Seat:
+    """The dead host seat resumed in this process once the relay has nobody serving its table (its
+    successor gone too): it orders again as the host."""
+    deadline = time.monotonic() + 15
+    while True:
+        back = HostSession(host.profile, resume=host.transcript_path, timing=QUICK, think=0.05,
+                           chooser=bot_chooser(registry.get(host.game_name), "greedy", seed))
+        try:
+            back.open()
+            return Seat(back).start()
+        except TakenOver:  # the relay still counts the successor as serving (HOST_AWAY)
+            back.close()
+            assert time.monotonic() < deadline, "the relay never let the owner serve its table again"
+            time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_two_failures_in_a_row_the_owner_takes_back_what_the_dead_successor_ordered_from_seat_2(relay, tmp_path):
+    """The host seat dies; seat 1 takes over and orders entries the host's copy lacks (seat 2 holds
+    them); seat 1 dies too. The owner's resume serves the table again, asks seat 2 for its longer copy,
+    checks and takes each entry, and only then orders; seat 1 is claimed in default (co-signed), the
+    game ends by its rules, and every copy verifies and agrees."""
+    ann, bob, cy = open_table(relay, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER, auto_claim=False)
+    kill_host([ann, bob, cy], after=12)
+    host = ann.session
+    table_moved_on(bob, len(read(host.transcript_path).frames))
+    ordered = len(bob.session.replica.log)
+    wait_until(lambda: len(cy.session.replica.log) >= ordered, 10, "seat 2 to hold what seat 1 ordered")
+    bob.session.stop()
+    bob.end(10)
+    assert len(read(host.transcript_path).frames) < ordered  # the owner's copy lacks what seat 1 ordered
+    back = resume_owner(host)
+    cy.session.auto_claim = True  # seat 1 is gone for good: seat 2 claims it too, or co-signs the owner's claim
+    for seat in (back, cy):
+        seat.end(120)
+        assert seat.error is None, seat.error
+    assert cy.session.successor is None  # the owner, not seat 2, ordered after seat 1
+    assert back.result is not None and back.result == cy.result
+    assert [r.frame for r in back.session.replica.log[:ordered]] == [r.frame for r in cy.session.replica.log[:ordered]]
+    assert not [text for text in back.said("refused") if "copy of the log does not fit" in text]
+    ending = [c for c in back.session.replica.claims if c.against == 1 and c.state == "out"]
+    assert ending and all(len(c.signers) == 2 for c in ending)
+    verified(tmp_path, "ann", "bob", "cy", dead=("bob",))
+
+
 @pytest.mark.slow
 def test_a_rejoining_host_cannot_cut_what_the_table_holds_from_before_the_hand_over(relay, tmp_path):
     """The host seat's copy differs from the successor's at an entry the successor's log held when it took

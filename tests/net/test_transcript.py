@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import stat
+import threading
 
 import pytest
 
@@ -141,7 +142,7 @@ def test_a_batch_left_unsynced_is_written_at_once_and_synced_by_sync(tmp_path, m
     writer = TranscriptWriter.create(path, HEADER)
     synced = []
     monkeypatch.setattr(tr.os, "fsync", lambda fd: synced.append(fd))
-    with writer.batch(sync=False):  # the host: written now, fsync'ed just before it relays
+    with writer.batch(sync=False):  # written now, fsync'ed after the sends
         writer.append_frame(FRAMES[0])
         writer.append_frame(FRAMES[1])
     assert tr.read(path).frames == FRAMES[:2] and synced == []  # on file (a killed process keeps it), not synced
@@ -151,6 +152,36 @@ def test_a_batch_left_unsynced_is_written_at_once_and_synced_by_sync(tmp_path, m
     writer.close()
     assert len(synced) == 1
 
+
+
+def test_sync_soon_fsyncs_in_the_background_and_close_waits_for_it(tmp_path, monkeypatch):
+    """The caller goes on (its sends) while the fsync runs in another thread; close returns only once
+    it is done, and one fsync covers what was written before it."""
+    path = tmp_path / "t.transcript"
+    writer = TranscriptWriter.create(path, HEADER)
+    started, release, synced = threading.Event(), threading.Event(), []
+
+    def slow_fsync(fd):
+        synced.append(threading.current_thread().name)
+        started.set()
+        assert release.wait(10)
+
+    monkeypatch.setattr(tr.os, "fsync", slow_fsync)
+    with writer.batch(sync=False):
+        writer.append_frame(FRAMES[0])
+    writer.sync_soon()  # returns while the disk works
+    assert started.wait(10) and synced == ["fsync t.transcript"]
+    with writer.batch(sync=False):  # the next loop turn writes meanwhile
+        writer.append_frame(FRAMES[1])
+    closing = threading.Thread(target=writer.close)
+    closing.start()
+    closing.join(0.2)
+    assert closing.is_alive()  # close waits for the fsync under way
+    release.set()
+    closing.join(10)
+    assert not closing.is_alive() and len(synced) == 2  # then syncs the later write itself
+    assert tr.read(path).frames == FRAMES[:2]
+    assert not [t for t in threading.enumerate() if t.name == "fsync t.transcript"]  # its thread ended
 
 
 def test_a_cut_keeps_the_cut_frames_as_refused_records_and_appending_goes_on(tmp_path):
