@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import control
+from dicetable.net import control, deputies
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.invite import Invite
@@ -157,12 +157,16 @@ class Forging(RelayServer):
                         super()._send_raw(peer, data)
 
 
+MALLORY = Profile.generate("mallory")  # a stranger the relay would have seats name as a deputy
+
+
 def speak_for_the_host(relay: Forging, peer: bytes) -> list[bytes]:
     """Everything a relay could say in the host's name to one joiner."""
     lies = [pack("presence", {"seat": seat, "here": False}) for seat in (1, 2)]
     lies += [pack("refused", {"seat": seat, "reason": "forged: your frame was refused"}) for seat in (1, 2)]
     lies += [pack("pong", {"length": 10**6}), pack("full", {"reason": "forged: the table is full"}),
-             pack("welcome", {"seat": 0, "length": 0, "table": TABLE, "timing": {}})]
+             pack("welcome", {"seat": 0, "length": 0, "table": TABLE, "timing": {}}),
+             pack("deputies", deputies.sign(MALLORY, relay.connections[peer].table, [MALLORY.public_key]))]
     genuine = relay.last.get(peer)
     if genuine is not None:  # the host's own tag around another packet
         lies.append(pack("tagged", {**genuine, "n": genuine["n"] + 1, "packet": lies[0]}))
@@ -222,6 +226,7 @@ def test_a_relay_speaking_for_the_host_is_ignored_and_named(tmp_path):
             (said,) = kinds(events[name], "fault")
             assert said[1] is None and "the relay at 127.0.0.1" in said[2] and "not the host's" in said[2], said
             assert peer.link.refused >= 20
+            assert deputies.read(peer.listing, host.replica.table)[0] == host.profile.public_key  # the owner's list
         assert not any(r.kind in ("claim", "witness") for r in host.replica.log)
         carol.chooser = bot_chooser(BREAKER, "greedy", 3)  # Carol moves: the table goes on
         wait_until(lambda: len(bob.replica.log) > before + 10 and len(carol.replica.log) > before + 10,
