@@ -28,6 +28,15 @@ another connection or an earlier host run, is refused. (A late answer to a super
 hellos racing after a reconnect — is still known as the host's: dropped, but blamed on nobody.) `who` (the host's challenge, before any key) is the
 one untagged packet: all it can make a joiner do is say hello again.
 
+The joiner's packets to the orderer (`ping`, `submit`, `give`: all but the hello itself) travel the
+same way under the same key, with SEAT_LABEL in place of TAG_LABEL and the joiner's own counter, tagged
+for the newest hello the orderer answered (`HostLink.seal`); before any answer they go plain. The
+orderer (`Tagger.take`) opens them under that hello's key, or an earlier hello's of the same seat
+until one under the newer key arrives (sent before the answer came); any other packet before then
+makes it ask for a hello again (the seat may have missed the answer, e.g. after a hand-over). Once the seat has used the key, a plain, replayed or unopenable
+packet on its connection is not the seat's (`Forged`): a relay cannot keep a gone seat "present" with
+its old pings, nor have its old submit ordered again.
+
 A seat that orders in the host seat's place (net/succession.py) tags with its own seat key, its
 Ed25519 key from its join frame mapped to X25519 (`host_box(profile, relayed=True)`, as the owner's).
 A joiner takes those tags only once its own clock says the orderer is gone past the grace (`trust`,
@@ -52,6 +61,7 @@ from dicetable.net.transport import BadPacket, pack, unpack
 
 KEY_LABEL = b"dicetable/control-key/v1"
 TAG_LABEL = b"dicetable/host-to-seat/v1"
+SEAT_LABEL = b"dicetable/seat-to-host/v1"
 TAG_BYTES = 16
 BOX_BYTES = 32
 MAX_COUNTER = 2**63 - 1
@@ -62,6 +72,10 @@ LATE = ("late", {})  # HostLink.open: an answer to a superseded hello
 
 class BadBox(ValueError):
     """A box key no shared secret comes from (a low-order point): the hello proved a useless key."""
+
+
+class Forged(ValueError):
+    """A packet on a seat's connection that the seat did not send (the message says how it fails)."""
 
 
 def host_box(profile, relayed: bool) -> PrivateKey:
@@ -93,16 +107,33 @@ def link_key(shared: bytes, table: bytes, host_public: bytes, joiner_box: bytes,
     return hmac.digest(shared, KEY_LABEL + table + host_public + joiner_box + challenge + joiner_key, "sha256")
 
 
-def _tag(key: bytes, n: int, packet: bytes) -> bytes:
-    return hmac.digest(key, TAG_LABEL + n.to_bytes(8, "big") + packet, "sha256")[:TAG_BYTES]
+def _tag(key: bytes, n: int, packet: bytes, label: bytes = TAG_LABEL) -> bytes:
+    return hmac.digest(key, label + n.to_bytes(8, "big") + packet, "sha256")[:TAG_BYTES]
+
+
+def _sealed(key: bytes, n: int, op: str, body: dict | None, label: bytes) -> dict:
+    packet = pack(op, body)
+    return {"n": n, "packet": packet, "tag": _tag(key, n, packet, label)}
+
+
+def _fields(body) -> tuple[int, bytes, bytes] | None:
+    """A `tagged` body's counter, packet and tag, or None when it is not one."""
+    if type(body) is not dict or set(body) != FIELDS:
+        return None
+    n, packet, tag = body["n"], body["packet"], body["tag"]
+    if type(n) is not int or not 0 < n <= MAX_COUNTER or type(packet) is not bytes or type(tag) is not bytes:
+        return None
+    return n, packet, tag
 
 
 @dataclass
 class Tagger:
-    """The host's side of one hello: tags every packet it sends that connection."""
+    """The host's side of one hello: tags every packet it sends that connection, opens the seat's."""
 
     key: bytes
     sent: int = 0
+    received: int = 0  # the last counter taken from the seat under this key
+    older: list["Tagger"] = field(default_factory=list, repr=False)  # the seat's earlier hellos, until this one is used
 
     @classmethod
     def answering(cls, box: PrivateKey, joiner_box: bytes, table: bytes, challenge: bytes, joiner_key: bytes) -> "Tagger":
@@ -116,8 +147,34 @@ class Tagger:
     def seal(self, op: str, body: dict | None) -> dict:
         """The body of the `tagged` packet that carries `[op, body]`."""
         self.sent += 1
-        packet = pack(op, body)
-        return {"n": self.sent, "packet": packet, "tag": _tag(self.key, self.sent, packet)}
+        return _sealed(self.key, self.sent, op, body, TAG_LABEL)
+
+    def keep(self, previous: list["Tagger"]) -> None:
+        """The same seat's earlier hellos (this connection's, or its last one's) still open what it sent
+        before this hello's answer reached it, until a packet under this one's key arrives."""
+        self.older = [t for p in previous for t in (*p.older, p)][-(KEYS_KEPT - 1):]
+
+    def take(self, op: str, body) -> tuple[str, dict] | None:
+        """The seat's packet `[op, body]` opened; None when it may be the seat's own from before this
+        key (plain: it has no answer yet; tagged: an earlier orderer's key); Forged when it is not."""
+        fields = _fields(body) if op == "tagged" else None
+        if fields is not None:
+            n, packet, tag = fields
+            for tagger in (self, *reversed(self.older)):
+                if hmac.compare_digest(_tag(tagger.key, n, packet, SEAT_LABEL), tag):
+                    if n <= tagger.received:
+                        raise Forged("replayed")
+                    try:
+                        opened = unpack(packet)
+                    except BadPacket:
+                        raise Forged("not a packet inside its tag") from None
+                    tagger.received = n
+                    if tagger is self:
+                        self.older = []
+                    return opened
+        if self.received:  # the seat tags everything once it has used this key
+            raise Forged("altered or forged" if op == "tagged" else "untagged")
+        return None
 
 
 @dataclass
@@ -129,6 +186,7 @@ class Hello:
     joiner_key: bytes
     keys: dict[int, list] = field(default_factory=dict)  # orderer's seat -> [key, last counter taken]
     answered: bool = False  # a packet under it opened: its orderer is the one left in `keys`
+    sent: int = 0  # packets this joiner tagged under it
 
     def add(self, table: bytes, seat: int, public: bytes) -> bool:
         """Derive the key under which `seat` (X25519 key `public`) answers this hello; False if none."""
@@ -180,15 +238,23 @@ class HostLink:
                 if not hello.answered:
                     hello.add(self.table, seat, public)
 
+    def seal(self, op: str, body: dict | None) -> tuple[str, dict | None]:
+        """A packet for the orderer: tagged under the newest hello it answered, or plain before any answer."""
+        for hello in reversed(self.hellos):
+            if hello.answered:
+                ((key, _),) = hello.keys.values()
+                hello.sent += 1
+                return "tagged", _sealed(key, hello.sent, op, body, SEAT_LABEL)
+        return op, body
+
     def open(self, body: dict) -> tuple[str, dict] | None:
         """The orderer's packet inside a `tagged` body; None (counted) when it is forged, altered or
         replayed; LATE when it answers a hello a newer one's answer superseded: the orderer's own word,
         stale (two hellos racing after a reconnect), so taken never and blamed on nobody."""
-        if type(body) is not dict or set(body) != FIELDS:
+        fields = _fields(body)
+        if fields is None:
             return self._refuse()
-        n, packet, tag = body["n"], body["packet"], body["tag"]
-        if type(n) is not int or not 0 < n <= MAX_COUNTER or type(packet) is not bytes or type(tag) is not bytes:
-            return self._refuse()
+        n, packet, tag = fields
         for index in range(len(self.hellos) - 1, -1, -1):
             hello = self.hellos[index]
             for seat, (key, last) in hello.keys.items():

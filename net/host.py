@@ -17,7 +17,9 @@ host started, so it needs no memory per connection and differs between connectio
 joining phase is reserved for one proven key (a key that reconnects keeps its reservation), and a
 joiner's join frame must be for its own reserved seat and carry the key it proved. From then on every
 packet to that connection is tagged for its hello (`tell`, net/control.py), so nothing on the path,
-a relay included, can speak for the host.
+a relay included, can speak for the host; and every packet from it but a hello carries the seat's tag
+(`handle`), so nothing on the path can keep a gone seat present or submit for it; a hello's box key
+is taken once per seat (a hello replayed on its connection is not the seat's).
 
 A hello holds a free seat only for `timing.seat_hold` seconds: a key whose signed join does not
 follow in time loses the seat (its connection hears `full` saying so, and that key is not given
@@ -71,6 +73,7 @@ HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof", "box"})
 MAX_NEXT = 2**32  # a log index in a hello
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
 MAX_BURNS = 10  # codes burned by wrong guesses before the host stops offering new ones
+MAX_HELLOS = 4096  # hellos remembered per seat key, so that none of them can be replayed
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
 REVEAL_HOLD = 0.02  # seconds reveals of an undecided event wait for the rest of its reveals before they are relayed
 
@@ -140,6 +143,8 @@ class HostSession(TableSession):
         self.relay = _read_relay(relay) if relay is not None else None  # through a relay: no port of our own
         self.routes: dict[bytes, int] = {}  # connection -> seat
         self.links: dict[bytes, control.Tagger] = {}  # routed connection -> the tags of its hello (net/control.py)
+        self._boxes: dict[bytes, set[bytes]] = {}  # seat key -> box keys of its hellos answered this run
+        self._listing: dict | None = None  # through a relay: the owner's signed deputies (net/deputies.py)
         self._box = None  # the key the joiners' invite names for tagging (made at open: a resumed host learns its relay)
         self.reserved: dict[int, tuple[bytes, bytes, float]] = {}  # seat -> (proven key, connection, since) before its join
         self.refused_keys: dict[bytes, str] = {}  # key -> why it gets no seat (the host refused it, its hold ran out)
@@ -465,9 +470,28 @@ class HostSession(TableSession):
         except BadPacket:
             return  # not our protocol; a signed frame is the only thing that could matter
         seat = self.routes.get(peer)
-        if seat is not None:
+        if op != "hello" and seat is not None:  # a seated connection's packets carry its seat's tag (net/control.py)
+            try:
+                opened = self.links[peer].take(op, body)
+            except control.Forged:
+                self._forged(seat)
+                return
+            if opened is None:  # before its first packet under this hello: it may have missed the welcome
+                self._who(peer)  # (after a host restart, or a hand-over): it says hello again
+                return
+            op, body = opened
             self.last_seen[seat] = now
             self._present(seat, now)
+        self.handle_packet(peer, seat, op, body, now)
+
+    def _forged(self, seat: int) -> None:
+        """A packet on `seat`'s connection that the seat did not send (net/control.py): ignored, said once."""
+        path = f"the relay at {self.relay.address}:{self.relay.port}" if self.relay is not None else "its connection"
+        self.fault(None, f"{path} carried packets that are not {self.replica.who(seat)}'s (forged, altered or "
+                         "replayed): ignored")
+
+    def handle_packet(self, peer: bytes, seat: int | None, op: str, body: dict, now: float) -> None:
+        """One packet as its seat sent it (opened from its tag), or a hello, or an unseated connection's."""
         if op == "hello":
             self._hello(peer, body, now)
         elif seat is None:
@@ -521,6 +545,10 @@ class HostSession(TableSession):
             self.tell(peer, "full", {"reason": f"a malformed hello: {error}"})
             return
         seat = replica.seat_of(key)
+        if box in self._boxes.get(key, ()):  # a joiner makes a fresh box per hello: this one is replayed
+            if seat is not None:
+                self._forged(seat)
+            return
         refusal = None
         if seat is None and want >= 0:
             refusal = f"seat {want} is not yours: your key never joined this table"
@@ -534,11 +562,16 @@ class HostSession(TableSession):
         if refusal is not None:
             self.socket.send(peer, "tagged", link.seal("full", {"reason": refusal}))  # the answer to this hello
             return
+        link.keep([self.links[p] for p, s in self.routes.items() if s == seat and p in self.links])
         for other in [p for p, s in self.routes.items() if s == seat and p != peer]:
             del self.routes[other]  # the seat came back on a new connection
             self.links.pop(other, None)
         self.routes[peer] = seat
         self.links[peer] = link
+        boxes = self._boxes.setdefault(key, set())
+        if len(boxes) >= MAX_HELLOS:
+            boxes.clear()  # a seat's own flood of hellos costs bounded memory (then its oldest could be replayed)
+        boxes.add(box)
         self.last_seen[seat] = now
         self._present(seat, now)
         self.tell(peer, "welcome", {
@@ -547,6 +580,8 @@ class HostSession(TableSession):
         self.send_entries(peer, start)
         self.acked[seat] = start  # what its copy holds, before its first ping
         self._ask_if_longer(peer, now)
+        if self._listing is not None:
+            self.tell(peer, "deputies", self._listing)
 
     def _free_seat(self, peer: bytes, key: bytes, now: float) -> int | None:
         """The seat held for `key` (moved to this connection), or a free one held for it now."""
@@ -672,9 +707,14 @@ class HostSession(TableSession):
             self.watch_deadlines(now)
 
     def watch_relay(self) -> None:
-        """Name the seats that may order the table in this seat's absence (net/succession.py); stop
-        ordering once the relay says another seat does (this seat's copy would fork from the table's)."""
-        self.socket.name_deputies(self.replica)
+        """Name the seats that may order the table in this seat's absence (net/succession.py), to the
+        relay and to every seat (net/deputies.py); stop ordering once the relay says another seat does
+        (this seat's copy would fork from the table's)."""
+        listing = self.socket.name_deputies(self.replica)
+        if listing is not None and listing is not self._listing:  # every seat holds it, for a relay that loses it
+            self._listing = listing
+            for peer in self.routes:
+                self.tell(peer, "deputies", listing)
         if self.socket.taken is not None:
             raise SessionError(f"{fingerprint(self.socket.taken)} took over ordering this table at the relay while "
                                f"this seat was away; resume to play on as a seat: {self.transcript_path}")

@@ -19,7 +19,8 @@ a ping, the host answers a connection it does not know with `who {nonce}`, and t
 nonce with the table id and the host's key (`wire.hello_bytes`, net/session.py). Every packet from
 the host but `who` must carry the host's tag for this seat's hello (net/control.py): any other is
 not the host's word, so it is ignored (a `fault` of no seat, said once, naming the relay), and only
-tagged packets count as hearing from the host.
+tagged packets count as hearing from the host. This seat's own packets but the hello carry its tag
+the same way (`to_orderer`), so nothing on the path can ping or submit in its name.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dicetable.net import control, succession, wire
+from dicetable.net import control, deputies, succession, wire
 from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals
 from dicetable.net.invite import BadInvite, Invite
@@ -62,6 +63,7 @@ class PeerSession(TableSession):
         self.succession: succession.Succession | None = None  # on a relay: the orderer gone past the grace
         self.successor: succession.SuccessorSession | None = None  # this seat, ordering in the host seat's place
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
+        self.listing: dict | None = None  # on a relay: the owner's signed list of the seats that may serve
         self._own_copy: int | None = None  # a host seat rejoining: its copy's length, while its tail may be cut
         self._handed: int | None = None  # ... the successor's log length at the hand-over (its welcome says)
         self._agreed = 0  # ... entries of its copy the orderer's match
@@ -161,7 +163,7 @@ class PeerSession(TableSession):
     def ask_who(self) -> None:
         """A ping: the host answers a connection it does not know with its challenge (`who`)."""
         self.last_ping = time.monotonic()
-        self.socket.send("ping", {"next": len(self.replica.log)})
+        self.to_orderer("ping", {"next": len(self.replica.log)})
 
     def hello(self, nonce: bytes) -> None:
         """Ask for (or reclaim) a seat, proving this profile's key on this connection."""
@@ -175,7 +177,11 @@ class PeerSession(TableSession):
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
-        self.socket.send("submit", {"frame": frame})
+        self.to_orderer("submit", {"frame": frame})
+
+    def to_orderer(self, op: str, body: dict) -> None:
+        """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/control.py)."""
+        self.socket.send(*self.link.seal(op, body))
 
     def handle(self, data: bytes, now: float) -> None:
         try:
@@ -224,6 +230,10 @@ class PeerSession(TableSession):
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
             self._fault_told(body)
+        elif op == "deputies" and self.invite.owner is not None:  # the owner's list, to show a relay that lost it
+            named = deputies.read(body, self.replica.table)
+            if named is not None and named[0] == self.invite.owner:
+                self.listing = body  # its keys are checked against the log's seats when shown (succession.take_over)
         elif op == "ask":  # an orderer that took over, behind this seat's copy (net/succession.py)
             succession.give(self, body)
         elif op == "pong" and type(body.get("length")) is int:
@@ -315,7 +325,7 @@ class PeerSession(TableSession):
                     self._cut(index)
                     have = index  # the orderer's entry takes the place of my cut one
                 if index > have or type(frame) is not bytes:
-                    self.socket.send("ping", {"next": have})  # a gap: ask for what is missing
+                    self.to_orderer("ping", {"next": have})  # a gap: ask for what is missing
                     return
                 try:
                     mine = any(frame == sent for _, sent in self._sent.values())  # relayed back unchanged
@@ -428,7 +438,7 @@ class PeerSession(TableSession):
         if self.invite.owner is None or self._doubts >= RELAY_DOUBTS:
             return False
         self._doubts += 1
-        self.socket.send("ping", {"next": have})
+        self.to_orderer("ping", {"next": have})
         return True
 
     def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0, accepted: list | None = None) -> None:
@@ -485,7 +495,7 @@ class PeerSession(TableSession):
             self.watch_deadlines(now)
         if now - self.last_ping >= self.timing.heartbeat:
             self.last_ping = now
-            self.socket.send("ping", {"next": len(self.replica.log)})
+            self.to_orderer("ping", {"next": len(self.replica.log)})
         silent = now - self.last_heard
         if silent > self.timing.drop_after and self.host_away_since is None:
             self.host_away_since = self.last_heard
@@ -508,7 +518,7 @@ class PeerSession(TableSession):
                 self.finished, self.stopped = self.successor.finished, self.successor.stopped
                 return result
             if self.finished and self.socket is not None:
-                self.socket.send("ping", {"next": len(self.replica.log)})  # tells the host we have it all
+                self.to_orderer("ping", {"next": len(self.replica.log)})  # tells the host we have it all
         except SessionError as error:
             self.emit("error", text=str(error))  # the app hears it as a message, the caller as the error
             raise

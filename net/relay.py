@@ -16,22 +16,25 @@ Packets are the table's own `[op, body]` (net/transport.py). Between the relay a
 
     host  -> relay  relay_hello {}                       on every new connection
     relay -> host   relay_who {nonce}                    HMAC of the connection id (no state kept)
-    host  -> relay  serve {table, key, proof}            proof: the host's Ed25519 signature of
-                                                         SERVE_LABEL ‖ table ‖ relay key ‖ nonce
+    host  -> relay  serve {table, key, proof[, deputies]}  proof: the host's Ed25519 signature of
+                                                         SERVE_LABEL ‖ table ‖ relay key ‖ nonce;
+                                                         deputies: the owner's signed list (net/deputies.py)
     relay -> host   serving {table} | relay_refused {reason}
     relay -> host   from {peer, data}                    a joiner's packet, as it sent it
     host  -> relay  to {peer, data}                      a packet for one joiner of this table
     host  -> relay  relay_ping {}                        keeps the host counted as present
-    host  -> relay  deputies {keys: [bin32]}             the owner names its seats' keys (net/succession.py)
+    host  -> relay  deputies {owner, keys, proof}        the owner's signed list of its seats' keys
     relay -> host   relay_taken {key}                    another key of the table serves it now
 
-A table belongs to the first key that serves it; a host that comes back (a new connection, or a
-restarted relay) proves the same key again. Once the table has started, its owner names the other
-seats' keys (`deputies`); while no key is serving it (the serving host silent past `host_away`), one
-of those keys, or the owner's, may serve it: a seat that takes over ordering the log when the host
-seat is gone (net/succession.py). A second key never displaces a present one (it hears
-`relay_taken`, as does a displaced host when it speaks again), and a key the owner did not name
-never serves. A joiner's connection first sends `dial {table}`; the
+A table belongs to the first key that serves it (or, with a signed list, to the list's signer); a
+host that comes back (a new connection, or a restarted relay) proves the same key again. Once the
+table has started, its owner names the other seats' keys in a list it signs (net/deputies.py), which
+whoever serves the table presents again in every `serve`, so a restarted relay learns it back; while
+no key is serving it (the serving host silent past `host_away`, or the relay started less than
+`host_away` ago), one of those keys, or the owner's, may serve it: a seat that takes over ordering
+the log when the host seat is gone (net/succession.py). A second key never displaces a present one
+(it hears `relay_taken`, as does a displaced host when it speaks again), and a key the owner did not
+name never serves. A joiner's connection first sends `dial {table}`; the
 relay then carries its packets to that table's host (`relay_wait {reason}` tells it when the table
 has no host right now, and its packets are dropped until the host is back). A host reaches only
 connections that dialled its table. Everything the relay keeps is capped, and idle connections and
@@ -63,7 +66,7 @@ from pathlib import Path
 import zmq
 from zmq.utils import z85
 
-from dicetable.net import mailbox
+from dicetable.net import deputies, mailbox
 from dicetable.net.identity import verify_signature
 from dicetable.net.transport import (
     MAX_PACKET, BadPacket, TransportError, _heartbeat, _seed_auto_ids, bind_socket, curve_keypair, curve_public,
@@ -75,7 +78,6 @@ TABLE_BYTES = 16
 WRAP = 1024  # bytes a `from`/`to` wrapping adds around a table packet, at most
 MAX_TABLES = 20_000  # tables held at once (an idle one costs a few hundred bytes)
 MAX_CONNECTIONS = 50_000  # connections remembered at once
-MAX_DEPUTIES = 15  # keys an owner names to serve its table in its place (a table has at most 16 seats)
 MAX_DIALLED = 64  # joiner connections per table (a table has at most 16 seats; reconnects leave stale ones)
 CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten (seats ping every second)
 HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
@@ -199,7 +201,7 @@ class RelayServer:
         self.connections: dict[bytes, _Connection] = {}
         self.boxes = mailbox.Mailboxes(clock=clock)
         self._secret = secrets.token_bytes(32)
-        self._swept = clock()
+        self._swept = self.started = clock()
         self.stopped = False
         self.forwarded = 0  # packets carried between hosts and joiners
 
@@ -284,12 +286,30 @@ class RelayServer:
         if not verify_signature(key, serve_bytes(table, self.public_key, self._challenge(peer)), proof):
             self.send(peer, "relay_refused", {"reason": "the serve does not prove its key on this connection"})
             return
+        owner, named = key, frozenset()
+        if "deputies" in body:
+            listing = deputies.read(body["deputies"], table)
+            if listing is None:
+                self.send(peer, "relay_refused", {"reason": "the serve's deputies list is not signed for this table"})
+                return
+            owner, named = listing
         entry = self.tables.get(table)
-        if entry is not None and entry.owner != key and key not in entry.deputies:
+        if entry is not None and "deputies" in body:
+            if owner != entry.owner:
+                self.send(peer, "relay_refused", {"reason": "the serve's deputies list is not signed by this table's owner key"})
+                return
+            entry.deputies = named
+        if entry is not None:
+            owner, named = entry.owner, entry.deputies
+        if key != owner and key not in named:
             self.send(peer, "relay_refused", {"reason": "this table belongs to another key at this relay"})
             return
         if entry is not None and entry.server not in (b"", key) and self._host_present(entry, now):
             self.send(peer, "relay_taken", {"key": entry.server})  # one key orders at a time: the present one
+            return
+        if key != owner and now - self.started <= self.host_away:  # a restarted relay: its owner may be on its way back
+            self.send(peer, "relay_wait", {"reason": "the relay has just started: it lets a seat serve the table only "
+                                                     "once its owner has had time to come back"})
             return
         if entry is None:
             if len(self.tables) >= MAX_TABLES:
@@ -297,7 +317,7 @@ class RelayServer:
             if len(self.tables) >= MAX_TABLES:
                 self.send(peer, "relay_refused", {"reason": f"the relay holds its most tables ({MAX_TABLES}); try later"})
                 return
-            entry = self.tables[table] = _Table(key)
+            entry = self.tables[table] = _Table(owner, deputies=named)
         entry.host, entry.host_seen, entry.touched, entry.server = peer, now, now, key
         conn.serves = table
         self.send(peer, "serving", {"table": table})
@@ -346,7 +366,7 @@ class RelayServer:
             return
         entry.host_seen = entry.touched = now
         if op == "deputies":
-            self._deputies(entry, body)
+            self._deputies(conn.serves, entry, body)
         elif op == "to":
             target, data = body.get("peer"), body.get("data")
             if type(target) is bytes and type(data) is bytes and len(data) <= MAX_PACKET and target in entry.dialled:
@@ -357,13 +377,11 @@ class RelayServer:
             if answer is not None:
                 self.send(peer, *answer)
 
-    def _deputies(self, entry: _Table, body: dict) -> None:
-        """The owner's word on which seats' keys may serve its table while nobody serves it."""
-        keys = body.get("keys")
-        if entry.server != entry.owner or type(keys) is not list or len(keys) > MAX_DEPUTIES:
-            return  # only the owner names deputies: a successor cannot let a stranger in
-        if all(type(k) is bytes and len(k) == 32 for k in keys):
-            entry.deputies = frozenset(keys)
+    def _deputies(self, table: bytes, entry: _Table, body: dict) -> None:
+        """The owner's signed word on which seats' keys may serve its table while nobody serves it."""
+        listing = deputies.read(body, table)
+        if listing is not None and listing[0] == entry.owner:  # only the owner names them: nobody lets a stranger in
+            entry.deputies = listing[1]
 
     # -- forgetting --------------------------------------------------------------------------------
     def sweep(self, now: float) -> None:

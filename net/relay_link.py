@@ -1,7 +1,8 @@
 """A host's table through a relay: the same face as the host's own socket (`HostSocket`), dialled out.
 
 `RelayHostSocket` connects to the relay (net/relay.py) as a client, proves on every new connection
-that it holds the table's owner key (`serve`), and then looks to the host session exactly like its
+that it holds the table's owner key, or a seat's key the owner named (`serve`, with the owner's signed
+list of seats once there is one: net/deputies.py), and then looks to the host session exactly like its
 own ROUTER: `recv()` gives `(joiner id, packet)` as the joiner sent it, `send()` reaches one joiner.
 The joiners' hellos are bound to the key of the server they reached, which is the relay's
 (`public_key`), so a hello made for one relay connection is worthless on any other.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from dicetable.net import deputies
 from dicetable.net.identity import fingerprint
 from dicetable.net.invite import Invite
 from dicetable.net.relay import TABLE_BYTES, WRAP, RelayAddress, serve_bytes
@@ -54,7 +56,8 @@ def dial_relay(relay: RelayAddress, table: bytes, timeout: float, context=None, 
 
 
 class RelayHostSocket:
-    def __init__(self, profile, relay: RelayAddress, table: bytes, timeout: float = 5.0, context=None):
+    def __init__(self, profile, relay: RelayAddress, table: bytes, timeout: float = 5.0, context=None,
+                 listing: dict | None = None):
         if len(table) != TABLE_BYTES:
             raise ValueError("a table id is 16 bytes")
         self.profile, self.relay, self.table = profile, relay, table
@@ -64,7 +67,7 @@ class RelayHostSocket:
         self.serving = False
         self.refusal: str | None = None
         self.taken: bytes | None = None  # the key serving the table in this one's place, once the relay says so
-        self._deputies: tuple[bytes, ...] | None = None  # the seats' keys told to the relay on this connection
+        self.listing = listing  # the owner's signed list of its seats' keys (net/deputies.py), shown in every serve
         self._last_sent = 0.0
         self._early: list[tuple[bytes, bytes]] = []  # joiner packets that came before the relay took the table
         where = f"{relay.address}:{relay.port}"
@@ -90,15 +93,16 @@ class RelayHostSocket:
         """A relay invite: the relay's address and key, the table, and the owner key that opened it."""
         return Invite(self.relay.address, self.relay.port, self.relay.key, table_id, owner=self.profile.public_key)
 
-    def name_deputies(self, replica) -> None:
-        """As the table's owner, once every seat has joined: tell the relay which seats' keys may serve
-        the table while this host is gone (net/succession.py); again on every new connection."""
-        if not self.serving or replica.phase in ("new", "joining") or replica.opener != self.profile.public_key:
-            return
-        keys = tuple(info.key for info in replica.seats if info is not None and info.key != replica.opener)
-        if keys != self._deputies:
-            self._deputies = keys
-            self._send("deputies", {"keys": list(keys)})
+    def name_deputies(self, replica) -> dict | None:
+        """As the table's owner, once every seat has joined: sign the list of the seats' keys that may
+        serve the table while this host is gone (net/deputies.py) and give it to the relay; every serve
+        shows it again from then on. Returns the list this connection holds (a successor's: the owner's)."""
+        if self.serving and replica.phase not in ("new", "joining") and replica.opener == self.profile.public_key:
+            keys = deputies.seats_of(replica)
+            if self.listing is None or frozenset(self.listing["keys"]) != keys:
+                self.listing = deputies.sign(self.profile, self.table, keys)
+                self._send("deputies", self.listing)
+        return self.listing
 
     def send(self, peer: bytes, op: str, body: dict[str, Any] | None = None) -> None:
         self._send("to", {"peer": peer, "data": pack(op, body)})
@@ -122,7 +126,7 @@ class RelayHostSocket:
                 self._send("relay_ping" if self.serving else "relay_hello", {})
             data = self.link.recv(max(deadline - time.monotonic(), 0))
             if self.link.renewals != renewals:  # a new connection: it greets the relay and serves again
-                renewals, self.serving, self._deputies = self.link.renewals, False, None
+                renewals, self.serving = self.link.renewals, False
             if data is None:
                 return None
             packet = self._handle(data)
@@ -144,7 +148,10 @@ class RelayHostSocket:
             nonce = body.get("nonce")
             if type(nonce) is bytes and len(nonce) == 32:
                 proof = self.profile.sign(serve_bytes(self.table, self.relay.key, nonce))
-                self._send("serve", {"table": self.table, "key": self.profile.public_key, "proof": proof})
+                serve = {"table": self.table, "key": self.profile.public_key, "proof": proof}
+                if self.listing is not None:  # a relay that lost the list (it restarted) learns it back
+                    serve["deputies"] = self.listing
+                self._send("serve", serve)
         elif op == "serving" and body.get("table") == self.table:
             self.serving = True
         elif op == "relay_taken" and type(body.get("key")) is bytes:

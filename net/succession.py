@@ -7,7 +7,8 @@ of the game, the k-th of them (k = 0, 1, ...) in the k-th `step` after the order
 for the grace and for the relay's HOST_AWAY (before that the relay lets nobody in its place), turn
 by turn, so the lowest seat still here takes over and the next one does if it is gone too. Trying is
 serving the table at the same relay with the seat's own key (net/relay_link.py): the relay lets it
-only if the table's owner named that key among its seats (`deputies`, once every seat had joined) and
+only if the table's owner named that key among its seats (`deputies`, once every seat had joined: a
+list the owner signs and every seat holds, shown again to a relay that lost it, net/deputies.py) and
 nobody serves the table now; a seat that hears `relay_taken` leaves it to the seat that won, which its
 pings reach through the relay. After every seat has had two turns, a seat nobody took over for is
 stranded, told what it can do, as without a relay.
@@ -79,7 +80,7 @@ from __future__ import annotations
 
 import time
 
-from dicetable.net import control
+from dicetable.net import control, deputies
 from dicetable.net.host import HostSession, entry_chunks
 from dicetable.net.relay import HOST_AWAY, RelayAddress
 from dicetable.net.relay_link import RelayHostSocket, RelayTaken
@@ -143,8 +144,9 @@ def take_over(peer) -> "SuccessorSession | None":
     """Serve the peer's table at its relay with the peer's key, or None when the relay lets it not."""
     invite = peer.invite
     relay = RelayAddress(invite.address, invite.port, invite.host_key)
+    listing = peer.listing if deputies.fits(peer.listing, peer.replica, invite.owner) else None  # none naming a stranger
     try:
-        socket = RelayHostSocket(peer.profile, relay, invite.table_id, peer.timing.connect_timeout)
+        socket = RelayHostSocket(peer.profile, relay, invite.table_id, peer.timing.connect_timeout, listing=listing)
     except RelayTaken:
         return None  # another seat won: this seat's pings reach it through the relay
     except TransportError as error:
@@ -159,8 +161,8 @@ def give(peer, body: dict) -> None:
     if type(start) is not int or not 0 <= start < len(log) or now - peer.gave_at < peer.timing.heartbeat:
         return  # at most once a heartbeat: asks relayed again and again cost this seat no more uploads
     peer.gave_at = now
-    for first, frames in entry_chunks(log, start):  # untagged: signed frames, each checked by the successor's replica
-        peer.socket.send("give", {"start": first, "frames": frames})
+    for first, frames in entry_chunks(log, start):  # signed frames, each checked again by the successor's replica
+        peer.to_orderer("give", {"start": first, "frames": frames})
 
 
 class SuccessorSession(HostSession):

@@ -3,10 +3,12 @@
     .venv/bin/python scripts/bench_control.py [--rounds 2000]
 
 For packets the host sends all game long — a pong, an entries packet with one reveal frame (a fair
-roll's round trip carries a few), and a full 64 KiB catch-up chunk — it times, in the same run:
+roll's round trip carries a few), and a full 64 KiB catch-up chunk — and those a seat sends it — a
+ping, a submit of one reveal frame — it times, in the same run:
 - plain: the host packs `[op, body]`, the joiner unpacks it (what went over the wire before);
 - tagged: the host seals it (`Tagger.seal`, then the outer pack), the joiner unpacks the outer packet
-  and opens it (`HostLink.open`: the tag checked, the counter, the inner unpack);
+  and opens it (`HostLink.open`: the tag checked, the counter, the inner unpack); a seat's packet the
+  other way (`HostLink.seal`, `Tagger.take`);
 - signed (for scale): an Ed25519 signature by the host and its check, the other way to authenticate.
 It prints the median per packet in µs and the ratio to plain, then the one-off cost of a hello's key
 (the joiner's fresh box, the host's `Tagger.answering`), and the joiner's box once a hand-over has it
@@ -43,18 +45,24 @@ def main() -> None:
     link = control.HostLink(TABLE, bytes(control.host_box(host, True).public_key))
     box = link.box_for(CHALLENGE, joiner.public_key)
     tagger = control.Tagger.answering(control.host_box(host, True), box, TABLE, CHALLENGE, joiner.public_key)
+    assert link.open(tagger.seal("welcome", {})) is not None  # the hello answered: the seat tags its packets now
     packets = {
-        "pong": ("pong", {"length": 1234}),
-        "entries, 1 reveal": ("entries", {"start": 1234, "frames": [bytes(180)]}),
-        "entries, 64 KiB": ("entries", {"start": 0, "frames": [bytes(1000)] * 64}),
+        "pong": ("pong", {"length": 1234}, False),
+        "entries, 1 reveal": ("entries", {"start": 1234, "frames": [bytes(180)]}, False),
+        "entries, 64 KiB": ("entries", {"start": 0, "frames": [bytes(1000)] * 64}, False),
+        "seat's ping": ("ping", {"next": 1234}, True),
+        "seat's submit": ("submit", {"frame": bytes(180)}, True),
     }
     print(f"per packet, median of {args.rounds} (µs): plain pack+unpack | tagged seal+open | signed sign+verify")
-    for name, (op, body) in packets.items():
+    for name, (op, body, upward) in packets.items():
         def plain():
             unpack(pack(op, body))
 
         def tagged():
-            opened = link.open(unpack(pack("tagged", tagger.seal(op, body)))[1])
+            if upward:
+                opened = tagger.take(*unpack(pack(*link.seal(op, body))))
+            else:
+                opened = link.open(unpack(pack("tagged", tagger.seal(op, body)))[1])
             assert opened is not None
 
         def signed():

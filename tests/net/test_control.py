@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import queue
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import control
+from dicetable.net import control, deputies
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.invite import Invite
@@ -158,12 +159,16 @@ class Forging(RelayServer):
                         super()._send_raw(peer, data)
 
 
+MALLORY = Profile.generate("mallory")  # a stranger the relay would have seats name as a deputy
+
+
 def speak_for_the_host(relay: Forging, peer: bytes) -> list[bytes]:
     """Everything a relay could say in the host's name to one joiner."""
     lies = [pack("presence", {"seat": seat, "here": False}) for seat in (1, 2)]
     lies += [pack("refused", {"seat": seat, "reason": "forged: your frame was refused"}) for seat in (1, 2)]
     lies += [pack("pong", {"length": 10**6}), pack("full", {"reason": "forged: the table is full"}),
-             pack("welcome", {"seat": 0, "length": 0, "table": TABLE, "timing": {}})]
+             pack("welcome", {"seat": 0, "length": 0, "table": TABLE, "timing": {}}),
+             pack("deputies", deputies.sign(MALLORY, relay.connections[peer].table, [MALLORY.public_key]))]
     genuine = relay.last.get(peer)
     if genuine is not None:  # the host's own tag around another packet
         lies.append(pack("tagged", {**genuine, "n": genuine["n"] + 1, "packet": lies[0]}))
@@ -223,6 +228,7 @@ def test_a_relay_speaking_for_the_host_is_ignored_and_named(tmp_path):
             (said,) = kinds(events[name], "fault")
             assert said[1] is None and "the relay at 127.0.0.1" in said[2] and "not the host's" in said[2], said
             assert peer.link.refused >= 20
+            assert deputies.read(peer.listing, host.replica.table)[0] == host.profile.public_key  # the owner's list
         assert not any(r.kind in ("claim", "witness") for r in host.replica.log)
         carol.chooser = bot_chooser(BREAKER, "greedy", 3)  # Carol moves: the table goes on
         wait_until(lambda: len(bob.replica.log) > before + 10 and len(carol.replica.log) > before + 10,
@@ -267,3 +273,149 @@ def test_a_relay_replaying_the_hosts_word_that_a_seat_is_away_is_ignored(tmp_pat
         for session in seats:
             session.stop()
         running.stop()
+
+
+# -- the relay speaking for a seat (the joiner's packets, tagged the other way) ----------------------
+class Replaying(RelayServer):
+    """A relay that keeps every packet the joiners send their host and, on the test's word, sends
+    the host again what `pick(peer, op, data)` makes of each: the packet as it was (a replay), or altered."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kept: list[tuple[bytes, str, bytes]] = []  # (joiner connection, the op inside any tag, the packet)
+        self.orders: queue.SimpleQueue = queue.SimpleQueue()
+        self.replayed = 0
+
+    def _to_host(self, peer, conn, data, now):
+        op, body = unpack(data)
+        self.kept.append((peer, unpack(body["packet"])[0] if op == "tagged" else op, data))
+        super()._to_host(peer, conn, data, now)
+
+    def step(self, timeout):
+        super().step(timeout)
+        while not self.orders.empty():
+            pick = self.orders.get()
+            for peer, op, data in list(self.kept):
+                forged = pick(peer, op, data)
+                if forged is not None:
+                    self.replayed += 1
+                    self.send(self.tables[self.connections[peer].table].host, "from", {"peer": peer, "data": forged})
+
+
+@contextmanager
+def replaying_table(tmp_path, timing):
+    """`table_of_three` through a Replaying relay: (the relay, the sessions, their events); all stopped after."""
+    running = Running(Replaying(curve_keypair()[1], "127.0.0.1", 0))
+    seats = []
+    try:
+        seats, events = table_of_three(running, tmp_path, timing)
+        yield running.server, seats, events
+    finally:
+        for session in seats:
+            session.stop()
+        running.stop()
+
+
+def relay_faults(events) -> list[str]:
+    return [text for kind, seat, text in kinds(events, "fault") if seat is None and "the relay at 127.0.0.1" in text]
+
+
+@pytest.mark.slow
+def test_a_relay_replaying_a_gone_seats_pings_and_hello_cannot_keep_it_present(tmp_path):
+    """Carol pings (tagged) while the table waits for her move, then leaves for good; the relay replays
+    her pings and her hello to the host, again and again for three graces: the host sees her away all
+    the same, Ann and Bob claim her out (co-signed, FAIRNESS.md §4), and the host names the relay once.
+    A move has no deadline here, so only her absence can end the wait."""
+    timing = replace(FAST, grace=1.5, answer_deadline=60.0, reveal_deadline=60.0)
+    with replaying_table(tmp_path, timing) as (relay, (host, bob, carol), events):
+        gone = carol.socket.routing_id
+        wait_until(lambda: sum(p == gone and op == "ping" for p, op, _ in relay.kept) >= 5,
+                   what="a few of Carol's pings")
+        carol.stop()
+        wait_until(lambda: carol.socket is None, what="Carol's session to close")
+        end = time.monotonic() + 3 * timing.grace + timing.drop_after
+        while time.monotonic() < end and 2 not in host.replica.out:
+            relay.orders.put(lambda peer, op, data: data if peer == gone and op in ("ping", "hello") else None)
+            time.sleep(timing.heartbeat)
+        wait_until(lambda: 2 in host.replica.out and 2 in bob.replica.out, timeout=30, what="Carol claimed out")
+        assert relay.replayed >= 20
+        assert ("dropped", 2) in [(e.kind, e.seat) for e in events["ann"]]
+        assert ("returned", 2) not in [(e.kind, e.seat) for e in events["ann"]]
+        claim = next(c for c in host.replica.claims if c.against == 2)
+        assert claim.state == "out" and len(claim.signers) == 2
+        (said,) = relay_faults(events["ann"])
+        assert "seat 2 (carol)" in said and "replayed" in said, said
+
+
+@pytest.mark.slow
+def test_a_replayed_or_altered_submit_is_never_ordered_and_the_relay_is_named_once(tmp_path):
+    """The relay sends the host every frame Bob submitted again: his own tagged packets, then his tags
+    around a packet he never sent, then his frames plain. Nothing is ordered twice, nothing is refused
+    in Bob's name (no refusal recorded, none told), and the host names the relay once."""
+    with replaying_table(tmp_path, replace(FAST, answer_deadline=60.0, reveal_deadline=60.0)) as \
+            (relay, (host, bob, carol), events):
+        own = bob.socket.routing_id
+        submits = [data for peer, op, data in relay.kept if peer == own and op == "submit"]
+        assert submits
+        refusals, length = len(host.refusals), len(host.replica.log)
+
+        def altered(peer, op, data):  # Bob's tag and counter around a packet he never sent
+            body = unpack(data)[1] if peer == own and op == "submit" else None
+            return None if body is None else pack("tagged", {**body, "packet": pack("ping", {"next": 0})})
+
+        for pick in (lambda peer, op, data: data if peer == own and op == "submit" else None, altered,
+                     lambda peer, op, data: pack("submit", unpack(unpack(data)[1]["packet"])[1])
+                     if peer == own and op == "submit" else None):
+            relay.orders.put(pick)
+        wait_until(lambda: relay.replayed >= 3 * len(submits), what="the replays to be sent")
+        wait_until(lambda: relay_faults(events["ann"]), what="the host to name the relay")
+        time.sleep(5 * FAST.heartbeat)  # the last of them handled too
+        frames = [r.frame for r in host.replica.log]
+        assert len(frames) == len(set(frames)) and len(host.replica.log) == length
+        assert len(host.refusals) == refusals and not kinds(events["ann"], "refused")
+        assert not kinds(events["bob"], "refused")
+        (said,) = relay_faults(events["ann"])
+        assert "seat 1 (bob)" in said, said
+        carol.chooser = bot_chooser(BREAKER, "greedy", 3)  # the table goes on
+        wait_until(lambda: len(host.replica.log) > length + 5, timeout=30, what="the table to go on")
+
+
+def test_a_seats_packets_open_at_the_host_once_each_and_only_as_sent():
+    """The other direction (`HostLink.seal`, `Tagger.take`): plain before the hello is answered (the host
+    asks again), tagged after; a replay, an altered packet, a host-direction tag or a plain packet once
+    the key is in use is Forged; an earlier hello's key opens what was sent before the newer answer
+    came, until a packet under the newer key arrives."""
+    tagger, link, _ = pair()
+    assert link.seal("ping", {"next": 0}) == ("ping", {"next": 0})  # no answer yet: plain
+    assert tagger.take("ping", {"next": 0}) is None
+    link.open(tagger.seal("welcome", {"seat": 1}))
+    op, first = link.seal("ping", {"next": 1})
+    op, second = link.seal("submit", {"frame": b"move"})
+    assert op == "tagged" and tagger.take(op, second) == ("submit", {"frame": b"move"})
+    with pytest.raises(control.Forged):
+        tagger.take(op, first)  # held back past a later one
+    with pytest.raises(control.Forged):
+        tagger.take(op, second)  # replayed
+    _, third = link.seal("ping", {"next": 2})
+    for bad in ({**third, "packet": pack("ping", {"next": 9})}, {**third, "n": third["n"] + 1},
+                tagger.seal("ping", {"next": 2})):  # altered, moved, or the host's own direction
+        with pytest.raises(control.Forged):
+            tagger.take("tagged", bad)
+    with pytest.raises(control.Forged):
+        tagger.take("ping", {"next": 2})  # plain, once the seat tags
+    assert tagger.take("tagged", third) == ("ping", {"next": 2})
+    host = Profile.generate("ann")  # a second hello on the same connection: the first key, until the second is used
+    joiner_key = Profile.generate("bob").public_key
+    link = control.HostLink(TABLE, bytes(control.host_box(host, False).public_key))
+    old = control.Tagger.answering(control.host_box(host, False), link.box_for(CHALLENGE, joiner_key), TABLE,
+                                   CHALLENGE, joiner_key)
+    link.open(old.seal("welcome", {"seat": 1}))
+    new = control.Tagger.answering(control.host_box(host, False), link.box_for(b"\x01" * 32, joiner_key), TABLE,
+                                   b"\x01" * 32, joiner_key)
+    new.keep([old])
+    before, held = link.seal("ping", {"next": 3})[1], link.seal("ping", {"next": 3})[1]  # before the second answer
+    assert new.take("tagged", before) == ("ping", {"next": 3})
+    link.open(new.seal("welcome", {"seat": 1}))
+    assert new.take(*link.seal("ping", {"next": 4})) == ("ping", {"next": 4}) and not new.older
+    with pytest.raises(control.Forged):
+        new.take("tagged", held)  # held back past the second key's first packet: the first key opens nothing now

@@ -51,7 +51,7 @@ class Raw:
         self.got: list[tuple[str, dict]] = []
 
     def ask(self, op: str, body: dict, want: set[str], timeout: float = 3.0) -> tuple[str, dict]:
-        self.socket.send(op, body)
+        self.socket.send(*((op, body) if op == "hello" else self.link.seal(op, body)))  # tagged as a seat's, once answered
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             data = self.socket.recv(max(end - time.monotonic(), 0))
@@ -205,7 +205,8 @@ def test_seats_are_reserved_only_for_proven_keys_one_per_key():
         assert len(host.replica.log) == 2 and host.replica.seats[1] is None
         own = wire.make_frame(carol, invite.table_id, 1, 0, "join",
                               wire.join_body("carol", carol.public_key, secrets.token_bytes(32), 16), host.replica.head)
-        connections[-2].socket.send("submit", {"frame": own})  # carol's latest connection
+        latest = connections[-2]  # carol's latest connection
+        latest.socket.send(*latest.link.seal("submit", {"frame": own}))
         wait_until(lambda: host.replica.seats[1] is not None, what="carol's join")
         assert host.replica.seats[1].key == carol.public_key and 1 not in host.reserved
     finally:

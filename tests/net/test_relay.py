@@ -5,20 +5,23 @@ host seat leaving and coming back, and the relay restarting mid-game, lose nothi
 
 from __future__ import annotations
 
+import os
 import random
 import threading
+import time
 from dataclasses import replace
 
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import transport
+from dicetable.net import deputies, transport
 from dicetable.net.hidden import TableDeals
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.invite import Invite
 from dicetable.net.peer import PeerSession
 from dicetable.net.relay import BadRelay, RelayAddress, RelayServer, load_relay_key
+from dicetable.net.relay_link import RelayHostSocket, RelayRefused, RelayTaken
 from dicetable.net.replica import Replica
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transport import curve_keypair
@@ -263,3 +266,52 @@ def test_the_host_seat_leaves_and_comes_back_through_the_relay(relay, tmp_path):
     thread.join(10)
     assert done.get("result") is not None and done["result"] == back.replica.result
     assert verified(tmp_path / "host.dtt") == done["result"]
+
+
+def test_a_restarted_relay_learns_the_owners_signed_deputies_back_and_refuses_any_other_list(tmp_path):
+    """The owner serves with its signed list of seats (net/deputies.py); the relay restarts (same key,
+    same port) while the owner is away and knows no table: the seat shows it the owner's list and
+    serves once the relay has given the owner time to come back; the owner coming back is told a seat
+    serves. A stranger with that list, a list signed by another key, one for another table, and the
+    owner's list with a stranger's key slipped in are refused; the serving seat cannot name a stranger."""
+    host_away = 0.5
+    key_file = tmp_path / "relay_key"
+    first = Running(RelayServer(load_relay_key(key_file), "127.0.0.1", 0, host_away=host_away))
+    owner, seat, stranger = (Profile.generate(name) for name in ("ann", "bob", "mallory"))
+    table, other_table = os.urandom(16), os.urandom(16)
+    listing = deputies.sign(owner, table, [seat.public_key])
+    address = RelayAddress.decode(first.line)
+    RelayHostSocket(owner, address, table, timeout=3.0, listing=listing).close()  # the owner served, then went
+    assert first.server.tables[table].deputies == {seat.public_key}
+    first.stop()
+    again = Running(RelayServer(load_relay_key(key_file), "127.0.0.1", first.server.port, host_away=host_away))
+    try:
+        assert not again.server.tables
+        forged = {"another key signed it": deputies.sign(stranger, table, [seat.public_key]),
+                  "for another table": deputies.sign(owner, other_table, [seat.public_key]),
+                  "a stranger slipped in": {**listing, "keys": sorted([seat.public_key, stranger.public_key])}}
+        for why, bad in forged.items():  # at a relay that does not know the table yet
+            if why != "another key signed it":  # (that one's signer could be the table's owner, for all it knows)
+                with pytest.raises(RelayRefused, match="not signed for this table"):
+                    RelayHostSocket(seat, address, table, timeout=3.0, listing=bad)
+        started = time.monotonic()
+        serving = RelayHostSocket(seat, address, table, timeout=3.0, listing=listing)
+        assert time.monotonic() - started > host_away / 2  # the relay made it wait for the owner first
+        entry = again.server.tables[table]
+        assert (entry.owner, entry.server, entry.deputies) == (owner.public_key, seat.public_key, {seat.public_key})
+        with pytest.raises(RelayTaken):  # the owner's key is the owner's again, and a seat serves now
+            RelayHostSocket(owner, address, table, timeout=3.0, listing=listing)
+        for why, bad in forged.items():  # at a relay that knows the table's owner
+            with pytest.raises(RelayRefused, match="not signed"):
+                RelayHostSocket(seat, address, table, timeout=3.0, listing=bad)
+        with pytest.raises(RelayRefused, match="belongs to another key"):
+            RelayHostSocket(stranger, address, table, timeout=3.0, listing=listing)
+        serving.send_relay("deputies", deputies.sign(seat, table, [stranger.public_key]))  # not the owner's word
+        serving.send_relay("deputies", forged["a stranger slipped in"])
+        sent = time.monotonic()
+        serving.send_relay("relay_ping", {})  # handled after them: the relay's clock is this one
+        wait_until(lambda: again.server.tables[table].host_seen > sent, what="the serving seat's ping")
+        assert again.server.tables[table].deputies == {seat.public_key}
+        serving.close()
+    finally:
+        again.stop()

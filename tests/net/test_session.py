@@ -375,7 +375,7 @@ def test_garbage_from_a_connection_changes_nothing_and_the_table_plays_on():
         link = host_link(invite)
         raw.send("hello", hello_body(garbage, invite, link, nonce))
         assert host_packet(link, raw.recv(3.0))[0] == "welcome"
-        raw.send("submit", {"frame": b"\x92\xc4\x01x\xc4\x00"})
+        raw.send(*link.seal("submit", {"frame": b"\x92\xc4\x01x\xc4\x00"}))  # tagged, as a seat sends it
         while True:
             op, body = host_packet(link, raw.recv(3.0))
             if op == "refused":

@@ -16,7 +16,7 @@ from dataclasses import replace
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import control, succession, wire
+from dicetable.net import control, deputies, succession, wire
 from dicetable.net.hidden import TableDeals
 from dicetable.net.host import HostSession, TakenOver
 from dicetable.net.identity import Profile, load_or_create
@@ -185,7 +185,7 @@ def test_a_key_with_no_seat_cannot_take_over_and_the_host_comes_back_as_a_seat(r
     wait_until(lambda: bob.session.successor is not None, 20, "seat 1 to take over ordering")
     table, address, mallory = bob.session.replica.table, RelayAddress.decode(relay.line), Profile.generate("mallory")
     named = relay.server.tables[table].deputies
-    bob.session.successor.socket.send_relay("deputies", {"keys": [mallory.public_key]})  # only the owner names seats
+    bob.session.successor.socket.send_relay("deputies", deputies.sign(bob.session.profile, table, [mallory.public_key]))  # only the owner names seats
     sent = time.monotonic()  # the relay's clock: packets of one connection are handled in order
     wait_until(lambda: relay.server.tables[table].host_seen > sent + 0.5, 10, "the successor's next packets")
     with pytest.raises(RelayRefused, match="belongs to another key"):
@@ -580,3 +580,42 @@ def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monke
             seat.session.stop()
         running.stop()
     verified(tmp_path, "ann", "bob", "cy", "dee", dead=("ann",))
+
+
+@pytest.mark.slow
+def test_the_relay_restarts_while_the_host_is_away_a_seat_takes_over_and_the_host_comes_back_as_a_seat(
+        monkeypatch, tmp_path):
+    """The relay restarts (a new RelayServer, same port and key) while the host seat is dead: it knows no
+    table. Seat 1 shows it the owner's signed list (net/deputies.py), which the host gave every seat, and
+    orders; the relay learns the table's owner from it, so the host seat coming back is told a seat
+    orders and rejoins as seat 0. Nobody claims, the game ends by its rules, and both copies agree."""
+    monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)
+    secret = curve_keypair()[1]
+    first = Running(RelayServer(secret, "127.0.0.1", 0, host_away=HOST_AWAY))
+    ann, bob = open_table(first, tmp_path, "trice", ["ann", "bob"], auto_claim=False)
+    owner, seat, table = ann.session.profile.public_key, bob.session.profile.public_key, ann.session.replica.table
+    wait_until(lambda: bob.session.listing is not None, 10, "seat 1 to hold the owner's list")
+    assert deputies.read(bob.session.listing, table) == (owner, {seat})
+    kill_host([ann, bob], after=8)
+    first.stop()
+    again = Running(RelayServer(secret, "127.0.0.1", first.server.port, host_away=HOST_AWAY))
+    try:
+        wait_until(lambda: bob.session.successor is not None, 30, "seat 1 to take over at the restarted relay")
+        entry = again.server.tables[table]
+        assert (entry.owner, entry.server, entry.deputies) == (owner, seat, {seat})
+        back = rejoin(ann.session)  # TakenOver: the table is the owner's, served by seat 1
+        for one in (back, bob):
+            one.end(90)
+            assert one.error is None, one.error
+        assert bob.result is not None and back.result == bob.result and not bob.session.replica.claims
+    finally:
+        again.stop()
+    verified(tmp_path, "ann", "bob")
+    # A seat keeps only the owner's list for its table naming exactly its other seats (PeerSession.listing).
+    replica, mallory = bob.session.replica, Profile.generate("mallory")
+    listing = bob.session.listing
+    assert deputies.fits(listing, replica, owner)
+    for bad in (deputies.sign(mallory, table, [seat]), deputies.sign(ann.session.profile, bytes(16), [seat]),
+                deputies.sign(ann.session.profile, table, [seat, mallory.public_key]),
+                {**listing, "keys": [mallory.public_key]}, {**listing, "proof": bytes(64)}, {"keys": [seat]}):
+        assert not deputies.fits(bad, replica, owner)

@@ -17,7 +17,11 @@ CLOCKS = ("--grace", "3", "--heartbeat", "0.2", "--think", "0.1")
 
 
 @pytest.mark.slow
-def test_the_host_process_is_killed_and_a_joiner_orders_the_rest_of_the_game(tmp_path):
+@pytest.mark.parametrize("relay_restarts", [False, True], ids=["relay-stays", "relay-restarts"])
+def test_the_host_process_is_killed_and_a_joiner_orders_the_rest_of_the_game(tmp_path, relay_restarts):
+    """With `relay-restarts`, the relay's process is stopped too once the host is dead and started again
+    on the same port with the same key (its file): it knows no table, and the seat that takes over shows
+    it the host's signed list of seats (net/deputies.py)."""
     relay = spawn(tmp_path, "relay", "relay", "--port", "0")
     processes = [relay]
     try:
@@ -33,6 +37,12 @@ def test_the_host_process_is_killed_and_a_joiner_orders_the_rest_of_the_game(tmp
         wait_until(lambda: frames_in(tmp_path / "ann.dtt") > 12, 30, "a few throws")
         host.kill()
         host.wait(10)
+        if relay_restarts:
+            relay.terminate()
+            relay.wait(10)
+            relay = spawn(tmp_path, "relay", "relay", "--port", line.split("/")[0].rsplit(":", 1)[1])
+            processes.append(relay)
+            assert line_of(relay, "relay: ") == line  # the same line: same port, same key
         outputs = [process.communicate(timeout=120) for process in joiners]
     finally:
         for process in processes:
