@@ -82,7 +82,7 @@ def lie(kind: str, offered: list):
             frames = [wire.make_frame(peer.profile, bytes(16), peer.seat, replica.next_seq(peer.seat), "chat",
                                       wire.chat_body("from elsewhere"), head)]
         offered.extend(frames)
-        peer.socket.send("give", {"start": start, "frames": frames})
+        peer.to_orderer("give", {"start": start, "frames": frames})
 
     return give
 
