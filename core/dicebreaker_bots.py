@@ -264,7 +264,7 @@ def _without(faces: tuple[int, ...], face: int) -> tuple[int, ...]:
     return faces[:i] + faces[i + 1:]
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=4096)  # an entry holds hundreds of outcomes: 65536 grew past 4 GB
 def _throws(thrower, other, trump):
     """Each distinct throw of `thrower` (None: a roll; else (whose, face) of the target: "own",
     "other" or "trump"), with its outcomes (thrower's faces, other's, trump) and their chances."""
