@@ -341,8 +341,8 @@ def test_a_relay_replaying_a_gone_seats_pings_and_hello_cannot_keep_it_present(t
         assert relay.replayed >= 20
         assert ("dropped", 2) in [(e.kind, e.seat) for e in events["ann"]]
         assert ("returned", 2) not in [(e.kind, e.seat) for e in events["ann"]]
-        claim = next(c for c in host.replica.claims if c.against == 2)
-        assert claim.state == "out" and len(claim.signers) == 2
+        claims = [c for c in host.replica.claims if c.against == 2]  # a loaded machine may have made her
+        assert claims[-1].state == "out" and len(claims[-1].signers) == 2, claims  # late once: answered
         (said,) = relay_faults(events["ann"])
         assert "seat 2 (carol)" in said and "replayed" in said, said
 
