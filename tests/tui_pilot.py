@@ -31,7 +31,19 @@ async def wait_until(pilots, condition, timeout: float = 10.0, step: float = 0.0
             return
         for pilot in pilots:
             await pilot.pause(step / len(pilots))
-    raise AssertionError("the app did not get there in time")
+    raise AssertionError(f"the app did not get there in time; this process's threads:\n{threads_now()}")
+
+
+def threads_now() -> str:
+    """Where each thread of this process is, innermost call first: what a wait that ran out waited on."""
+    import sys
+    import threading
+    import traceback
+
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    return "\n".join(f"{names.get(ident, ident)}: " + " <- ".join(
+        f"{frame.name} ({frame.filename.rsplit('/', 2)[-1]}:{frame.lineno})"
+        for frame in traceback.extract_stack(top)[-6:][::-1]) for ident, top in sys._current_frames().items())
 
 
 async def paste_invite(pilot, app, invite: str) -> None:
