@@ -167,7 +167,10 @@ async def test_a_seat_that_stays_away_past_its_clock_loses_by_default(tmp_path, 
     async with host_app.run_test(size=(80, 24)) as host, join_app.run_test(size=(80, 24)) as join:
         pilots = (host, join)
         await host.press("h")
-        host_app.screen.query_one("#host-clock", Input).value = "2"  # two seconds per move
+        # Six seconds per move: a seat disputes a claim that its own clock refutes (FAIRNESS.md §4) with a
+        # slack of min(heartbeat, clock / 4); at two seconds (0.5 s slack) a loaded machine that showed
+        # the joiner its turn half a second late made it dispute and leave, and the game never ended.
+        host_app.screen.query_one("#host-clock", Input).value = "6"
         await until_shown(host, "#open")
         assert await host.click("#open")
         await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
