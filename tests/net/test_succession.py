@@ -548,7 +548,10 @@ def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monke
     3, who might have ordered), then prompts a fresh hello from Cy and tells Cy that Bob (and everyone)
     is away: tagged by Dee's key, by a key with no seat, and plain. Cy ignores it all, names the relay,
     and the game ends by its rules, every copy agreeing."""
-    running, seats = speaking_table(monkeypatch, tmp_path, names=["ann", "bob", "cy", "dee"])
+    # Answers get 3 s: the subject is the relay's lies, and at 0.5 s a loaded machine let Bob claim Cy
+    # late for an answer Cy's own clock said was not yet due (Cy disputed, which is right, but not this test).
+    running, seats = speaking_table(monkeypatch, tmp_path, names=["ann", "bob", "cy", "dee"],
+                                    timing=replace(QUICK, answer_deadline=3.0))
     ann, bob, cy, dee = seats
     try:
         kill_host(seats, after=16)
