@@ -31,7 +31,9 @@ from dicetable.net.verify import compare, verify
 from net_helpers import FAST, Running, dicetable, last_line, spawn, wait_until
 
 # Clocks short enough to see a hand-over in seconds; the relay forgets a silent host after HOST_AWAY.
-QUICK = replace(FAST, grace=2.0, answer_deadline=0.5)
+# Answers get 3 s: at 0.5 s a loaded CI machine let a seat claim another late for an answer whose own
+# clock said it was not yet due, and the other disputed (right, but no test here is about answers).
+QUICK = replace(FAST, grace=2.0, answer_deadline=3.0)
 HOST_AWAY = 1.0
 DICEBREAKER = {"mode": "battle", "target": 3}
 
@@ -548,10 +550,7 @@ def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monke
     3, who might have ordered), then prompts a fresh hello from Cy and tells Cy that Bob (and everyone)
     is away: tagged by Dee's key, by a key with no seat, and plain. Cy ignores it all, names the relay,
     and the game ends by its rules, every copy agreeing."""
-    # Answers get 3 s: the subject is the relay's lies, and at 0.5 s a loaded machine let Bob claim Cy
-    # late for an answer Cy's own clock said was not yet due (Cy disputed, which is right, but not this test).
-    running, seats = speaking_table(monkeypatch, tmp_path, names=["ann", "bob", "cy", "dee"],
-                                    timing=replace(QUICK, answer_deadline=3.0))
+    running, seats = speaking_table(monkeypatch, tmp_path, names=["ann", "bob", "cy", "dee"])
     ann, bob, cy, dee = seats
     try:
         kill_host(seats, after=16)
