@@ -367,21 +367,32 @@ class LookaheadBot:
 
     @staticmethod
     def _claim(view, me, mine, theirs, trump, left, needs) -> Move:
-        """A Latent Die when breaking the spinning die (and perhaps keeping the Latent Die) is
-        worth more by `outlook` than leaving it as it lies."""
+        """A Latent Die, foreseeing the other seat's sealed answer (Latent Dice): it claims when its
+        own claim is worth more to it by `outlook` than the spinning die left as it lies. If it
+        claims, one claimant is drawn fairly, so claiming too keeps half the draw: worth it whenever
+        my claim is worth more to me than theirs, even at my own spinning pair (measured: the rule
+        that weighed "I claim" against "nobody claims" declined there, greedy claimed alone and broke
+        the pair; `scripts/ladder.py dicebreaker --bots greedy,hard`, README)."""
         owner, face = next((o, f) for n, o, f in view.arena if n == view.spinning)
         stays = view.option["latent_stays_num"] / view.option["latent_stays_den"]
         hands_of = {me: mine, 1 - me: theirs}
-        claimed = 0.0
+        claimed = {me: 0.0, 1 - me: 0.0}  # what a claim by each seat is worth to me
         for g in range(1, 7):
             broken = {s: _without(h, face) + (g,) if s == owner else h for s, h in hands_of.items()}
             t = g if owner == db.EVERY_HAND else trump
-            gone = outlook(tuple(sorted(broken[me])), tuple(sorted(broken[1 - me])), t, left[me], left[1 - me], needs)
-            kept = sum(outlook(tuple(sorted(broken[me] + (h,))), tuple(sorted(broken[1 - me])), t, left[me],
-                               left[1 - me], needs) for h in range(1, 7)) / 6
-            claimed += (stays * kept + (1 - stays) * gone) / 6
+
+            def worth(mine_more: tuple[int, ...], theirs_more: tuple[int, ...]) -> float:
+                return outlook(tuple(sorted(broken[me] + mine_more)), tuple(sorted(broken[1 - me] + theirs_more)),
+                               t, left[me], left[1 - me], needs)
+
+            gone = worth((), ())
+            for who in claimed:
+                kept = sum(worth((h,), ()) if who == me else worth((), (h,)) for h in range(1, 7)) / 6
+                claimed[who] += (stays * kept + (1 - stays) * gone) / 6
         now = outlook(mine, theirs, trump, left[me], left[1 - me], needs)
-        return Move("latent", ("yes",) if claimed > now else ("no",))
+        they_claim = claimed[1 - me] < now  # their claim is worth more to them: less to me
+        rival = claimed[1 - me] if they_claim else now
+        return Move("latent", ("yes",) if claimed[me] > rival else ("no",))
 
 
 class _Stop(Exception):

@@ -616,6 +616,21 @@ def test_lookahead_on_the_last_throw_breaks_the_better_hand():
     assert move.args[0] == "A5" and move.args[1] in ("B1", "B2", "B3")
 
 
+def test_lookahead_claims_its_own_spinning_pair_die_that_the_other_seat_would_claim():
+    # A's 3 spins beside its other 3. Left alone the pair stands, but B gains by breaking it (greedy
+    # claims), and one claimant is drawn: claiming too keeps half the draw and may keep a Latent Die.
+    state = with_trump(decided(2, starter=0), face=6)
+    state = throw(state, "throw A1", face=3)
+    state = throw(state, "throw B1", face=3)
+    state = throw(state, "throw A2", face=3, spinning=True)
+    assert state.phase == db.LATENT and state.spinning == "A2" and state.seat == 1
+    greedy = GAME.bots["greedy"](GAME, random.Random(1)).choose(state.view(1))
+    assert greedy == Move.parse("latent yes")
+    state = state.apply(greedy)
+    move = GAME.bots["lookahead"](GAME, random.Random(1)).choose(state.view(0))
+    assert move == Move.parse("latent yes")
+
+
 def test_lookahead_rank_chances_are_exact():
     # A pair of 3s and one more die: a third 3 (1/6) makes three of a kind, else it stays a pair.
     chances = dicebreaker_bots.rank_chances((3, 3), 0, 1)
