@@ -16,6 +16,7 @@ consider only the first die they may throw.
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import math
@@ -217,8 +218,15 @@ def round_points(mine: int, theirs: int) -> float:
     return -_VALUE[theirs]
 
 
+@functools.lru_cache(maxsize=65536)  # hands of up to 10 dice and a Trump Die: a few thousand
 def _rank(faces: tuple[int, ...], trump: int) -> int:
     return hands.rank(faces + (trump,) if trump else faces)
+
+
+@functools.lru_cache(maxsize=65536)
+def _plus(faces: tuple[int, ...], face: int) -> tuple[int, ...]:
+    """Sorted `faces` with `face` landed among them (the search asks for the same ones again and again)."""
+    return tuple(sorted(faces + (face,)))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -272,25 +280,20 @@ def _throws(thrower, other, trump):
 
 
 def _each_throw(thrower, other, trump):
-    yield None, _weighted((tuple(sorted(thrower + (f,))), other, trump) for f in range(1, 7))
+    yield None, _weighted((_plus(thrower, f), other, trump) for f in range(1, 7))
     for x in sorted(set(thrower)):
         rest = _without(thrower, x)
-        yield ("own", x), _weighted((tuple(sorted(rest + (g, f))), other, trump)
-                                    for g in range(1, 7) for f in range(1, 7))
+        yield ("own", x), _weighted((_plus(_plus(rest, g), f), other, trump) for g in range(1, 7) for f in range(1, 7))
     for x in sorted(set(other)):
         rest = _without(other, x)
-        yield ("other", x), _weighted((tuple(sorted(thrower + (f,))), tuple(sorted(rest + (g,))), trump)
-                                      for g in range(1, 7) for f in range(1, 7))
+        yield ("other", x), _weighted((_plus(thrower, f), _plus(rest, g), trump) for g in range(1, 7) for f in range(1, 7))
     if trump:
-        yield ("trump", trump), _weighted((tuple(sorted(thrower + (f,))), other, g)
-                                          for g in range(1, 7) for f in range(1, 7))
+        yield ("trump", trump), _weighted((_plus(thrower, f), other, g) for g in range(1, 7) for f in range(1, 7))
 
 
 def _weighted(outcomes) -> tuple[tuple[tuple, float], ...]:
     """Equally likely outcomes, the same ones merged: (outcome, chance)."""
-    counts: dict = {}
-    for outcome in outcomes:
-        counts[outcome] = counts.get(outcome, 0) + 1
+    counts = collections.Counter(outcomes)  # counted in C, first-seen order kept
     total = sum(counts.values())
     return tuple((outcome, n / total) for outcome, n in counts.items())
 
