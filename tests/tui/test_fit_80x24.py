@@ -1,7 +1,7 @@
 """Everything fits 80 × 24: every screen and dialog of the app, drawn at that size with names as
 long as people choose (NAMES), shows each line whole — no text cut by an edge, no footer key
 covered or pushed off, no screen that needs a scrollbar — and a toast never covers a status line,
-a line of keys or a dialog's buttons.
+a line of keys, a dialog's buttons, the TRICE board and pool, or the lobby's trust and invitation lines.
 
 `cut_lines(screen)` is the check. A screen passes when, for every widget shown on it:
 - it lies inside the terminal and inside the widget that holds it (unless that one scrolls);
@@ -12,6 +12,8 @@ a line of keys or a dialog's buttons.
 """
 
 import random
+import subprocess
+import sys
 
 import pytest
 from rich.cells import cell_len
@@ -31,6 +33,7 @@ from dicetable.tui.tables.controller import LocalTable, Player
 from dicetable.tui.tables.history import record_local
 from dicetable.tui.tables.view import SeatInfo
 from dicetable.tui.widgets.arena import ActionLine
+from dicetable.tui.widgets.board import BoardGrid, PoolTray
 from tui_pilot import wait_until
 
 pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
@@ -106,10 +109,15 @@ def cut_lines(screen) -> list[str]:
     return found
 
 
+# What a player reads before they act: never under a toast, even for its few seconds.
+KEPT_CLEAR = ("#status", Button, Footer, BoardGrid, PoolTray, "#lobby-trust", "#lobby-invitations")
+
+
 def toasts_in_the_way(screen) -> list[str]:
-    """Toasts drawn over a status line, a line of keys, a dialog's buttons or the footer."""
+    """Toasts drawn over KEPT_CLEAR (a status line, a dialog's buttons, the footer, the TRICE board and
+    pool, the lobby's trust and invitation lines) or a line of keys."""
     keys = [line for line in screen.query(ActionLine) if any(action for _, action, _ in line.pieces)]
-    kept_clear = [*screen.query("#status"), *screen.query(Button), *keys, *screen.query(Footer)]
+    kept_clear = [widget for kind in KEPT_CLEAR for widget in screen.query(kind)] + keys
     kept_clear = [w for w in kept_clear if w.display and w.region.area]
     shown = []  # what of each toast is drawn: the toast rack clips the toasts that do not fit it
     for toast in screen.query(Toast):
@@ -364,6 +372,33 @@ async def test_the_invite_is_one_line_at_80_columns_and_copies_whole(home):
         app.push_screen(WaitingRoomScreen(Waiting()))
         await wait_until(pilot, lambda: app.screen.query("#room-invite-code") and
                          str(app.screen.query_one("#room-invite-code").render()) == Waiting.invite)
+
+
+async def test_the_lobby_fits_and_an_invitation_hides_none_of_its_trust_text(tmp_path, home, monkeypatch):
+    """A served app's lobby (tui/screens/lobby_screen.py) as someone invites its player: the invitation's
+    toast, and any other, leaves readable what the player accepts (whose host, whose key, which game)."""
+    from dicetable.tui.screens.lobby_screen import LobbyScreen
+    from dicetable.tui.tables.lobby import SERVED_ENV, Lobby
+
+    monkeypatch.setenv(SERVED_ENV, str(tmp_path / "served-lobby"))
+    Profile.generate(NAMES[0]).save(home)
+    other_app = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # shown while it runs
+    try:
+        other = Lobby(tmp_path / "served-lobby", str(other_app.pid))
+        other.announce(NAMES[1], "Qm3xV9kLp2Rt", "in the lobby")
+        seen, app = Seen(), DiceTableApp()
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen.people)
+            other.invite(app.served.lobby.me, NAMES[1], "trice", "TRICE", "dt1-xyz")
+            invited = lambda: any(toast._notification.title == "Invitation" for toast in app.screen.query(Toast))
+            await wait_until(pilot, invited)
+            await pilot.pause()
+            assert not toasts_in_the_way(app.screen), toasts_in_the_way(app.screen)
+            await seen.look(pilot, "the lobby, invited")
+    finally:
+        other_app.kill()
+        other_app.wait()
+    seen.assert_none()
 
 
 async def test_the_first_run_asks_a_name_and_fits():
