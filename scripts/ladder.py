@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Bot ladder: a round robin of two-seat games among bots, printed as an Elo table.
 
-Usage: .venv/bin/python scripts/ladder.py GAME [--games N] [--seed S] [--bots easy,medium,hard,...]
-       .venv/bin/python scripts/ladder.py GAME --seats K --bots A,B [--games N] [--seed S]
+Usage: .venv/bin/python scripts/ladder.py GAME [--games N] [--seed S] [--bots easy,medium,hard,...] [--jobs J]
+       .venv/bin/python scripts/ladder.py GAME --seats K --bots A,B [--games N] [--seed S] [--jobs J]
 
 Every pair of bots plays N games (seats alternate, the seeds are selfplay's), each bot's every
 move is timed, and the table shows per bot: Elo (the first bot is 0) with its 95% interval against
 that anchor, its score over all games, and its median and 90th-percentile time per move. A matrix
 follows: the row bot's score against the column bot. With `--seats K` (K > 2) A plays N K-seat games
 against K-1 copies of B instead (A's seat rotating), and the line shows A's share of the wins with
-its 95% interval and both bots' move times. README, "Bot levels", says how to read it.
+its 95% interval and both bots' move times. `--jobs J` plays J games at once in J processes (one a
+core): the same games and results, sooner. README, "Bot levels", says how to read it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import multiprocessing
 import random
 import statistics
 import sys
@@ -44,31 +46,52 @@ class Timed:
         return move
 
 
-def play_pair(game, a: str, b: str, games: int, seed: int, times: dict) -> tuple[float, float]:
+def play_one(job: tuple[str, tuple[str, ...], int, int]) -> tuple[tuple[int, ...], dict[str, list[float]]]:
+    """One game, `job` = (game, bot of each seat, seed, game number): the winning seats and each
+    bot's move times. Its seeds come from the seed and number alone, so a game is the same game
+    whichever process plays it and whatever was played before."""
+    name, order, seed, number = job
+    game = registry.get(name)
+    times: dict[str, list[float]] = {bot: [] for bot in order}
+    base = seed * 1_000_003 + number * 7919
+    bots = [Timed(game.bots[bot](game, random.Random(base + 1 + s)), times[bot]) for s, bot in enumerate(order)]
+    final, _ = play_out(game.new(len(order), game.resolve_options(None)), bots, LocalSource(random.Random(base)))
+    return final.result.winners, times
+
+
+def play_all(jobs: list, workers: int):
+    """Each game's `play_one` result, in the order of `jobs`, `workers` games at a time."""
+    if workers == 1:
+        yield from map(play_one, jobs)
+        return
+    with multiprocessing.Pool(workers) as pool:
+        yield from pool.imap(play_one, jobs)
+
+
+def play_pair(game, a: str, b: str, games: int, seed: int, times: dict, workers: int = 1) -> tuple[float, float]:
     """Scores of `a` and `b` over `games` two-seat games (a shared win counts half)."""
     score = {a: 0.0, b: 0.0}
-    for number in range(games):
-        order = [a, b] if number % 2 == 0 else [b, a]
-        base = seed * 1_000_003 + number * 7919
-        bots = [Timed(game.bots[name](game, random.Random(base + 1 + s)), times[name]) for s, name in enumerate(order)]
-        final, _ = play_out(game.new(2, game.resolve_options(None)), bots, LocalSource(random.Random(base)))
-        winners = final.result.winners
+    jobs = [(game.name, (a, b) if number % 2 == 0 else (b, a), seed, number) for number in range(games)]
+    for (_, order, _, _), (winners, moved) in zip(jobs, play_all(jobs, workers)):
+        for name, spent in moved.items():
+            times[name] += spent
         for seat in range(2):
             share = 1 / len(winners) if seat in winners else 0.0 if winners else 0.5
             score[order[seat]] += share
     return score[a], score[b]
 
 
-def play_field(game, a: str, b: str, seats: int, games: int, seed: int, times: dict) -> float:
+def play_field(game, a: str, b: str, seats: int, games: int, seed: int, times: dict, workers: int = 1) -> float:
     """`a`'s share of the wins over `games` games of `seats` seats against seats - 1 copies of `b`."""
     won = 0.0
+    jobs = []
     for number in range(games):
         order = [b] * seats
         order[number % seats] = a
-        base = seed * 1_000_003 + number * 7919
-        bots = [Timed(game.bots[name](game, random.Random(base + 1 + s)), times[name]) for s, name in enumerate(order)]
-        final, _ = play_out(game.new(seats, game.resolve_options(None)), bots, LocalSource(random.Random(base)))
-        winners = final.result.winners
+        jobs.append((game.name, tuple(order), seed, number))
+    for number, (winners, moved) in enumerate(play_all(jobs, workers)):
+        for name, spent in moved.items():
+            times[name] += spent
         share = 1 / len(winners) if number % seats in winners else 0.0
         won += share
         print(f"  game {number + 1}: {a} {share:g}, {won:g} of {number + 1}", file=sys.stderr, flush=True)
@@ -91,11 +114,11 @@ def timing(moves: list[float]) -> str:
     return f"{median:>10.1f} {p90:>8.1f}{late}"
 
 
-def field(game, names: list[str], seats: int, games: int, seed: int) -> int:
+def field(game, names: list[str], seats: int, games: int, seed: int, workers: int) -> int:
     a, b = names
     times: dict[str, list[float]] = {a: [], b: []}
     started = time.perf_counter()
-    won = play_field(game, a, b, seats, games, seed, times)
+    won = play_field(game, a, b, seats, games, seed, times, workers)
     low, high = interval(won, games)
     print(f"{game.title}: {a} against {seats - 1} {b}, {games} games, seed {seed}, "
           f"{time.perf_counter() - started:.0f} s")
@@ -163,6 +186,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bots", default=None, help="comma-separated (default: every level and algorithm bot)")
     parser.add_argument("--seats", type=int, default=2, help="K > 2: the first bot against K-1 of the second")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="games played at once, one process each (default 1; the results do not change)")
     args = parser.parse_args()
     try:
         game = registry.get(args.game)
@@ -173,21 +198,22 @@ def main() -> int:
     unknown = [name for name in names if name not in game.bots]
     seats_ok = args.seats == 2 or (args.seats > 2 and len(names) == 2
                                    and game.min_seats <= args.seats <= game.max_seats)
-    if unknown or len(names) < 2 or args.games < 1 or game.min_seats > 2 or not seats_ok:
+    if unknown or len(names) < 2 or args.games < 1 or args.jobs < 1 or game.min_seats > 2 or not seats_ok:
         problem = (f"unknown bot {unknown[0]!r} for {game.title} (bots: {', '.join(game.bots)})" if unknown
                    else "--games must be at least 1" if args.games < 1
+                   else "--jobs must be at least 1" if args.jobs < 1
                    else f"{game.title} is not a two-seat game" if game.min_seats > 2
                    else "name at least two bots" if len(names) < 2
                    else f"--seats {args.seats}: name two bots and {game.min_seats}-{game.max_seats} seats")
         print(f"ladder: {problem}", file=sys.stderr)
         return 2
     if args.seats > 2:
-        return field(game, names, args.seats, args.games, args.seed)
+        return field(game, names, args.seats, args.games, args.seed, args.jobs)
     times: dict[str, list[float]] = {name: [] for name in names}
     scores: dict[tuple[str, str], float] = {}
     started = time.perf_counter()
     for a, b in itertools.combinations(names, 2):
-        scores[a, b], scores[b, a] = play_pair(game, a, b, args.games, args.seed, times)
+        scores[a, b], scores[b, a] = play_pair(game, a, b, args.games, args.seed, times, args.jobs)
         print(f"  {a} vs {b}: {scores[a, b]:g}-{scores[b, a]:g}", file=sys.stderr, flush=True)
     ratings, half = elo(names, scores)
     games_each = args.games * (len(names) - 1)

@@ -35,3 +35,27 @@ def test_a_field_names_two_bots_and_seats_the_game_allows():
         run = ladder("dicebreaker", *args, "--games", "1")
         assert run.returncode == 2 and run.stdout == ""
         assert run.stderr.count("\n") == 1 and run.stderr.startswith(f"ladder: {words}")
+
+
+def results(run: subprocess.CompletedProcess) -> list[str]:
+    """The lines that say who won, without the times (which differ from run to run)."""
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    wins = [line for line in lines if " wins " in line]
+    table = [line.split()[:4] for line in lines if line.split()[0] in ("greedy", "random", "medium") and "%" in line]
+    return wins + [" ".join(cells) for cells in table]  # Elo, its interval and the score
+
+
+def test_games_played_in_several_processes_are_the_same_games():
+    for args in (("--bots", "greedy,random,medium", "--games", "4", "--seed", "2"),
+                 ("--seats", "3", "--bots", "greedy,random", "--games", "3", "--seed", "5")):
+        alone, shared = ladder("dicebreaker", *args), ladder("dicebreaker", *args, "--jobs", "2")
+        assert results(alone) == results(shared) and results(alone)
+        assert [line for line in alone.stderr.splitlines() if "game" in line] == \
+            [line for line in shared.stderr.splitlines() if "game" in line]
+
+
+def test_jobs_must_be_at_least_one():
+    run = ladder("dicebreaker", "--bots", "greedy,random", "--jobs", "0")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == "ladder: --jobs must be at least 1\n"
