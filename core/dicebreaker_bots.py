@@ -379,7 +379,7 @@ class LookaheadBot:
         owner, face = next((o, f) for n, o, f in view.arena if n == view.spinning)
         stays = view.option["latent_stays_num"] / view.option["latent_stays_den"]
         hands_of = {me: mine, 1 - me: theirs}
-        claimed = {me: 0.0, 1 - me: 0.0}  # what a claim by each seat is worth to me
+        by_me = by_them = 0.0  # what a claim by me, and by them, is worth to me
         for g in range(1, 7):
             broken = {s: _without(h, face) + (g,) if s == owner else h for s, h in hands_of.items()}
             t = g if owner == db.EVERY_HAND else trump
@@ -389,13 +389,13 @@ class LookaheadBot:
                                t, left[me], left[1 - me], needs)
 
             gone = worth((), ())
-            for who in claimed:
-                kept = sum(worth((h,), ()) if who == me else worth((), (h,)) for h in range(1, 7)) / 6
-                claimed[who] += (stays * kept + (1 - stays) * gone) / 6
+            mine_kept = sum(worth((h,), ()) for h in range(1, 7)) / 6
+            theirs_kept = sum(worth((), (h,)) for h in range(1, 7)) / 6
+            by_me += (stays * mine_kept + (1 - stays) * gone) / 6
+            by_them += (stays * theirs_kept + (1 - stays) * gone) / 6
         now = outlook(mine, theirs, trump, left[me], left[1 - me], needs)
-        they_claim = claimed[1 - me] < now  # their claim is worth more to them: less to me
-        rival = claimed[1 - me] if they_claim else now
-        return Move("latent", ("yes",) if claimed[me] > rival else ("no",))
+        rival = min(by_them, now)  # they claim when it is worth more to them: less to me
+        return Move("latent", ("yes",) if by_me > rival else ("no",))
 
 
 class _Stop(Exception):

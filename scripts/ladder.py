@@ -16,6 +16,7 @@ core): the same games and results, sooner. README, "Bot levels", says how to rea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import math
 import multiprocessing
@@ -59,22 +60,24 @@ def play_one(job: tuple[str, tuple[str, ...], int, int]) -> tuple[tuple[int, ...
     return final.result.winners, times
 
 
-def play_all(jobs: list, workers: int):
-    """Each game's `play_one` result, in the order of `jobs`, `workers` games at a time."""
-    if workers == 1:
-        yield from map(play_one, jobs)
-        return
-    with multiprocessing.Pool(workers) as pool:
-        yield from pool.imap(play_one, jobs)
+def play_all(jobs: list, workers: int, times: dict):
+    """Each game's winning seats, in the order of `jobs`, `workers` games at a time; each bot's move
+    times are added to `times`."""
+    with contextlib.ExitStack() as stack:
+        played = map(play_one, jobs)
+        if workers > 1:
+            played = stack.enter_context(multiprocessing.Pool(workers)).imap(play_one, jobs)
+        for winners, moved in played:
+            for name, spent in moved.items():
+                times[name] += spent
+            yield winners
 
 
 def play_pair(game, a: str, b: str, games: int, seed: int, times: dict, workers: int = 1) -> tuple[float, float]:
     """Scores of `a` and `b` over `games` two-seat games (a shared win counts half)."""
     score = {a: 0.0, b: 0.0}
     jobs = [(game.name, (a, b) if number % 2 == 0 else (b, a), seed, number) for number in range(games)]
-    for (_, order, _, _), (winners, moved) in zip(jobs, play_all(jobs, workers)):
-        for name, spent in moved.items():
-            times[name] += spent
+    for (_, order, _, _), winners in zip(jobs, play_all(jobs, workers, times)):
         for seat in range(2):
             share = 1 / len(winners) if seat in winners else 0.0 if winners else 0.5
             score[order[seat]] += share
@@ -89,9 +92,7 @@ def play_field(game, a: str, b: str, seats: int, games: int, seed: int, times: d
         order = [b] * seats
         order[number % seats] = a
         jobs.append((game.name, tuple(order), seed, number))
-    for number, (winners, moved) in enumerate(play_all(jobs, workers)):
-        for name, spent in moved.items():
-            times[name] += spent
+    for number, winners in enumerate(play_all(jobs, workers, times)):
         share = 1 / len(winners) if number % seats in winners else 0.0
         won += share
         print(f"  game {number + 1}: {a} {share:g}, {won:g} of {number + 1}", file=sys.stderr, flush=True)
