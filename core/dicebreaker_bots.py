@@ -16,7 +16,6 @@ consider only the first die they may throw.
 
 from __future__ import annotations
 
-import collections
 import functools
 import itertools
 import math
@@ -263,8 +262,14 @@ def outlook(mine: tuple[int, ...], theirs: tuple[int, ...], trump: int, my_more:
     """The mean of `round_points` (with the game's end, `_outlooks`) once every seat's dice still to
     come are rolled into its hand (breaks to come are not foreseen)."""
     p = rank_chances(mine, trump, my_more)
+    return sum(pa * against for pa, against in zip(p, _against(theirs, trump, their_more, needs)) if pa)
+
+
+@functools.lru_cache(maxsize=65536)
+def _against(theirs: tuple[int, ...], trump: int, their_more: int, needs: tuple[float, float]) -> tuple[float, ...]:
+    """For each rank of mine, `outlook`'s mean over the other seat's ranks (shared by all my hands)."""
     q = [(b, qb) for b, qb in enumerate(rank_chances(theirs, trump, their_more)) if qb]
-    return sum(pa * sum(qb * row[b] for b, qb in q) for pa, row in zip(p, _outlooks(*needs)) if pa)
+    return tuple(sum(qb * row[b] for b, qb in q) for row in _outlooks(*needs))
 
 
 def _without(faces: tuple[int, ...], face: int) -> tuple[int, ...]:
@@ -280,22 +285,25 @@ def _throws(thrower, other, trump):
 
 
 def _each_throw(thrower, other, trump):
-    yield None, _weighted((_plus(thrower, f), other, trump) for f in range(1, 7))
+    # Outcomes come out distinct, in the order the faces first give them: a roll's 6 faces, a
+    # broken die of the thrower's and the thrown die as one unordered pair of faces (21, the
+    # mixed pairs twice as likely), a broken die of the other's or the Trump Die and the thrown
+    # die as 36 ordered pairs (each seat's hand tells them apart).
+    landed = [_plus(thrower, f) for f in range(1, 7)]
+    yield None, tuple(((hand, other, trump), 1 / 6) for hand in landed)
     for x in sorted(set(thrower)):
         rest = _without(thrower, x)
-        yield ("own", x), _weighted((_plus(_plus(rest, g), f), other, trump) for g in range(1, 7) for f in range(1, 7))
+        yield ("own", x), tuple(((_plus(_plus(rest, g), f), other, trump), (1 if g == f else 2) / 36)
+                                for g, f in _PAIRS)
     for x in sorted(set(other)):
         rest = _without(other, x)
-        yield ("other", x), _weighted((_plus(thrower, f), _plus(rest, g), trump) for g in range(1, 7) for f in range(1, 7))
+        yield ("other", x), tuple(((hand, broken, trump), 1 / 36) for broken in [_plus(rest, g) for g in range(1, 7)]
+                                  for hand in landed)
     if trump:
-        yield ("trump", trump), _weighted((_plus(thrower, f), other, g) for g in range(1, 7) for f in range(1, 7))
+        yield ("trump", trump), tuple(((hand, other, g), 1 / 36) for g in range(1, 7) for hand in landed)
 
 
-def _weighted(outcomes) -> tuple[tuple[tuple, float], ...]:
-    """Equally likely outcomes, the same ones merged: (outcome, chance)."""
-    counts = collections.Counter(outcomes)  # counted in C, first-seen order kept
-    total = sum(counts.values())
-    return tuple((outcome, n / total) for outcome, n in counts.items())
+_PAIRS = tuple(itertools.combinations_with_replacement(range(1, 7), 2))  # (g, f), g <= f
 
 
 class LookaheadBot:
@@ -435,7 +443,9 @@ class _Expectimax:
             return known
         if turn == 0 and my_left == 0 or turn == 1 and their_left == 0:
             turn = 1 - turn  # a seat with no dice left is passed over
-        if turn == 0:
+        if depth == 1:
+            best = self._last_throw(mine, theirs, trump, my_left, their_left, turn)
+        elif turn == 0:
             best = max(sum(p * self.value(m, th, t, my_left - 1, their_left, 1, depth - 1)
                            for (m, th, t), p in outcomes) for _, outcomes in _throws(mine, theirs, trump))
         else:
@@ -443,6 +453,32 @@ class _Expectimax:
                            for (th, m, t), p in outcomes) for _, outcomes in _throws(theirs, mine, trump))
         self.cache[key] = best
         return best
+
+    def _last_throw(self, mine, theirs, trump, my_left, their_left, turn) -> float:
+        """`value` one throw from the leaves, each leaf valued in place: the same values and count of
+        positions as a `value` call per leaf, which is where the search spends most of its time."""
+        table, needs = self.table, self.needs
+        if turn == 0:
+            throws, my_left = _throws(mine, theirs, trump), my_left - 1
+        else:
+            throws, their_left = _throws(theirs, mine, trump), their_left - 1
+        scores = []
+        for _, outcomes in throws:
+            self.nodes += len(outcomes)
+            if my_left == 0 and their_left == 0:
+                scores.append(sum(p * table[_rank(m, t)][_rank(th, t)]
+                                  for (m, th, t), p in _mine_first(outcomes, turn)))
+            else:
+                scores.append(sum(p * outlook(m, th, t, my_left, their_left, needs)
+                                  for (m, th, t), p in _mine_first(outcomes, turn)))
+        if (self.budget is not None and self.nodes > self.budget) or self.hurry.is_set():
+            raise _Stop
+        return max(scores) if turn == 0 else min(scores)
+
+
+def _mine_first(outcomes, turn):
+    """`outcomes` of a throw as (my faces, theirs, trump), whoever threw (turn 1: the other seat)."""
+    return outcomes if turn == 0 else (((m, th, t), p) for (th, m, t), p in outcomes)
 
 
 BOTS = {"random": generic.RandomBot, "greedy": GreedyBot, "search": SearchBot, "lookahead": LookaheadBot}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import random
@@ -636,6 +637,49 @@ def test_lookahead_rank_chances_are_exact():
     chances = dicebreaker_bots.rank_chances((3, 3), 0, 1)
     assert chances[hands.RANK["three of a kind"]] == pytest.approx(1 / 6)
     assert chances[hands.RANK["one pair"]] == pytest.approx(5 / 6) and sum(chances) == pytest.approx(1)
+
+
+@given(
+    st.lists(st.integers(1, 6), max_size=6).map(lambda f: tuple(sorted(f))),
+    st.lists(st.integers(1, 6), max_size=6).map(lambda f: tuple(sorted(f))),
+    st.integers(0, 6),
+)
+@settings(max_examples=60, deadline=None)
+def test_lookahead_throw_outcomes_are_every_face_drawn_and_merged(mine, theirs, trump):
+    # Each throw's outcomes against a plain count of its 6 (roll) or 36 (break) equally likely faces.
+    def count(hands_of):
+        seen = collections.Counter(hands_of)
+        return {outcome: n / sum(seen.values()) for outcome, n in seen.items()}
+
+    def land(faces, *more):
+        return tuple(sorted(faces + more))
+
+    def drop(faces, face):
+        rest = list(faces)
+        rest.remove(face)
+        return tuple(rest)
+
+    expected = {None: count((land(mine, f), theirs, trump) for f in range(1, 7))}
+    pairs = list(itertools.product(range(1, 7), repeat=2))
+    for x in sorted(set(mine)):
+        expected[("own", x)] = count((land(drop(mine, x), g, f), theirs, trump) for g, f in pairs)
+    for x in sorted(set(theirs)):
+        expected[("other", x)] = count((land(mine, f), land(drop(theirs, x), g), trump) for g, f in pairs)
+    if trump:
+        expected[("trump", trump)] = count((land(mine, f), theirs, g) for g, f in pairs)
+    found = dicebreaker_bots._throws(mine, theirs, trump)
+    assert {target: dict(outcomes) for target, outcomes in found} == expected  # n / 6 or n / 36: exact
+    assert [target for target, _ in found] == list(expected)  # the roll, own dice, theirs, the Trump Die
+
+
+def test_lookahead_outlook_is_the_mean_round_over_every_die_still_to_come():
+    mine, theirs, trump = (2, 5), (4, 4, 1), 5
+    total = 0.0
+    for rolled in itertools.product(range(1, 7), repeat=3):  # two dice of mine still to come, one of theirs
+        a = hands.rank(mine + rolled[:2] + (trump,))
+        b = hands.rank(theirs + rolled[2:] + (trump,))
+        total += dicebreaker_bots.round_points(a, b) / 6**3
+    assert dicebreaker_bots.outlook(mine, theirs, trump, 2, 1) == pytest.approx(total)
 
 
 def test_lookahead_plays_whole_games_legally_and_by_its_seed():
