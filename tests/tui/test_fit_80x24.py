@@ -32,8 +32,10 @@ from dicetable.tui.screens.tricolor_dialogs import ChoiceDialog, PassKeyboardScr
 from dicetable.tui.tables.controller import LocalTable, Player
 from dicetable.tui.tables.history import record_local
 from dicetable.tui.tables.view import SeatInfo
-from dicetable.tui.widgets.arena import ActionLine
+from dicetable.tui.widgets.arena import ActionLine, ArenaView
 from dicetable.tui.widgets.board import BoardGrid, PoolTray
+from dicetable.tui.widgets.tile_map import TileMap
+from dicetable.tui.widgets.triad_board import TriadBoard
 from tui_pilot import wait_until
 
 pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
@@ -110,7 +112,8 @@ def cut_lines(screen) -> list[str]:
 
 
 # What a player reads before they act: never under a toast, even for its few seconds.
-KEPT_CLEAR = ("#status", Button, Footer, BoardGrid, PoolTray, "#lobby-trust", "#lobby-invitations")
+KEPT_CLEAR = ("#status", Button, Footer, BoardGrid, PoolTray, TriadBoard, ArenaView, TileMap, "#lobby-trust",
+              "#lobby-invitations")
 
 
 def toasts_in_the_way(screen) -> list[str]:
