@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from dicetable.core.tricolor_tiles import COLOUR_NAMES, COLOURS, DEAD, E, END, N, ROAD, S, START, STEP, TILES, W, edges
 
@@ -25,9 +25,10 @@ Route = tuple[Pos, ...]
 START_POS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True)
-class Placed:
-    """A tile on the table: which, how it is turned, which side is up, when it was placed."""
+class Placed(NamedTuple):
+    """A tile on the table: which, how it is turned, which side is up, when it was placed. A named
+    tuple: the bots build a grid of these for every board they weigh, three times quicker than a
+    frozen dataclass."""
 
     tile: int
     rotation: int
