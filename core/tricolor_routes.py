@@ -27,7 +27,7 @@ START_POS = (0, 0)
 
 class Placed(NamedTuple):
     """A tile on the table: which, how it is turned, which side is up, when it was placed. A named
-    tuple: the bots build a grid of these for every board they weigh, three times quicker than a
+    tuple: the bots build a grid of these for every board they weigh, over twice as quick as with a
     frozen dataclass."""
 
     tile: int
