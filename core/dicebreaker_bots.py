@@ -462,10 +462,11 @@ class _Expectimax:
             throws, my_left = _throws(mine, theirs, trump), my_left - 1
         else:
             throws, their_left = _throws(theirs, mine, trump), their_left - 1
+        ended = my_left == 0 and their_left == 0  # the throw ends the round: the leaves are scored
         scores = []
         for _, outcomes in throws:
             self.nodes += len(outcomes)
-            if my_left == 0 and their_left == 0:
+            if ended:
                 scores.append(sum(p * table[_rank(m, t)][_rank(th, t)]
                                   for (m, th, t), p in _mine_first(outcomes, turn)))
             else:

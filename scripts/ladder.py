@@ -64,9 +64,8 @@ def play_all(jobs: list, workers: int, times: dict):
     """Each game's winning seats, in the order of `jobs`, `workers` games at a time; each bot's move
     times are added to `times`."""
     with contextlib.ExitStack() as stack:
-        played = map(play_one, jobs)
-        if workers > 1:
-            played = stack.enter_context(multiprocessing.Pool(workers)).imap(play_one, jobs)
+        pool = stack.enter_context(multiprocessing.Pool(workers)) if workers > 1 else None
+        played = pool.imap(play_one, jobs) if pool else map(play_one, jobs)
         for winners, moved in played:
             for name, spent in moved.items():
                 times[name] += spent
