@@ -30,6 +30,7 @@ piles, and a Survey cannot be carried out.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, Mapping
 
@@ -89,9 +90,18 @@ START_SIDES = frozenset(neighbour((0, 0), e) for e in range(4))  # where an End 
 EVENT_MOVES = {"demolition": "demolish", "earthquake": "quake", "survey": "survey", "storm": "storm"}
 
 
-def _cells_for(tile: int, cells: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _cells_for(tile: int, cells: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
     """Of free `cells`, where `tile` may go: an End Tile never next to the Start Tile (Route planning)."""
-    return [c for c in cells if c not in START_SIDES] if TILES[tile].kind == END else cells
+    return tuple(c for c in cells if c not in START_SIDES) if TILES[tile].kind == END else cells
+
+
+@lru_cache(maxsize=4096)  # every candidate placement of a turn is checked against the same board
+def _open_cells(board: tuple, next_to_start: bool) -> tuple[tuple[int, int], ...]:
+    """The free squares next to a tile (or to the Start Tile), whatever is placed there."""
+    grid = board_grid(board)  # read only
+    anchors = [(0, 0)] if next_to_start else grid
+    cells = {(x + dx, y + dy) for x, y in anchors for dx, dy in STEP}
+    return tuple(sorted(c for c in cells if c not in grid))
 
 
 def pos_text(pos: tuple[int, int]) -> str:
@@ -123,7 +133,7 @@ def _cards(tokens) -> tuple[int, ...]:
     return cards
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # not slots: `replace` copies the instance dict in one step
 class TricolorState:
     options: tuple[tuple[str, Any], ...]
     seats: int
@@ -426,16 +436,9 @@ class TricolorState:
         return s
 
     # -- moves ---------------------------------------------------------------------------------
-    def _free_cells(self, next_to_start: bool, tile: int) -> list[tuple[int, int]]:
+    def _free_cells(self, next_to_start: bool, tile: int) -> tuple[tuple[int, int], ...]:
         """Where `tile` may be placed: free, next to a tile (or to the Start Tile)."""
-        return _cells_for(tile, self._open_cells(next_to_start))
-
-    def _open_cells(self, next_to_start: bool) -> list[tuple[int, int]]:
-        """The free squares next to a tile (or to the Start Tile), whatever is placed there."""
-        grid = board_grid(self.board)  # read only
-        anchors = [(0, 0)] if next_to_start else grid
-        cells = {(x + dx, y + dy) for x, y in anchors for dx, dy in STEP}
-        return sorted(c for c in cells if c not in grid)
+        return _cells_for(tile, _open_cells(self.board, next_to_start))
 
     def _placeable_piles(self) -> list[int]:
         """The piles whose top tile can be placed now (route planning, Survey)."""
@@ -446,7 +449,7 @@ class TricolorState:
         ]
 
     def _placements(self, kind: str, next_to_start: bool, prefix: tuple = ()) -> tuple[Move, ...]:
-        cells = self._open_cells(next_to_start)
+        cells = _open_cells(self.board, next_to_start)
         moves = []
         for pile, tile in enumerate(self.tops):
             if tile == -1:
@@ -823,8 +826,7 @@ def replace(state: TricolorState, **changes) -> TricolorState:
     if unknown:
         raise TypeError(f"TricolorState has no field {', '.join(sorted(unknown))}")
     new = object.__new__(TricolorState)
-    for name in _FIELD_NAMES:
-        object.__setattr__(new, name, changes[name] if name in changes else getattr(state, name))
+    object.__setattr__(new, "__dict__", {**state.__dict__, **changes})
     return new
 
 

@@ -79,18 +79,6 @@ _COST = tuple(t.cost for t in TILES)
 _COLOUR = tuple(t.colour for t in TILES)
 
 
-def _links(grid, pos):
-    """The tiles the roads of the tile at `pos` meet, whichever side is up (dead ends carry no route)."""
-    placed = grid[pos]
-    x, y = pos
-    for e in edges(placed.tile, placed.rotation):
-        dx, dy = _STEPS[e]
-        there = (x + dx, y + dy)
-        other = grid.get(there)
-        if other is not None and other.tile not in _DEAD and (e + 2) % 4 in edges(other.tile, other.rotation):
-            yield there
-
-
 def plan_routes(board: tuple, blocked=frozenset(), colour: str = ""):
     """Cheapest planned route to each End Tile (cost still to construct, path) and the open ends;
     for a bot of `colour`, a blueprint of another colour costs OTHER_COLOUR times as much."""
@@ -114,14 +102,19 @@ def plan_routes(board: tuple, blocked=frozenset(), colour: str = ""):
             ends[here] = (cost, tuple(reversed(path)))
             continue
         x, y = here
+        # Roads meeting a neighbour's road, whichever side is up (a dead end carries no route), and
+        # roads ending at a free square (open ends), in one pass: the bots' hottest loop.
         for e in edges(placed.tile, placed.rotation):
             dx, dy = _STEPS[e]
-            if (x + dx, y + dy) not in grid:
+            there = (x + dx, y + dy)
+            other = grid.get(there)
+            if other is None:
                 frontier += 1
-        for there in _links(grid, here):
+                continue
+            if other.tile in _DEAD or (e + 2) % 4 not in edges(other.tile, other.rotation):
+                continue
             if there in blocked or there in done:
                 continue
-            other = grid[there]
             due = 0 if other.built or other.tile in _END else _COST[other.tile]
             if due and colour and _COLOUR[other.tile] != colour:
                 due *= OTHER_COLOUR

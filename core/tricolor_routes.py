@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Mapping, NamedTuple
 
 from dicetable.core.tricolor_tiles import COLOUR_NAMES, COLOURS, DEAD, E, END, N, ROAD, S, START, STEP, TILES, W, edges
@@ -40,11 +39,30 @@ class Placed(NamedTuple):
         return self.built or TILES[self.tile].kind in (START, END)
 
 
-@lru_cache(maxsize=16384)
+_GRIDS: dict[tuple, dict[Pos, Placed]] = {}
+_GRIDS_KEPT = 16384
+
+
 def board_grid(board: tuple) -> dict[Pos, Placed]:
     """A state's board tuple `(x, y, tile, rotation, built, order), ...` as a mapping. Cached, for
-    bots ask about the same boards again and again: callers must not change the mapping returned."""
-    return {(x, y): Placed(t, r, b, o) for x, y, t, r, b, o in board}
+    bots ask about the same boards again and again: callers must not change the mapping returned.
+    A board one placement on from a cached one (a tile is placed at the end of the tuple) copies
+    that grid and adds the tile, in the same order a fresh build would: bots weigh every placement
+    of a turn on the same board."""
+    grid = _GRIDS.get(board)
+    if grid is not None:
+        return grid
+    parent = _GRIDS.get(board[:-1])
+    if parent is None:
+        grid = {(x, y): Placed(t, r, b, o) for x, y, t, r, b, o in board}
+    else:
+        grid = dict(parent)
+        x, y, t, r, b, o = board[-1]
+        grid[(x, y)] = Placed(t, r, b, o)
+    if len(_GRIDS) >= _GRIDS_KEPT:
+        _GRIDS.clear()  # a new start costs one build per board in use; evicting one by one cost more
+    _GRIDS[board] = grid
+    return grid
 
 
 def neighbour(pos: Pos, edge: int) -> Pos:

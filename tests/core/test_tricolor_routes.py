@@ -161,3 +161,28 @@ def test_routes_match_a_brute_force_finder(drawn):
     assert set(ra) | set(rb) == expected[1] and {ra[-1], rb[-1]} == expected[2]
     assert ra[-1] < rb[-1]
 
+
+
+def test_every_board_of_random_games_reads_as_its_fresh_grid():
+    """board_grid builds a board one placement on from a cached one by copying that grid: over whole
+    random games (placements, constructions, turns, Storm removals) every board reads exactly as a
+    grid built from scratch, in the same order."""
+    import random
+
+    from dicetable.core import registry
+    from dicetable.core.chance import LocalSource
+    from dicetable.core.game import CHANCE
+    from dicetable.core.tricolor_routes import Placed, board_grid
+
+    game = registry.get("tricolor")
+    boards = set()
+    for seed in range(6):
+        rng = random.Random(seed)
+        source, state = LocalSource(rng), game.start(2 + seed % 3)
+        while state.actor is not None:
+            state = state.resolve(source.outcome(state.chance())) if state.actor == CHANCE else state.apply(
+                rng.choice(state.legal_moves()))
+            fresh = [((x, y), Placed(t, r, b, o)) for x, y, t, r, b, o in state.board]
+            assert list(board_grid(state.board).items()) == fresh
+            boards.add(state.board)
+    assert len(boards) > 300  # many boards, most of them one placement on from the last
