@@ -816,8 +816,7 @@ class TricolorState:
         return data
 
 
-_FIELD_NAMES = tuple(f.name for f in fields(TricolorState))
-_FIELD_SET = frozenset(_FIELD_NAMES)
+_FIELD_SET = frozenset(f.name for f in fields(TricolorState))
 
 
 def replace(state: TricolorState, **changes) -> TricolorState:
