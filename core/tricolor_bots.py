@@ -18,8 +18,9 @@ chose to throw away (`shed`: builders keep what scores for them). It plays each 
 greedy policies for every seat until its own next turn begins, and scores the leaf by `win_share`
 (exact when the game ended, else a soft comparison of every seat's `value`, which a sampled world
 can compute). The same worlds and chance seeds serve every candidate, so their differences are the
-candidates' own. Board-only facts (planned pair, cheapest plan) are cached by board: every
-candidate move and rollout asks about the same boards again and again.
+candidates' own. It weighs draws, placements, actions and the end-of-turn discard this way; the
+setup placement and an Embargo's card are greedy's. Board-only facts (planned pair, cheapest plan)
+are cached by board: every candidate move and rollout asks about the same boards again and again.
 """
 
 from __future__ import annotations
@@ -332,7 +333,7 @@ class TricolorSearch:
         self,
         game: GameInfo,
         rng: random.Random,
-        samples: int = 6,
+        samples: int = 10,
         width: int = 3,
         steps: int = 120,
         margin: float = 3.0,
@@ -350,7 +351,9 @@ class TricolorSearch:
         self.hurry = threading.Event()  # set: the best candidate weighed so far is played
 
     def choose(self, view: Any) -> Move:
-        if view.phase in ("setup", "discard", "embargo"):
+        # Setup and an Embargo's one card are left to greedy; the end-of-turn discard is searched, for
+        # the cards kept decide the next turn's construction and, at the end, the points in hand.
+        if view.phase in ("setup", "embargo"):
             return self.greedy.choose(view)
         if view.phase == "draw":
             # Drawing 4 gives up planning and actions for cards: the rollouts weigh both.
@@ -399,7 +402,23 @@ class TricolorSearch:
 
 
 SHED_CLUE = 1.4  # log-odds against a colour per unit of it a seat discarded by choice
-KEEP_CLUE = 2.0  # how much likelier an unseen card in a hand is of the holder's colour
+# How much likelier an unseen card is to lie in a hand than in the deck, by what it is to the
+# holder: a card of its colour (1 or 2 units), of another colour, or wild. Builders keep what scores
+# for them. Measured on greedy games by scripts/tricolor_hand_clues.py (a kind's share of the hands
+# over its share of the cards their holder's rivals cannot see); it replaced a flat 2 for the
+# holder's colour, which put several times too many other-colour cards into sampled hands.
+KEEP_CLUE = {"own1": 1.881, "own2": 2.462, "other1": 0.233, "other2": 0.616, "wild": 1.372}
+
+
+def card_kind(card: int, colour: str) -> str:
+    """What `card` is to a holder of `colour`: a key of KEEP_CLUE."""
+    c = CARDS[card]
+    if not c.colour:
+        return "wild"
+    return f"{'own' if c.colour == colour else 'other'}{c.units}"
+
+
+_KEEP = {colour: tuple(KEEP_CLUE[card_kind(card, colour)] for card in range(len(CARDS))) for colour in COLOURS}
 
 
 def colour_weights(view, seat: int) -> list[float]:
@@ -432,7 +451,8 @@ def _pick(weights: list[float], rng: random.Random) -> int:
 
 def determinize(view, me: int, rng: random.Random):
     """A full state consistent with `me`'s view: hidden IDs, hands and deck order sampled, the IDs
-    and hands leaning the way each seat's discards point (`colour_weights`)."""
+    leaning the way each seat's discards point (`colour_weights`), the hands toward what a builder of
+    the sampled colour keeps (`KEEP_CLUE`)."""
     ids = _sample_ids(view, rng)
     known = set(view.discards)
     for hand in view.hands:
@@ -442,11 +462,11 @@ def determinize(view, me: int, rng: random.Random):
     rng.shuffle(pool)
     hands = []
     for seat, hand in enumerate(view.hands):
-        colour = ID_CARDS[ids[seat]]
+        keep = _KEEP[ID_CARDS[ids[seat]]]
         filled = []
         for card in hand:
             if card == UNKNOWN:
-                card = pool.pop(_pick([KEEP_CLUE if CARDS[c].colour == colour else 1.0 for c in pool], rng))
+                card = pool.pop(_pick([keep[c] for c in pool], rng))
             filled.append(card)
         hands.append(tuple(filled))
     # The full state reads the deck order from position `drawn` on; earlier positions are spent.

@@ -95,6 +95,25 @@ def test_determinize_leans_each_seat_away_from_the_colour_it_discards():
     assert world.view(me) == clued  # still consistent with everything the seat sees
 
 
+def test_determinize_fills_hidden_hands_with_what_their_holders_keep():
+    state = play_until(4, 11, lambda s: s.turns >= 6 and s.actor not in (None, CHANCE))
+    me = state.actor
+    view = state.view(me)
+    rng = random.Random(6)
+    held, left = [], []
+    for _ in range(200):
+        world = determinize(view, me, rng)
+        for seat in range(4):
+            if seat != me:
+                colour = ID_CARDS[world.ids[seat]]
+                held += [CARDS[c].colour == colour for c in world.hands[seat]]
+                left += [CARDS[c].colour == colour for c in world.order[world.drawn :]]
+    # A builder's hand is mostly its own colour (KEEP_CLUE, measured on greedy games: about 0.65 of
+    # it), though only about a third of the unseen cards are.
+    assert sum(held) / len(held) > 0.55
+    assert sum(left) / len(left) < 0.4
+
+
 # -- the bots ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["random", "greedy", "search"])
 def test_bots_play_whole_games_from_their_views(name):
@@ -166,3 +185,28 @@ def test_the_grid_is_a_fresh_copy_each_time():
     grid = state.grid
     grid.clear()  # a caller changing its grid must not change the state's (the board's grid is cached)
     assert state.grid and len(state.grid) == len(state.board)
+
+
+def test_search_weighs_the_end_of_turn_discard_by_rollouts():
+    search = GAME.bots["search"]
+
+    class Counted(search):
+        rollouts = 0
+
+        def _rollout(self, state, me, rng):
+            Counted.rollouts += 1
+            return super()._rollout(state, me, rng)
+
+    def close_calls(state) -> int:
+        # Discard choices within the search's margin of greedy's best (more than one: rollouts decide).
+        if state.phase != "discard" or state.actor in (None, CHANCE):
+            return 0
+        ranked = GAME.bots["greedy"](GAME, random.Random(0)).ranked(state.view(state.actor), 3)
+        return sum(score >= ranked[0][0] - 3.0 for score, _ in ranked)
+
+    state = play_until(3, 11, lambda s: close_calls(s) > 1)
+    weighed = close_calls(state)
+    assert weighed > 1
+    move = Counted(GAME, random.Random(9), samples=2).choose(state.view(state.actor))
+    assert Counted.rollouts == 2 * weighed  # two sampled worlds for each choice weighed
+    state.apply(move)  # legal in the real game

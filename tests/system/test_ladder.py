@@ -1,4 +1,4 @@
-"""scripts/ladder.py run as a person runs it: a field of several seats, and bad input refused."""
+"""scripts/ladder.py and scripts/tricolor_hand_clues.py run as a person runs them: a field of several seats, and bad input refused."""
 
 from __future__ import annotations
 
@@ -59,3 +59,13 @@ def test_jobs_must_be_at_least_one():
     run = ladder("dicebreaker", "--bots", "greedy,random", "--jobs", "0")
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr == "ladder: --jobs must be at least 1\n"
+
+
+def test_tricolor_hand_clues_reports_every_kind_of_card():
+    script = LADDER.parent / "tricolor_hand_clues.py"
+    done = subprocess.run([sys.executable, str(script), "--games", "2", "--seed", "3"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: float(line.split()[1]) for line in done.stdout.splitlines()[1:]}
+    assert set(rows) == {"own1", "own2", "other1", "other2", "wild"}
+    # Builders keep their own colour and throw others away, even over two games.
+    assert rows["own1"] > 1 > rows["other1"]
