@@ -534,7 +534,7 @@ class TricolorState:
 
     def _tile_at(self, text: object) -> tuple[tuple[int, int], Placed]:
         pos = parse_pos(text)
-        placed = self.grid.get(pos)
+        placed = board_grid(self.board).get(pos)
         if placed is None:
             raise IllegalMove(f"there is no tile at {pos_text(pos)}")
         return pos, placed
@@ -615,7 +615,7 @@ class TricolorState:
 
     # -- events --------------------------------------------------------------------------------
     def _event_targets(self, kind: str) -> list:
-        grid = self.grid
+        grid = board_grid(self.board)
         if kind == "demolition":
             return [p for p, t in grid.items() if TILES[t.tile].kind in (ROAD, DEAD) and t.built]
         if kind == "earthquake":  # the Start and End Tiles are immune (Events)
@@ -670,16 +670,17 @@ class TricolorState:
         idle = self.idle + 1 if piles_empty and not self.built else 0
         turns = self.turns + 1
         s = replace(self, idle=idle, turns=turns, built=False)
-        pair = best_pair(self.grid)
+        grid = board_grid(self.board)
+        pair = best_pair(grid)
         if pair:
             return s._finish(pair, self.turn, "two valid routes")
         skips = list(self.skips)
         nxt = (self.turn + 1) % self.seats
         while True:
             if idle >= self.seats:
-                return s._finish(best_single(self.grid), -1, "stalemate: a whole round with no tile constructed")
+                return s._finish(best_single(grid), -1, "stalemate: a whole round with no tile constructed")
             if turns >= self.option["turn_limit"]:
-                return s._finish(best_single(self.grid), -1, f"turn limit of {turns} turns")
+                return s._finish(best_single(grid), -1, f"turn limit of {turns} turns")
             if not skips[nxt]:
                 break
             # An attacked seat skips this turn (Attack); it counts as a turn with nothing constructed.
@@ -699,7 +700,7 @@ class TricolorState:
 
     def scores(self) -> tuple[int, ...]:
         """Points per seat (Scoring 3), from the revealed IDs and hands."""
-        grid = self.grid
+        grid = board_grid(self.board)
         counts = colour_counts(grid, self.routes)
         winning = winner_colours(counts)
         points = []
@@ -765,7 +766,7 @@ class TricolorState:
         moves = [Move("end")]
         hand = self.hands[seat]
         blueprints = sorted(
-            (p, t) for p, t in self.grid.items() if TILES[t.tile].kind in (ROAD, DEAD) and not t.built
+            (p, t) for p, t in board_grid(self.board).items() if TILES[t.tile].kind in (ROAD, DEAD) and not t.built
         )
         paying: dict[tuple[str, int], list[list[str]]] = {}  # blueprints of one colour and cost pay alike
         for pos, placed in blueprints:

@@ -276,7 +276,7 @@ class TricolorGreedy:
 
     def _plan_cells(self, view) -> set[str]:
         """Blueprint positions next to the planned network: the ones worth turning."""
-        grid = view.grid
+        grid = board_grid(view.board)
         ends, _ = plan_routes(view.board)
         reach = {(0, 0)}
         for _, path in ends.values():
@@ -289,7 +289,7 @@ class TricolorGreedy:
 
     def _prune_placements(self, view, moves: list[Move]) -> list[Move]:
         """Placements on open road ends of the network, and a few elsewhere."""
-        grid = view.grid
+        grid = board_grid(view.board)
         open_cells = set()
         for pos, placed in grid.items():
             if TILES[placed.tile].kind == DEAD:
@@ -311,7 +311,7 @@ class TricolorGreedy:
         tops = [t for t in view.tops if t != -1]
         useful = any(TILES[t].kind == END or TILES[t].colour == colour and TILES[t].kind != DEAD for t in tops)
         cost, tiles, frontier, reached = plan(view.board, colour)
-        grid = view.grid
+        grid = board_grid(view.board)
         due = [TILES[grid[p].tile] for p in tiles if not grid[p].constructed]
         payable = any(
             sum(max(CARDS[c].units if CARDS[c].colour == t.colour else 0, 1 if not CARDS[c].colour else 0) for c in hand)
