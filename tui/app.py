@@ -16,6 +16,7 @@ import time
 from textual import events
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import Notify
 
 from dicetable.core import registry
 from dicetable.tui.tables.controller import LocalTable, Player, TableController
@@ -89,6 +90,16 @@ class DiceTableApp(App):
             self.ask_for_name()
         self._check_size()
         leave_on_hangup(self)  # a kill or a dropped SSH connection still leaves the terminal clean
+
+    # -- notices --------------------------------------------------------------------------------
+    def on_notify(self, event: Notify) -> None:
+        """Runs before Textual adds the new notice: the oldest give way, so that no more are shown
+        than the screen's toast rack holds whole (its `TOASTS_KEPT`, else 3). A rack clips what does
+        not fit it, and what it would cut is the newest."""
+        kept = getattr(self.screen, "TOASTS_KEPT", 3) - 1
+        shown = list(self._notifications)  # oldest first
+        for old in shown[: max(0, len(shown) - kept)]:
+            self._unnotify(old, refresh=False)  # Textual's own removal; the new notice refreshes the rack
 
     # -- the home screen's choices --------------------------------------------------------------
     def open(self, action: str) -> None:

@@ -133,6 +133,7 @@ class RollHistory(RichLog):
 
 
 class DiceRoomScreen(PanelActions, Screen):
+    TOASTS_KEPT = 2  # the rack's ten rows over the rolls (app.tcss)
     AUTO_FOCUS = None
 
     BINDINGS = [

@@ -160,6 +160,7 @@ class Served:
 
 
 class LobbyScreen(Screen):
+    TOASTS_KEPT = 2  # the rack's eight rows over the people's list (app.tcss)
     CSS_PATH = "lobby_screen.tcss"
     BINDINGS = [
         Binding("i", "invite", "invite"),

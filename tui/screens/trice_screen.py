@@ -76,6 +76,7 @@ def verdict_words(view: TableView) -> tuple[str, str]:
 
 
 class TriceScreen(TableScreen):
+    TOASTS_KEPT = 2  # the rack's nine rows over the panels (app.tcss)
     BINDINGS = [
         *CURSOR_KEYS,
         Binding("enter,space", "act", "act"),
