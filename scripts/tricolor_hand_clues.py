@@ -20,6 +20,7 @@ from collections import Counter
 from dicetable.core import registry
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE
+from dicetable.core.match import advance
 from dicetable.core.tricolor_bots import KEEP_CLUE, card_kind
 from dicetable.core.tricolor_tiles import CARDS, ID_CARDS
 
@@ -33,10 +34,7 @@ def measure(games: int, seed: int) -> dict[str, float]:
         source = LocalSource(random.Random(base))
         state = game.new(4, game.resolve_options(None))
         while state.actor is not None:
-            if state.actor == CHANCE:
-                state = state.resolve(source.outcome(state.chance()))
-                continue
-            if state.phase == "draw":
+            if state.phase == "draw" and state.actor != CHANCE:
                 seen = set(state.discards) | set(state.hands[state.turn])
                 hidden = [c for c in range(len(CARDS)) if c not in seen]
                 for seat in range(state.seats):
@@ -44,7 +42,7 @@ def measure(games: int, seed: int) -> dict[str, float]:
                         colour = ID_CARDS[state.ids[seat]]
                         held.update(card_kind(c, colour) for c in state.hands[seat])
                         unseen.update(card_kind(c, colour) for c in hidden)
-            state = state.apply(bots[state.actor].choose(state.view(state.actor)))
+            state, _ = advance(state, bots, source)
     held_total, unseen_total = sum(held.values()), sum(unseen.values())
     return {kind: (held[kind] / held_total) / (unseen[kind] / unseen_total) for kind in KEEP_CLUE}
 

@@ -1,4 +1,5 @@
-"""scripts/ladder.py and scripts/tricolor_hand_clues.py run as a person runs them: a field of several seats, and bad input refused."""
+"""scripts/ladder.py run as a person runs it (a field of several seats, bad input refused), and the
+Tricolor hand-clue measure beside it."""
 
 from __future__ import annotations
 
