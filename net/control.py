@@ -1,4 +1,5 @@
 """The host's packets to a joiner, tagged end to end: a relay (or anything on the path) can drop them, never forge or replay them.
+(PROTOCOL.md §10.4)
 
 Frames are signed by their seats, but the host's own control packets (`welcome`, `full`, `refused`,
 `pong`, `presence`, `fault`, and the `entries` that carry the log) are not frames: through a relay

@@ -29,13 +29,7 @@ API (stable; the session in net/session.py builds on it)
 
     replica.accept(frame: bytes) -> Record
         Decode (net/wire.py), check, apply, append. Raises only Refusal (net/refusals.py), and then
-        changes nothing. Checks, in this order: wire format (MalformedFrame), table id (WrongTable),
-        author seated / seat free (NotSeated, SeatTaken), signature (BadSignature; a "reveal" may
-        carry an empty signature, FAIRNESS.md §1), author sequence number (OutOfOrder), then the
-        kind's own rules: NotDue (not this seat's turn / wrong phase), IllegalMoveRefused,
-        BadReveal (does not open the seat's chain, wrong event), BadAnchor, BadOpen, BadJoin,
-        DealRefused, BadClaim (Disputed: refused by claim_check), BadSeal (an unseal that does not
-        open the seat's seal). A "dispute" checks its own sequence number (it may carry evidence).
+        changes nothing. The checks, in their order, and the refusal each raises: PROTOCOL.md §4.8.
 
     Read-only views (never mutate them):
         replica.table        -> bytes | None          table id
@@ -93,85 +87,12 @@ API (stable; the session in net/session.py builds on it)
 
 Log rules
 ---------
-- "open" (seat 0, seq 0) comes first: game, options, number of seats, the host's Ed25519 key.
-- "join" for any free seat: name, key, optional curve key, chain anchor h[0] and length N; seat 0's
-  join must carry the key of the "open". Keys must differ between seats.
-- "start" (seat 0) once every seat has joined: the game's initial state is made.
-- "move" from a seat that may act (`core.game.may_act`: by default only the seat due to act; a
-  state with `may_act` may let several seats move, its actor then ANYONE and waiting_for
-  Waiting("any", ()): nobody is due, nobody can be claimed against), legal in the current state
-  and applied with `core.game.apply_as` (the state learns the mover). Simultaneous moves are
-  ordered by the log, i.e. by the host. While an event collects reveals a move is refused unless
-  the state allows it (the dice room queues a roll then) and it leaves the event's chance exactly
-  as it was: the event stays open and its outcome is still fixed by every seat's reveal for it. A
-  seat out of the game never moves. A game with hidden hands (its state
-  has `paid_cards(move)`, net/hidden.py) is checked by `apply` on this replica's view, where other
-  hands are unknown handles; the cards the move pays must have been shown by the mover from its
-  own committed hand and opened by every seat ("deal" records before the move), else DealRefused.
-- "reveal" {k, value} from each seat when the state waits for chance: k is the pending event's
-  number (1, 2, ... over the whole table), SHA-256(chain domain ‖ value) must equal the seat's
-  previous chain value. When every seat has revealed, the outcome is derived (net/fair.py) and the
-  state resolved.
-- "anchor" {anchor, length, first}: a seat's next chain, taking over at event `first` = the event
-  after its current chain's last; accepted only before event `first` has begun (a seat that saw
-  others' reveals for an event must not pick its own chain for it). A seat commits its next chain
-  when chain_left(seat) < net.chain.REFRESH_MARGIN.
-- "chat" from any seated seat; "resign" from a seated seat while playing (others share the win);
-  "claim" {against, reason} from a seated seat against a seat the table waits for (default,
-  FAIRNESS.md §4; who decides a default: net/deadlines.py). A claim takes effect once it has
-  `needed(against)` signatures, the claimant's and witnesses': a majority of the seats still in, the
-  accused excepted — 1 (the claim alone) with 2 seats in, 2 with 3 or 4, 3 with 5 or 6. Until then it
-  is pending (`replica.claims`, one per accused; another claim against that seat is refused: witness
-  it) and it changes nothing; it lapses when the wait it is about ends (`deadlines.waiting_key`
-  changes or the accused is no longer awaited: the accused acted, or the game moved on).
-  "witness" {claim} co-signs the pending claim at that log index, from a seat in the game that is
-  neither the accused nor a signer yet. "dispute" {claim, frame, reason, evidence} is the accused's
-  answer: `frame` is the claim's exact frame, and either this log holds it at index `claim`, or
-  `claim` is this log's length (the dispute's author refused the claim, so its copy holds the
-  dispute in the claim's place; the frame must then be signed by the claimant on this log).
-  `evidence` lists the author's own frames the log does not hold: each must be its next frames in
-  order (or the very frame the log holds at that sequence number), and the dispute's sequence number
-  follows them; they take no effect. A dispute changes no state: it is recorded (`replica.disputes`)
-  and `dicetable verify` reports the claim as disputed. Once in effect: Two seats: the game ends, the
-  other wins. More seats: the game goes on without
-  the defaulted seat (`replica.out`) where its rules allow — the state has `without(seat)`, called
-  whenever the out seat would act (it returns the state with that seat's due action skipped, or
-  None), its reveals count as 32 zero bytes in every later event's seed, and no card deal needs its
-  keys — otherwise it ends scored as it stands (`state.score_now()` if the game has it, else the
-  seats still in share the win). Once only one seat is left in, the game ends with it winning.
-  A step whose state offers `default_move()` (a move, e.g. Dice Breaker's `latent no`) is not a
-  default: a claim against a seat late for it applies that move, and the seat stays in the game.
-- "seal" {step, commit} and "unseal" {step, move, nonce}: the answers to a sealed step (core/game.py,
-  "Sealed answers": the state's `sealed()` names the seats asked, in the order their answers apply;
-  Dice Breaker's Latent Dice claim). `step` is `replica.steps` when the step opened. While it is open
-  no "move" is accepted; each asked seat sends one seal (net/seal.py: a SHA-256 commitment to its
-  move and a nonce), in any order; once every asked seat has sealed, each opens its own, which must
-  match its commitment and be legal in `state.asking(seat)`; once all are open the answers apply in
-  the state's order. A seat out of the game is not asked (it answers `default_move()`), and a claim
-  against a seat late to seal or to open gives its `default_move()` as its answer (the seat stays
-  in). Nobody sees an answer before every seat has committed to its own; a seat can still withhold
-  its opening after seeing others' and so take the default instead (the one choice left to it).
-- "deal" from a seated seat once every seat has joined, also after the game ended (the deal's
-  end-of-game opening): its body goes to the deal handler.
-- "rematch" {game, options, agree} from a seated seat once the game is over and every deck of it is
-  opened: its signed consent to game `game` (the next one at this table) with `options`, which must be
-  `replica.next_options`: what the previous game's end decides (`core.game.rematch_options`: TRIAD
-  keeps the colours and the other player starts, triad.md Setup 3), else the table's options. Nobody
-  can start the next game alone or with other options: the consent that completes every seat's
-  starts it at once (no "start"), with its events and chains going on from the last game's; the log
-  holds every game of the table and `replica.series` their results. `agree` false declines: the
-  table plays no more games. Waiting("rematch", seats not yet agreed) once one seat offered. A table
-  with a card deal plays one game (BadRematch: its decks are named per table).
-- Every seat's frames carry sequence numbers 0, 1, 2, ... with no gap or repeat.
-- Every frame names its parent (`prev` = [n, head(n)], net/log_chain.py): n must be at most the log's
-  length, head(n) must be this log's head after n entries, and n never goes back behind the author's
-  previous frame — else ForkedLog, naming the author (a signed parent that is not in this log proves
-  that the log this seat saw differs: the host showed seats different logs, or a copy was changed).
-  A second, different frame signed by one seat with a sequence number already in the log is
-  Equivocation: signed proof that the seat forked the log. The replica keeps every head, so a check
-  is one lookup and appending costs one SHA-256 of the frame.
-- Chains are bound to their table and seat (net/chain.py); a join or anchor naming an anchor another
-  seat committed to is refused as a copied chain.
+Written down in docs/PROTOCOL.md, which this class implements: phases and what the table waits for
+(§5.1), "open" and "join" (§5.2), "start" and "move" (§5.3), "reveal" and events (§5.4, §6), "anchor"
+(§5.5), "chat" and "resign" (§5.6), "claim", "witness" and "dispute" (§5.7; who decides a default:
+net/deadlines.py, §7), "seal" and "unseal" (§5.8), "deal" (§5.9, §9), "rematch" (§5.10), seats out
+of the game (§5.11), the step, move and event counters (§5.12), sequence numbers (§4.6) and parent
+links, forks and equivocation (§4.7).
 """
 
 from __future__ import annotations
@@ -807,7 +728,7 @@ class Replica:
         return Effect(changes, "seat 0 starts the game")
 
     def _rematch(self, env: wire.Envelope) -> Effect:
-        """A seat's signed consent to the next game, or its refusal (module docstring, "rematch")."""
+        """A seat's signed consent to the next game, or its refusal (PROTOCOL.md §5.10)."""
         seat, body = env.seat, env.body
         number = self.game_number + 1
         if self.phase != _OVER:

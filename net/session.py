@@ -43,36 +43,15 @@ because the seats it waited for left (data None); `started` follows when the nex
 seat's consent; `ordering` says a seat took over ordering the log through the relay in the host
 seat's place (net/succession.py).
 
-Rematches (net/replica.py, "rematch"): once a game is over (its decks opened), a seat's `rematch()`
+Rematches (PROTOCOL.md §5.10): once a game is over (its decks opened), a seat's `rematch()`
 signs its consent to the next game with the options the ended game's rules give; the consent that
 completes every seat's starts that game in the same log. `games` says how many games the seat plays:
 1 (default) finishes at the first game's end as before; N agrees to rematches until N are played,
 then declines; None waits for `rematch(agree)` from a person. A seat still waiting for answers
 finishes when someone declines or the seats it waits for are gone.
 
-Packets between host and joiners (net/transport.py carries them as `[op, body]`):
-
-    joiner -> host   ping {next: int}                                 heartbeat; asks for entries (and,
-                                                                      from an unknown connection, for who)
-                     hello {seat: -1 | seat, key: bin32, next: int,   ask for (or reclaim) a seat,
-                            nonce: bin32, proof: bin64, box: bin32}   proving the key (below)
-                     submit {frame: bin}                              a signed frame for the log
-                     give {start: int, frames: [bin]}                 its copy from start, for an orderer that
-                                                                      resumed or took over behind it (net/host.py)
-    host -> joiner   who {nonce: bin32}                               unknown connection: prove a key
-                     tagged {n, packet, tag}                           each packet below, inside: tagged end
-                                                                      to end for the hello (net/control.py;
-                                                                      one that is not: a `fault` of seat None;
-                                                                      after a hand-over, under the ordering
-                                                                      seat's own key)
-                     welcome {seat, length, table, timing}             your seat; the host's log length
-                     full {reason}                                     no seat for you (or your hold ran out)
-                     entries {start: int, frames: [bin]}               log frames from index start
-                     refused {seat, reason}                            your frame was not ordered
-                     pong {length}                                     heartbeat answer
-                     presence {seat, here: bool}                       a seat dropped or returned
-                     fault {seat, reason, frame: bin}                  another seat's frame refused as a fault
-                     ask {next: int}                                   (an orderer behind you) your copy from next
+Packets between host and joiners (`[op, body]`, net/transport.py), field by field, and the
+tagging of all but `who` and the hello (net/control.py): PROTOCOL.md §10.1, §10.4.
 
 Seats are authenticated by their signed frames, and connections by their hello: the host routes a
 seat (its entries, refusals, presence, and the liveness that keeps it from default) only to a
@@ -240,7 +219,7 @@ class TableSession:
         self.commands.put(("stop", None))
 
     def rematch(self, agree: bool = True) -> None:
-        """Offer or accept the next game at this table (agree), or decline it (net/replica.py, "rematch")."""
+        """Offer or accept the next game at this table (agree), or decline it (PROTOCOL.md §5.10)."""
         self.commands.put(("rematch", bool(agree)))
 
     # -- what subclasses provide ---------------------------------------------------------------
@@ -335,7 +314,7 @@ class TableSession:
                 gone = ", ".join(replica.who(s) for s in sorted(self.away_seats()))  # nobody is left to answer
                 self.emit("rematch", text=f"no rematch: {gone or 'the table'} left", data=None)
 
-    # -- rematches (net/replica.py, "rematch") ---------------------------------------------------
+    # -- rematches (PROTOCOL.md §5.10) ------------------------------------------------------------
     def can_rematch(self) -> bool:
         """The game is over and its decks opened, nobody declined, and the table can play another."""
         replica = self.replica

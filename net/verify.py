@@ -1,4 +1,5 @@
 """Re-check a finished game from its transcript alone (FAIRNESS.md §5): no network, no secrets.
+The algorithm, step by step: PROTOCOL.md §16.3 (one copy), §16.4 (several copies).
 
 Every frame is replayed through a fresh Replica (net/replica.py) — signatures, order, sequence
 numbers, every reveal against its committed chain, every derived outcome, every move's legality in
@@ -7,7 +8,7 @@ whose end-of-game replay names a cheating seat; every deck a finished game forme
 opened by every seat and replayed, else the seat that did not open it is named) — then the header is checked against the log and the recorded result against the
 replayed one. The first fault found is reported with the seat at fault where the log names one.
 A table that played rematches holds every game in one log: the replica checks each next game's
-consents and options (net/replica.py, "rematch"), and the verdict lists each game's result.
+consents and options (PROTOCOL.md §5.10), and the verdict lists each game's result.
 
 What a lone transcript cannot prove is said as such (FAIRNESS.md §4, §5): a result that rests on a
 default claim names what supports it — `seat 1 wins (seat 0 in default — unwitnessed claim by seat

@@ -1,4 +1,4 @@
-"""Signed messages: the one codec of the table's log.
+"""Signed messages: the one codec of the table's log (PROTOCOL.md §4; every kind's body: §4.5).
 
 Signed bytes (what the author's Ed25519 key signs) are the canonical msgpack of the map
 
@@ -179,7 +179,7 @@ SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
     "chat": {"text": (_str(500, 1), True)},
     "resign": {},
     # a seat's consent to game `game` at this table (agree) or its refusal, which ends the series; the
-    # options are the ones the previous game's end decides (net/replica.py, "rematch")
+    # options are the ones the previous game's end decides (PROTOCOL.md §5.10)
     "rematch": {"game": (_int(2, MAX_LOG), True), "options": (_options, True), "agree": (_bool, True)},
     "deal": {},  # opaque: any plain map, checked by net/deal.py
 }
