@@ -6,6 +6,7 @@ file by name: `net_helpers` (processes, namespaces, sync waits) and `tui_pilot` 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 from pathlib import Path
@@ -44,3 +45,45 @@ def quick_idle(monkeypatch):
     quick = functools.partial(textual._wait.wait_for_idle, max_sleep=IDLE_CAP)
     monkeypatch.setattr(textual.app, "wait_for_idle", quick)
     monkeypatch.setattr(textual.pilot, "wait_for_idle", quick)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def settled_pilot():
+    """Every Pilot step (`press`, `click`, `pause`) returns only once the key or click has been
+    handled all the way: Textual's own wait covers the messages queued when it starts, but a key
+    hops from the app to the focused widget and bubbles up to the screen's binding (a click posts
+    `Pressed`, whose handler pushes a screen), each hop a message queued after that wait began. On a
+    quiet machine the CPU-idle wait hides the gap; on a busy one the process is descheduled, looks
+    idle, and a test asserted the screen before the key had reached it. Here the wait goes on until
+    no message pump of the app, its screens and their widgets holds a message, twice in a row
+    (bounded: a pump that never settles, such as a running clock, costs at most SETTLE_CAP)."""
+    import textual.pilot
+
+    original = textual.pilot.Pilot._wait_for_screen
+
+    async def wait_for_screen(self, timeout: float = 30.0) -> bool:
+        done = await original(self, timeout)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + SETTLE_CAP
+        calm = 0  # a handler that awaits holds no message while it runs: ask for two calm looks in a row
+        while calm < 2 and loop.time() < end:
+            await asyncio.sleep(0)
+            calm = calm + 1 if settled(self.app) else 0
+            if not calm:
+                done = await original(self, timeout)
+        return done
+
+    textual.pilot.Pilot._wait_for_screen = wait_for_screen
+    yield
+    textual.pilot.Pilot._wait_for_screen = original
+
+
+SETTLE_CAP = 5.0  # seconds; only a pump kept busy for good (an animation, a clock) meets it
+
+
+def settled(app) -> bool:
+    """No message waits for the app or any widget of its screens."""
+    pumps = [app]
+    for screen in app._screen_stack:
+        pumps.extend(screen.walk_children(with_self=True))
+    return all(pump._message_queue.empty() and pump._pending_message is None for pump in pumps)

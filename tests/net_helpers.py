@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -228,4 +229,20 @@ def in_thread(session) -> threading.Thread:
     """Run a host or peer session's loop in a daemon thread, as the app's worker does."""
     thread = threading.Thread(target=session.run, daemon=True)
     thread.start()
+    _threads[session] = thread
     return thread
+
+
+_threads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> the thread `in_thread` gave it
+
+
+def stop_all(*sessions, timeout: float = 30.0) -> None:
+    """Stop the sessions and wait until their loops (started by `in_thread`) have ended: their
+    transcripts are written and closed, ready to be read."""
+    for session in sessions:
+        session.stop()
+    for session in sessions:
+        thread = _threads.get(session)
+        if thread is not None:
+            thread.join(timeout)
+            assert not thread.is_alive(), f"{type(session).__name__} did not stop within {timeout:g} s"

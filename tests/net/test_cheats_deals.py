@@ -6,7 +6,6 @@ breaks its commitment is a fault in the session the moment it lands, not only in
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import replace
 
@@ -18,13 +17,7 @@ from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.peer import PeerSession
 from dicetable.net.session import bot_chooser
-from net_helpers import FAST, wait_until
-
-
-def in_thread(session) -> threading.Thread:
-    thread = threading.Thread(target=session.run, daemon=True)
-    thread.start()
-    return thread
+from net_helpers import FAST, in_thread, wait_until
 
 
 class Cheater(PeerSession):
@@ -117,8 +110,8 @@ def test_a_flood_of_declarations_is_refused_and_changes_nothing():
         assert [snapshot(s) for s in (host, honest)] == before  # nothing changed at any honest peer
         assert all(s.replica.deal_handler.deals == {} for s in sessions)
         # Every other player hears of it at once, each distinct fault once: not once per frame.
-        wait_until(lambda: kinds(honest_events, "fault"), what="the honest seat told")
-        time.sleep(0.2)
+        wait_until(lambda: all(len(kinds(events, "fault")) >= 2 for events in (host_events, honest_events)),
+                   what="the host and the honest seat told of both faults")
         for events in (host_events, honest_events):
             faults = kinds(events, "fault")
             assert len(faults) == 2 and {f.seat for f in faults} == {2}, faults

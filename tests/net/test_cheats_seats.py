@@ -4,7 +4,6 @@ key, and a full table names who sits at it."""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 
 import pytest
@@ -14,7 +13,7 @@ from dicetable.net.identity import Profile
 from dicetable.net.peer import PeerSession
 from dicetable.net.session import SessionError
 from dicetable.tui.commands.host import print_event
-from net_helpers import FAST, wait_until
+from net_helpers import FAST, in_thread, wait_until
 
 ROOM = ("diceroom", {"rolls": 0})
 
@@ -32,12 +31,6 @@ class Squatter(PeerSession):
             return super().run()
         except SessionError as error:
             self.error = error
-
-
-def in_thread(session) -> threading.Thread:
-    thread = threading.Thread(target=session.run, daemon=True)
-    thread.start()
-    return thread
 
 
 def seat_refused(profile: Profile, invite: str) -> str:

@@ -22,7 +22,7 @@ from dicetable.net.relay import RelayServer
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transport import MAX_PACKET, curve_keypair, pack, unpack
 from dicetable.net.verify import verify
-from net_helpers import FAST, Running, in_thread, wait_until
+from net_helpers import FAST, Running, in_thread, stop_all, wait_until
 
 BREAKER = registry.get("dicebreaker")
 TABLE, CHALLENGE = bytes(range(16)), bytes(32)
@@ -235,10 +235,8 @@ def test_a_relay_speaking_for_the_host_is_ignored_and_named(tmp_path):
                    timeout=30, what="the table to go on after Carol's move")
         assert bob.replica.log[-1].frame in [r.frame for r in host.replica.log]
     finally:
-        for session in seats:
-            session.stop()
+        stop_all(*seats)
         running.stop()
-    time.sleep(0.3)
     for name in ("ann", "bob", "carol"):  # every copy is the true log so far
         verdict = verify(tmp_path / f"{name}.dtt")
         assert verdict.fault_kind == "unfinished", verdict.line()

@@ -6,7 +6,6 @@ battle table: tests/tui/test_tui_net_games.py).
 
 from __future__ import annotations
 
-import threading
 
 import pytest
 
@@ -19,7 +18,7 @@ from dicetable.net.peer import PeerSession
 from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import dicetable, last_line, read_invite, spawn
+from net_helpers import dicetable, in_thread, last_line, read_invite, spawn
 
 GAME = registry.get("dicebreaker")
 
@@ -96,12 +95,6 @@ class SilentOnTheClaim(PeerSession):
     def play(self, move) -> None:
         if move.kind != "latent":
             super().play(move)
-
-
-def in_thread(session) -> threading.Thread:
-    thread = threading.Thread(target=session.run, daemon=True)
-    thread.start()
-    return thread
 
 
 @pytest.mark.slow

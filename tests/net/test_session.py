@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import secrets
 import signal
-import threading
 import time
 
 import pytest
@@ -21,16 +20,10 @@ from dicetable.net.peer import PeerSession
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, assert_verifies, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, last_line, read_invite, spawn, wait_until
+from net_helpers import FAST, assert_verifies, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, in_thread, last_line, read_invite, spawn, wait_until
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def in_thread(session) -> threading.Thread:
-    thread = threading.Thread(target=session.run, daemon=True)
-    thread.start()
-    return thread
-
-
 # -- whole games between processes ------------------------------------------------------------------
 @pytest.mark.slow
 def test_trice_between_two_processes_with_bots(tmp_path):

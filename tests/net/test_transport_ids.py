@@ -170,7 +170,9 @@ def test_what_the_host_sent_before_it_stopped_still_reaches_the_joiner():
         joiner, _ = host.recv(3.0)
         for length in (1, 2):
             host.send(joiner, "pong", {"length": length})
-        time.sleep(0.3)  # both packets reach the joiner's queue before the host goes
+        # The host goes once its packets are on the wire: the first has reached the joiner's socket, and
+        # the second follows it on the same connection (the host's close lingers to send what it holds).
+        wait_until(lambda: peer.socket.poll(0), what="the host's packets at the joiner")
         host.close()
         wait_until(lambda: peer._watch(0.05) or peer.renewals == 1, what="the joiner to see the drop")
         assert [unpack(peer.recv(1.0)) for _ in range(2)] == [("pong", {"length": 1}), ("pong", {"length": 2})]

@@ -113,9 +113,9 @@ async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
         limits = Path(f"/proc/{app}/limits").read_text()
         assert re.search(r"Max address space\s+536870912\s", limits), limits
         assert re.search(r"Max cpu time\s+3600\s", limits), limits
-    await asyncio.sleep(1.5)
-    players = list((tmp_path / "served" / "players").iterdir())
-    assert len(players) == 2 and all(p.stat().st_mode & 0o777 == 0o700 for p in players)
+    players = lambda: list((tmp_path / "served" / "players").iterdir())
+    await _until(lambda: len(players()) == 2, "a folder for each player")
+    assert all(p.stat().st_mode & 0o777 == 0o700 for p in players())
     assert (tmp_path / "served" / "host_key").stat().st_mode & 0o777 == 0o600
     for player in (alice, bob):
         player.close()

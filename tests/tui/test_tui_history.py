@@ -114,9 +114,9 @@ async def test_network_games_are_listed_from_their_transcripts_and_checked_when_
         shown = log_text(app.screen)
         moves = sum(wire.decode(frame).kind in ("move", "unseal") for frame in read(good).frames)
         assert shown.startswith("~ ann sits down") and f" {moves}. " in shown and f" {moves + 1}. " not in shown
-        await pilot.pause(0.2)
         log = app.screen.query_one(MoveLog)
-        assert log.max_scroll_y > 0 and log.scroll_y == 0  # read from the first move on
+        await wait_until(pilot, lambda: log.max_scroll_y > 0)  # laid out: longer than its panel
+        assert log.scroll_y == 0  # read from the first move on
         await pilot.press("pagedown")
         assert log.scroll_y > 0
     games, unreadable = past_games(home)
