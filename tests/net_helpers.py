@@ -24,6 +24,11 @@ COMMAND = Path(sys.executable).with_name("dicetable")  # the console script: the
 NETNS = str(ROOT / "scripts" / "lan_netns.sh")
 # Session clocks quick enough for tests to see drops and returns within a second.
 FAST = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0)
+# Clocks for tables where a seat runs out of time on purpose. The accused checks a claim by its own
+# clock, which starts up to one delivery after the claimant's, so it lets a claim come `slack` early:
+# min(heartbeat, deadline / 4) (net/deadlines.py). FAST's 0.1 s of slack is less than a busy machine
+# can delay a delivery, and an honest clock then disputed a rightful claim: here it is half a second.
+LATE = Timing(heartbeat=0.5, drop_after=3.0, grace=30.0, reveal_deadline=2.0, connect_timeout=3.0)
 
 
 def wait_until(condition, timeout: float = 10.0, what: str = "condition") -> None:

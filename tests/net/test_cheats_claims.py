@@ -15,7 +15,6 @@ from dicetable.core import registry
 from dicetable.core.game import Move
 from dicetable.net import fair, wire
 from dicetable.net import transcript as tr
-from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import TableDeals
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
@@ -26,7 +25,7 @@ from dicetable.net.replica import Replica
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.verify import compare, verify
 from dicetable.tui.cli import main
-from net_helpers import FAST, in_thread, wait_until
+from net_helpers import FAST, LATE, in_thread, wait_until
 
 ROOM = registry.get("diceroom")
 TRICE = registry.get("trice")
@@ -309,7 +308,7 @@ class Withholder(PeerSession):
 
 
 def test_a_withholding_seat_is_out_by_a_co_signed_claim_and_the_die_is_the_documented_redraw(tmp_path):
-    timing = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=0.5, connect_timeout=3.0)
+    timing = LATE
     events = []
     host = HostSession(Profile.generate("ann"), "diceroom", 3, {"rolls": 1}, timing=timing,
                        chooser=bot_chooser(ROOM, "roller"), on_event=events.append, transcript=tmp_path / "t0.dtt")

@@ -20,7 +20,6 @@ from dicetable.core.game import CHANCE, NOBODY
 from dicetable.core.tricolor import SCORING, OVER
 from dicetable.core.tricolor_tiles import ID_CARDS, UNKNOWN
 from dicetable.net import wire
-from dicetable.net.deadlines import Timing
 from dicetable.net.hidden import Payment, paid_cards
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
@@ -31,7 +30,7 @@ from dicetable.net.seat_file import load_seat
 from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import frames_in, read_invite, spawn, wait_until
+from net_helpers import LATE, frames_in, read_invite, spawn, wait_until
 
 TRICOLOR = registry.get("tricolor")
 
@@ -180,7 +179,7 @@ class Withholder(PeerSession):
 
 @pytest.mark.slow
 def test_a_seat_withholding_its_deal_part_is_in_default(tmp_path):
-    timing = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=0.8, connect_timeout=3.0)
+    timing = LATE
     events = []
     host = HostSession(Profile.generate("host"), "tricolor", 3, timing=timing, chooser=bot_chooser(TRICOLOR, "random", 1),
                        on_event=events.append, transcript=tmp_path / "t0.dtt")
@@ -202,7 +201,7 @@ def test_a_seat_withholding_its_deal_part_is_in_default(tmp_path):
     assert getattr(staller, "withheld", False)
     assert result is not None and "seat 2 in default" in result.reason and 2 not in result.winners
     claimable = next(e for e in events if e.kind == "claimable")  # the host's or the honest joiner's
-    assert claimable.seat == 2 and "did not deliver its part of the card deal within 0.8 s" in claimable.text
+    assert claimable.seat == 2 and f"did not deliver its part of the card deal within {timing.reveal_deadline:g} s" in claimable.text
     # Three seats: the claim took effect with a second seat's signature, and the verdict names both.
     claim = host.replica.ending
     assert claim.against == 2 and {claim.seat, *claim.witnesses} == {0, 1}

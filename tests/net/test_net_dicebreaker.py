@@ -6,19 +6,19 @@ battle table: tests/tui/test_tui_net_games.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 import pytest
 
 from dicetable.core import registry
 from dicetable.net import wire
-from dicetable.net.deadlines import Timing
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.peer import PeerSession
 from dicetable.net.session import bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import dicetable, in_thread, last_line, read_invite, spawn
+from net_helpers import LATE, dicetable, in_thread, last_line, read_invite, spawn
 
 GAME = registry.get("dicebreaker")
 
@@ -99,8 +99,7 @@ class SilentOnTheClaim(PeerSession):
 
 @pytest.mark.slow
 def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays_on(tmp_path):
-    timing = Timing(heartbeat=0.1, drop_after=2.0, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0,
-                    answer_deadline=0.3)
+    timing = replace(LATE, reveal_deadline=30.0, answer_deadline=2.0)
     # Every landed die spins, so the claim step comes at once and often; 3 points end the game soon.
     options = {"mode": "battle", "spinning_num": 1, "spinning_den": 1, "target": 3}
     events = []
@@ -127,7 +126,7 @@ def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays
     assert result is not None and ("points" in result.reason or "five of a kind" in result.reason), result
     seat = silent.seat
     claimable = [e for e in events if e.kind == "claimable" and e.seat == seat]
-    assert claimable and "did not answer within 0.3 s: latent no" in claimable[0].text
+    assert claimable and f"did not answer within {timing.answer_deadline:g} s: latent no" in claimable[0].text
     for path in ("host.dtt", "helper.dtt", "silent.dtt"):
         assert verify(tmp_path / path).valid, verify(tmp_path / path).line()
     log = read(tmp_path / "host.dtt").frames

@@ -20,7 +20,7 @@ from dicetable.net.peer import PeerSession
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, assert_verifies, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, in_thread, last_line, read_invite, spawn, wait_until
+from net_helpers import FAST, LATE, assert_verifies, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, in_thread, last_line, read_invite, spawn, wait_until
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ class Withholder(PeerSession):
 
 @pytest.mark.slow
 def test_a_withheld_reveal_puts_the_seat_in_default_and_the_claim_verifies(tmp_path):
-    timing = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=0.5, connect_timeout=3.0)
+    timing = LATE
     events = []
     info = __import__("dicetable.core.registry", fromlist=["get"]).get("trice")
     host = HostSession(Profile.generate("host"), "trice", 2, timing=timing, chooser=bot_chooser(info, "random", 1),
@@ -262,9 +262,9 @@ def test_a_withheld_reveal_puts_the_seat_in_default_and_the_claim_verifies(tmp_p
     result = withholder.run()
     thread.join(10)
     assert result is not None and result.winners == (0,) and "seat 1 in default" in result.reason
-    assert time.monotonic() - start >= 0.5  # not before the deadline
+    assert time.monotonic() - start >= timing.reveal_deadline  # not before the deadline
     claimable = [e for e in events if e.kind == "claimable"]
-    assert claimable and claimable[0].seat == 1 and "did not reveal within 0.5 s" in claimable[0].text
+    assert claimable and claimable[0].seat == 1 and f"did not reveal within {timing.reveal_deadline:g} s" in claimable[0].text
     logs = assert_verifies(tmp_path / "host.dtt", tmp_path / "staller.dtt")
     claim = wire.decode(logs[0][-1])
     assert claim.kind == "claim" and claim.seat == 0 and claim.body["against"] == 1

@@ -13,7 +13,10 @@ from dicetable.net.transcript import read
 from net_helpers import dicetable, frames_in, last_line, line_of, spawn, wait_until
 
 GAME = ("dicebreaker", "--seats", "3", "--option", "mode=battle", "--option", "target=3")
-CLOCKS = ("--grace", "3", "--heartbeat", "0.2", "--think", "0.1")
+# Seats take turns to try ordering, seat 1 first, each for a window of max(2 × drop_after, 5 × heartbeat,
+# 1 s) (PROTOCOL.md §11.1): with a 0.2 s heartbeat seat 1 had 2 s to reach the restarted relay, which a
+# busy machine overran, and seat 2 ordered. A 0.5 s heartbeat gives it 4 s.
+CLOCKS = ("--grace", "3", "--heartbeat", "0.5", "--think", "0.1")
 
 
 @pytest.mark.slow

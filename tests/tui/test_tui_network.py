@@ -52,7 +52,7 @@ async def test_two_apps_play_trice_over_loopback(tmp_path, monkeypatch):
         # The host opens a table on 127.0.0.1 and a free port; the room shows the invite.
         await host.press("h")
         assert isinstance(host_app.screen, HostScreen)
-        await host.press("enter")
+        await host.press("ctrl+o")  # Open (the focus is on the game: its Enter opens nothing)
         await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
         invite = host_app.screen.table.invite
         assert invite.startswith("dt1-")
@@ -164,6 +164,14 @@ async def test_a_seat_that_stays_away_past_its_clock_loses_by_default(tmp_path, 
     monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
     host_app = DiceTableApp(profile_dir=tmp_path / "ann")
     join_app = DiceTableApp(profile_dir=tmp_path / "bob")
+    told = {host_app: [], join_app: []}  # every notice each app gave, kept: a toast is gone in seconds
+    notify = DiceTableApp.notify
+
+    def keep(app, message, *args, **kwargs):
+        told[app].append(str(message))
+        return notify(app, message, *args, **kwargs)
+
+    monkeypatch.setattr(DiceTableApp, "notify", keep)
     async with host_app.run_test(size=(80, 24)) as host, join_app.run_test(size=(80, 24)) as join:
         pilots = (host, join)
         await host.press("h")
@@ -187,4 +195,4 @@ async def test_a_seat_that_stays_away_past_its_clock_loses_by_default(tmp_path, 
             assert f"{names[loser]} in default" in str(screen.query_one("#status").render())
             assert any("claims the game" in entry.words(names) for entry in screen.view.log)
         winner_app = (host_app, join_app)[1 - loser]
-        assert any("is in default" in n.message for n in winner_app._notifications)
+        await wait_until(pilots, lambda: any("is in default" in message for message in told[winner_app]))
