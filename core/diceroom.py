@@ -1,7 +1,8 @@
 """The dice room: a table with no board where seats roll dice expressions (core/dice_expr.py).
 
 It is a game like any other so that every roll goes through the same fair commit–reveal and the
-same Replica / verify checks as a game's roll. Each roll is a Chance with one range per die. Option
+same Replica / verify checks as a game's roll. Each roll is one Chance whose ranges follow from its
+expression (one per die, rerolls and explosions reserved: core/dice_expr.py). Option
 `rolls` closes the room by itself after that many rolls; 0 keeps it open until it is closed.
 
 Two ways to roll (option `turns`):
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from dicetable.core.dice_expr import BadExpression, parse
+from dicetable.core.dice_expr import BadExpression, Tally, parse
 from dicetable.core.game import (ANYONE, CHANCE, BadOption, BadOutcome, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result,
                        outcome_values)
 
@@ -40,6 +41,11 @@ class Roll:
     @property
     def total(self) -> int:
         return parse(self.expr).total(self.faces)
+
+    @property
+    def tallies(self) -> tuple[Tally, ...]:
+        """Each roll of the expression's line: label, total, dice."""
+        return parse(self.expr).tallies(self.faces)
 
 
 class _RoomMoves(tuple):
@@ -292,7 +298,7 @@ def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
     """A roll in words: its total and dice (`13 [6 4 3 (1)]`), from the expression in the label."""
     if " rolls " in chance.label:
         try:
-            expr = parse(chance.label.rsplit(" rolls ", 1)[1])
+            expr = parse(chance.label.split(" rolls ", 1)[1])  # the first: a label may say "rolls" too
             return expr.describe(expr.faces(outcome.values))
         except BadExpression:
             pass

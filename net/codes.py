@@ -16,8 +16,10 @@ What each party can do:
 - the relay reads every message and learns nothing: SPAKE2 keeps the code and the key from it, and
   the invite travels sealed; it may drop, replay, reorder or forge messages, which at worst makes an
   exchange fail (the joiner takes only an invite that opens under its own key);
-- a guesser gets one try per code: the host burns the code at the first wrong confirmation, and a
-  SPAKE2 message gives no way to test a guess offline;
+- a guesser gets one try per code: the host burns the code at the first wrong confirmation (and
+  its session offers a fresh one at once, net/host.py), and a SPAKE2 message gives no way to test a
+  guess offline; the relay limits how many codes one source may try (net/mailbox.py), and the next
+  code's number is drawn at random, so a stranger cannot burn a table's codes one after another;
 - someone who learns a one-seat code after its use finds the mailbox burned and the host done.
 
 `CodeHost` is the host's side, a non-blocking state machine its session loop steps; `claim_invite`
@@ -182,7 +184,8 @@ class CodeHost:
     `start()` asks the relay for a mailbox; `handle()` takes the relay's replies and `tick()` polls
     the mailbox; each returns the packets to send to the relay. `events` gathers what to tell the
     person: ("code", code), ("joined", ...), ("burned", ...), ("expired", ...), ("error", ...).
-    `done` once the code serves no one any more (used, burned, expired or withdrawn).
+    `done` once the code serves no one any more (used, burned, expired or withdrawn); a burned or
+    expired code's text says why, for the host's session to tell with the next code.
     """
 
     def __init__(self, invite: str, uses: str = "one", ttl: float = 1800.0, clock=time.monotonic):
@@ -249,7 +252,8 @@ class CodeHost:
             return self.tick()
         if op == "mb_error" and self._asking and self.nameplate is None and body.get("nameplate") is None:
             self._asking, self._retry_at = False, self.clock() + RETRY
-            self.events.append(("error", f"the relay gives no code: {_clean(body.get('reason'))}"))
+            self.events.append(("error", f"the relay gives no code: {_clean(body.get('reason'))}; "
+                                         f"asking again in {RETRY:g} s"))
             return []
         if not _about(body, self.nameplate):
             return []  # a late reply about an earlier code
@@ -276,13 +280,15 @@ class CodeHost:
                 out += self._answer_pake(side, data)
             elif phase == "confirm" and to == self.side:
                 out += self._check_confirm(side, data)
-                if self.done:
-                    break
+            if self.done:
+                break
         return out
 
     def _answer_pake(self, joiner: bytes, message: bytes) -> list[tuple[str, dict]]:
-        if joiner in self.exchanges or len(self.exchanges) >= MAX_EXCHANGES or len(message) != PAKE_BYTES:
-            return []  # a replay, a flood, or not a SPAKE2 message
+        if joiner in self.exchanges or len(message) != PAKE_BYTES:
+            return []  # a replay, or not a SPAKE2 message
+        if len(self.exchanges) >= MAX_EXCHANGES:  # used up, or a flood of tries never finished: a fresh code for the next
+            return self._close("burned", f"{MAX_EXCHANGES} joiners have tried code {self.nameplate}")
         spake = SPAKE2_B(self._password, *_ids(self.nameplate, joiner))
         answer = spake.start()
         try:
@@ -299,8 +305,7 @@ class CodeHost:
         exchange.settled = True
         if not hmac.compare_digest(proof, exchange.keys.joiner_confirm()):
             out = [self._post(joiner, "wrong", b"")]
-            return out + self._close("burned", f"someone tried a wrong code: code {self.nameplate} is burned; "
-                                               "the joiners need a new code")
+            return out + self._close("burned", "someone tried a wrong code")
         sealed = exchange.keys.seal_invite(_invite_aad(self.nameplate, joiner), self.invite)
         out = [self._post(joiner, "invite", sealed)]
         self.events.append(("joined", f"a joiner confirmed code {self.nameplate}"))

@@ -27,7 +27,10 @@ another), so nobody can keep a table "full" with a hello alone; a joiner silent 
 before joining frees its seat sooner, and may hello again. The host hears `waiting` (the seat,
 the key's fingerprint, the key as data) when a key takes a hold and `released` when a hold ends
 without a join; `refuse(key)` takes a held seat back from a key and refuses it any other. A full
-table's refusal names the players seated (and the seats held).
+table's refusal names the players seated (and the seats held). Keys cost nothing, so holds are also
+counted per source (the connection's address, or the relay's tag of it: net/sources.py): after
+HOLD_LAPSES_FREE holds from one source lapse without a join, its next hold waits HOLD_COOLDOWN
+seconds, doubled at each further lapse, and fresh keys from there cannot hold a seat in a loop.
 
 A host that resumes (`--resume`, the app's Resume; a seat taking over, net/succession.py) may lack
 entries a seat holds: relayed before its crash, or ordered by a successor gone too. Each seat's hello
@@ -49,6 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 import time
 from contextlib import contextmanager
@@ -63,6 +67,7 @@ from dicetable.net.relay import BadRelay, RelayAddress
 from dicetable.net.relay_link import RelayHostSocket, RelayTaken
 from dicetable.net.refusals import BadJoin, BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.replica import Replica
+from dicetable.net.sources import Backoff
 from dicetable.net.seat_file import SeatFileError, load_seat
 from dicetable.net.session import SessionError, TableSession
 from dicetable.net.transcript import TranscriptWriter
@@ -72,8 +77,10 @@ ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet when catching a 
 HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof", "box"})
 MAX_NEXT = 2**32  # a log index in a hello
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
-MAX_BURNS = 10  # codes burned by wrong guesses before the host stops offering new ones
 MAX_HELLOS = 4096  # hellos remembered per seat key, so that none of them can be replayed
+HOLD_LAPSES_FREE = 1  # seat holds a source may let lapse (no join followed) before its next hold waits
+HOLD_COOLDOWN = 60.0  # seconds the next hold from that source waits after one more lapse; doubled at each further one
+MAX_HOLD_COOLDOWN = 3600.0  # the longest such wait
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
 REVEAL_HOLD = 0.02  # seconds reveals of an undecided event wait for the rest of its reveals before they are relayed
 
@@ -148,6 +155,8 @@ class HostSession(TableSession):
         self._box = None  # the key the joiners' invite names for tagging (made at open: a resumed host learns its relay)
         self.reserved: dict[int, tuple[bytes, bytes, float]] = {}  # seat -> (proven key, connection, since) before its join
         self.refused_keys: dict[bytes, str] = {}  # key -> why it gets no seat (the host refused it, its hold ran out)
+        self._held_from: dict[int, str] = {}  # held seat -> the source its holder's connection came from
+        self._lapses = Backoff(HOLD_LAPSES_FREE, HOLD_COOLDOWN, MAX_HOLD_COOLDOWN)  # holds no join followed, per source
         self._told: set[tuple[int, str]] = set()  # faults told to the joiners
         self._challenge_secret = secrets.token_bytes(32)  # per run: a restarted host asks every joiner again
         self.last_seen: dict[int, float] = {}
@@ -161,7 +170,7 @@ class HostSession(TableSession):
         self.invite = None
         self.codes = None  # the short code being offered through the relay (net/codes.py)
         self.code_uses, self.code_ttl = code_uses, code_ttl  # through a relay: the short code offered at open
-        self._burns = 0
+        self._code_gone: tuple[str, str] | None = None  # why the last code stopped, told with the next one
         self._own_due = False  # a resumed orderer: nothing of mine until the seats' longer copies are in (`reclaim`)
         self._reclaim_since = 0.0
         self._awaited: set[int] = set()  # the seats whose copies a resumed host waits for
@@ -229,25 +238,31 @@ class HostSession(TableSession):
             self.socket.send_relay(op, body)
 
     def watch_code(self) -> None:
-        """Serve the code's joiners; tell the host what happened; withdraw it once no seat is free."""
+        """Serve the code's joiners; tell the host what happened; withdraw it once no seat is free.
+        A code used up, burned or expired is followed at once by a fresh one, however often (the
+        relay limits strangers' tries: PROTOCOL.md §13.3); why the old one stopped is told in one
+        line with the new code, so the host never shows a dead one."""
         offer = self.codes
         if offer is None:
             return
         self._send_mail(offer.tick())
         events, offer.events = list(offer.events), []
         for kind, text in events:
-            if kind != "joined":  # the seat's own join is told when it lands in the log
+            if kind in ("burned", "expired"):
+                self._code_gone = (kind, text)  # told with the next code
+            elif kind in ("code", "error") and self._code_gone is not None:
+                gone, why = self._code_gone
+                self._code_gone = None
+                self.emit(gone, text=f"{why}; the new code is {text}" if kind == "code" else f"{why}; {text}")
+                if kind == "code":
+                    self.emit(kind, text=text)
+            elif kind != "joined":  # the seat's own join is told when it lands in the log
                 self.emit(kind, text=text)
-            self._burns += kind == "burned"
         if self.replica.phase != "joining":
             self._send_mail(offer.withdraw())  # every seat is taken: the code opens nothing any more
             self.codes = None
-        elif offer.done:  # used up (a one-seat code) or burned by a wrong guess
-            if self._burns > MAX_BURNS:
-                self.emit("error", text=f"{MAX_BURNS} codes were burned by wrong guesses: no more codes for this table")
-                self.codes = None
-            else:
-                self.offer_code(self.code_uses, self.code_ttl)  # a fresh code for the next joiner
+        elif offer.done:  # used up (a one-seat code), burned by a wrong guess, or expired
+            self.offer_code(self.code_uses, self.code_ttl)  # a fresh code for the next joiner
 
     def seat_data(self) -> dict:
         data = super().seat_data()
@@ -318,6 +333,7 @@ class HostSession(TableSession):
             return
         if record.seat in self.reserved and record.kind == "join":
             del self.reserved[record.seat]
+            self._held_from.pop(record.seat, None)
         self.applied(record)
         self.pass_on(record)
 
@@ -557,8 +573,7 @@ class HostSession(TableSession):
         elif seat is None and key in self.refused_keys:
             refusal = self.refused_keys[key]
         elif seat is None:
-            seat = self._free_seat(peer, key, now)
-            refusal = self._full_reason(now) if seat is None else None
+            seat, refusal = self._free_seat(peer, key, now)
         if refusal is not None:
             self.socket.send(peer, "tagged", link.seal("full", {"reason": refusal}))  # the answer to this hello
             return
@@ -583,24 +598,33 @@ class HostSession(TableSession):
         if self._listing is not None:
             self.tell(peer, "deputies", self._listing)
 
-    def _free_seat(self, peer: bytes, key: bytes, now: float) -> int | None:
-        """The seat held for `key` (moved to this connection), or a free one held for it now."""
+    def _free_seat(self, peer: bytes, key: bytes, now: float) -> tuple[int | None, str | None]:
+        """The seat held for `key` (moved to this connection), or a free one held for it now; else
+        (None, why not): the table is full, or the connection's source let holds lapse (PROTOCOL.md §10.3)."""
         replica = self.replica
         if replica.phase != "joining":
-            return None
+            return None, self._full_reason(now)
         self.watch_holds(now)
         for seat, (owner, _, since) in list(self.reserved.items()):
             if owner == key:
                 self.reserved[seat] = (key, peer, since)  # one hold per key, however often it reconnects
-                return seat
-        for seat, info in enumerate(replica.seats):
-            if info is None and seat not in self.reserved:
-                self.reserved[seat] = (key, peer, now)
-                hold = self.timing.seat_hold
-                self.emit("waiting", seat=seat, data=key,
-                          text=f"{fingerprint(key)} holds seat {seat} for its join (at most {hold:g} s)")
-                return seat
-        return None
+                return seat, None
+        free = [seat for seat, info in enumerate(replica.seats) if info is None and seat not in self.reserved]
+        if not free:
+            return None, self._full_reason(now)
+        source = self.socket.source_of(peer)  # None: unknown (a relay that tags nothing), so not counted
+        wait = self._lapses.wait(source, now) if source is not None else 0.0
+        if wait > 0:  # fresh keys from there would hold the seat in a loop: others go first
+            return None, (f"someone at your address held a seat at this table and did not join: no seat for your "
+                          f"address for {math.ceil(wait)} s more")
+        seat = free[0]
+        self.reserved[seat] = (key, peer, now)
+        if source is not None:
+            self._held_from[seat] = source
+        hold = self.timing.seat_hold
+        self.emit("waiting", seat=seat, data=key,
+                  text=f"{fingerprint(key)} holds seat {seat} for its join (at most {hold:g} s)")
+        return seat, None
 
     def _full_reason(self, now: float) -> str:
         """Why a hello gets no seat: who sits at the table, and which seats are held for a join."""
@@ -643,17 +667,21 @@ class HostSession(TableSession):
                               f"{fingerprint(key)} went silent before joining", refuse=False)
 
     def _release(self, seat: int, told: str, said: str, refuse: bool = True) -> None:
-        """Free a held seat (`told` says why, to its connections, which go); a key refused gets no other."""
+        """Free a held seat (`told` says why, to its connections, which go); a key refused gets no other,
+        and the source it came from counts one lapse (after HOLD_LAPSES_FREE, its next hold waits)."""
         key = self.reserved.pop(seat)[0]
         if refuse:
             self.refused_keys[key] = told
+        source = self._held_from.pop(seat, None)
+        wait = self._lapses.lapse(source, time.monotonic()) if source is not None else 0.0
         for peer in [p for p, s in self.routes.items() if s == seat]:
             self.tell(peer, "full", {"reason": told})
             del self.routes[peer]
             self.links.pop(peer, None)
         for clock in (self.last_seen, self._away_since, self.acked):
             clock.pop(seat, None)
-        self.emit("released", seat=seat, text=f"{said}: seat {seat} is free again", data=key)
+        waits = f" (its address has let holds lapse before: it gets no seat for {wait:g} s)" if wait else ""
+        self.emit("released", seat=seat, text=f"{said}: seat {seat} is free again{waits}", data=key)
 
     # -- presence --------------------------------------------------------------------------------
     def _present(self, seat: int, now: float) -> None:

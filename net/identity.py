@@ -11,6 +11,7 @@ grouped by four: `ABCD-EFGH-IJKL-MNOP`.
 from __future__ import annotations
 
 import base64
+import getpass
 import hashlib
 import json
 import os
@@ -55,6 +56,16 @@ def check_name(name: str) -> str:
     if not name.isprintable() or name != name.strip():
         raise ProfileError(f"a player name is printable text without surrounding spaces: {name!r:.40}")
     return name
+
+
+def login_name() -> str:
+    """The login name when it makes a player name, else "": $USER (the SSH server sets it for a served
+    player), or else `getpass.getuser()` ($LOGNAME, $LNAME, $USERNAME, then the password database), so
+    a shell without $USER still offers one."""
+    try:
+        return check_name((os.environ.get("USER") or getpass.getuser())[:NAME_MAX])
+    except (ProfileError, KeyError, OSError):  # no name anywhere (a uid the password database does not know)
+        return ""
 
 
 def verify_signature(public_key: bytes, data: bytes, signature: bytes) -> bool:
@@ -173,9 +184,8 @@ def load_or_create(name: str | None = None, directory: Path | None = None) -> Pr
     """The stored profile, made on first use (named `name`, or after the login name)."""
     profile = load(directory)
     if profile is None:
-        default = name or os.environ.get("USER") or "player"
         try:
-            default = check_name(default[:NAME_MAX])
+            default = check_name(name[:NAME_MAX]) if name else login_name() or "player"
         except ProfileError:
             default = "player"
         profile = Profile.generate(default).save(directory)

@@ -20,7 +20,9 @@ Packets are the table's own `[op, body]` (net/transport.py). Between the relay a
                                                          SERVE_LABEL ‖ table ‖ relay key ‖ nonce;
                                                          deputies: the owner's signed list (net/deputies.py)
     relay -> host   serving {table} | relay_refused {reason}
-    relay -> host   from {peer, data}                    a joiner's packet, as it sent it
+    relay -> host   from {peer, data, source}            a joiner's packet, as it sent it, and a tag of
+                                                         its source address (net/sources.py), the same
+                                                         for every connection from there
     host  -> relay  to {peer, data}                      a packet for one joiner of this table
     host  -> relay  relay_ping {}                        keeps the host counted as present
     host  -> relay  deputies {owner, keys, proof}        the owner's signed list of its seats' keys
@@ -38,7 +40,11 @@ name never serves. A joiner's connection first sends `dial {table}`; the
 relay then carries its packets to that table's host (`relay_wait {reason}` tells it when the table
 has no host right now, and its packets are dropped until the host is back). A host reaches only
 connections that dialled its table. Everything the relay keeps is capped, and idle connections and
-tables are forgotten, so a flood of connections or tables costs bounded memory.
+tables are forgotten, so a flood of connections or tables costs bounded memory. What one stranger
+can take from everyone is capped by its source address, whatever number of connections and keys it
+uses (net/sources.py): short codes only for a table it serves here, a few at a time, and a few tries
+at other people's codes (net/mailbox.py); each joiner's packet reaches its host with a tag of its
+source, so a host can limit seat holds per source too (net/host.py).
 
 A relay restart loses nothing that matters: the seats hold the log. The host's and joiners'
 connections renew themselves (net/transport.py), the host serves its table again, and the joiners
@@ -66,11 +72,11 @@ from pathlib import Path
 import zmq
 from zmq.utils import z85
 
-from dicetable.net import deputies, mailbox
+from dicetable.net import deputies, mailbox, sources
 from dicetable.net.identity import verify_signature
 from dicetable.net.transport import (
     MAX_PACKET, BadPacket, TransportError, _heartbeat, _seed_auto_ids, bind_socket, curve_keypair, curve_public,
-    is_joiner_id, pack, unpack, wait_port_free,
+    frame_address, is_joiner_id, pack, unpack, wait_port_free,
 )
 
 SERVE_LABEL = b"dicetable/relay-serve/v1\x00"
@@ -174,8 +180,11 @@ class _Table:
 @dataclass
 class _Connection:
     seen: float
+    caller: mailbox.Caller  # its source, and the codes it took and tried (net/mailbox.py)
     table: bytes | None = None  # the table it dialled, for a joiner
     serves: bytes | None = None  # the table it serves, for a host
+    address: str = ""  # the source address its packets come from
+    tag: bytes = b""  # what the host of its table is told of that address (PROTOCOL.md §12.2)
 
 
 class RelayServer:
@@ -221,11 +230,11 @@ class RelayServer:
         while self.socket.poll(wait):
             wait = 0
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK)
+                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 break
-            if len(frames) == 2 and is_joiner_id(frames[0]):
-                self.handle(frames[0], frames[1])
+            if len(frames) == 2 and is_joiner_id(frames[0].bytes):
+                self.handle(frames[0].bytes, frames[1].bytes, frame_address(frames[1]))
         now = self.clock()
         if now - self._swept >= SWEEP_EVERY:
             self._swept = now
@@ -245,7 +254,8 @@ class RelayServer:
             pass  # a full queue or a gone peer: delivery is all the relay promises, and the seats resend
 
     # -- packets ---------------------------------------------------------------------------------
-    def handle(self, peer: bytes, data: bytes) -> None:
+    def handle(self, peer: bytes, data: bytes, address: str = "") -> None:
+        """One packet from connection `peer`, which came from the source `address` (its IP)."""
         try:
             op, body = unpack(data, limit=MAX_PACKET + WRAP)
         except BadPacket:
@@ -257,8 +267,10 @@ class RelayServer:
                 self.sweep(now)
                 if len(self.connections) >= MAX_CONNECTIONS:
                     return  # full: the newest connection waits (it retries on its own)
-            conn = self.connections[peer] = _Connection(now)
+            conn = self.connections[peer] = _Connection(now, mailbox.Caller(""))
         conn.seen = now
+        if address != conn.address or not conn.caller.source:
+            conn.address, conn.caller.source, conn.tag = address, sources.source_of(address), b""
         if op == "relay_hello":
             self.send(peer, "relay_who", {"nonce": self._challenge(peer)})
         elif op == "serve":
@@ -268,7 +280,8 @@ class RelayServer:
         elif op == "dial":
             self._dial(peer, conn, body, now)
         elif op.startswith("mb_"):
-            answer = mailbox.answer(self.boxes, op, body)
+            conn.caller.table = None
+            answer = mailbox.answer(self.boxes, op, body, conn.caller)
             if answer is not None:
                 self.send(peer, *answer)
         elif conn.table is not None and len(data) <= MAX_PACKET:
@@ -355,7 +368,10 @@ class RelayServer:
             return  # dropped: the joiner's session resends what matters when the host is back
         entry.touched = now
         self.forwarded += 1
-        self.send(entry.host, "from", {"peer": peer, "data": data})
+        if not conn.tag:  # per table: a host learns which of its joiners share an address, nothing more
+            label = b"dicetable/relay-source/v1" + conn.table + conn.caller.source.encode()
+            conn.tag = hmac.new(self._secret, label, hashlib.sha256).digest()[:8]
+        self.send(entry.host, "from", {"peer": peer, "data": data, "source": conn.tag})
 
     def _from_host(self, peer: bytes, conn: _Connection, op: str, body: dict, now: float) -> None:
         entry = self.tables.get(conn.serves)
@@ -373,7 +389,8 @@ class RelayServer:
                 self.forwarded += 1
                 self._send_raw(target, data)
         elif op.startswith("mb_"):
-            answer = mailbox.answer(self.boxes, op, body)
+            conn.caller.table = conn.serves  # a code is taken for the table this connection serves
+            answer = mailbox.answer(self.boxes, op, body, conn.caller)
             if answer is not None:
                 self.send(peer, *answer)
 

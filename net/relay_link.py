@@ -3,7 +3,8 @@
 `RelayHostSocket` connects to the relay (net/relay.py) as a client, proves on every new connection
 that it holds the table's owner key, or a seat's key the owner named (`serve`, with the owner's signed
 list of seats once there is one: net/deputies.py), and then looks to the host session exactly like its
-own ROUTER: `recv()` gives `(joiner id, packet)` as the joiner sent it, `send()` reaches one joiner.
+own ROUTER: `recv()` gives `(joiner id, packet)` as the joiner sent it, `send()` reaches one joiner,
+and `source_of(joiner id)` is the relay's tag of where that joiner comes from (for seat holds: net/host.py).
 The joiners' hellos are bound to the key of the server they reached, which is the relay's
 (`public_key`), so a hello made for one relay connection is worthless on any other.
 
@@ -22,7 +23,8 @@ from dicetable.net.identity import fingerprint
 from dicetable.net.invite import Invite
 from dicetable.net.relay import TABLE_BYTES, WRAP, RelayAddress, serve_bytes
 from dicetable.net.transport import (
-    MAX_PACKET, BadPacket, HostUnreachable, PeerSocket, TransportError, WrongHostKey, is_joiner_id, pack, unpack,
+    MAX_PACKET, MAX_SOURCES_KEPT, BadPacket, HostUnreachable, PeerSocket, TransportError, WrongHostKey, is_joiner_id,
+    pack, unpack,
 )
 
 KEEPALIVE = 1.0  # seconds between the host's pings to the relay when nothing else is sent
@@ -70,6 +72,7 @@ class RelayHostSocket:
         self.listing = listing  # the owner's signed list of its seats' keys (net/deputies.py), shown in every serve
         self._last_sent = 0.0
         self._early: list[tuple[bytes, bytes]] = []  # joiner packets that came before the relay took the table
+        self.sources: dict[bytes, str] = {}  # joiner connection -> the relay's tag of its source address
         where = f"{relay.address}:{relay.port}"
         self.link = dial_relay(relay, table, timeout, context, greeting=pack("relay_hello"), max_packet=MAX_PACKET + WRAP)
         deadline = time.monotonic() + timeout
@@ -88,6 +91,11 @@ class RelayHostSocket:
             packet = self.recv(min(left, 0.1))
             if packet is not None:
                 self._early.append(packet)
+
+    def source_of(self, peer: bytes) -> str | None:
+        """Where joiner connection `peer` comes from, as the relay tags it (PROTOCOL.md §12.2), or None
+        (a relay that tags nothing)."""
+        return self.sources.get(peer)
 
     def invite(self, table_id: bytes, address: str | None = None) -> Invite:
         """A relay invite: the relay's address and key, the table, and the owner key that opened it."""
@@ -141,8 +149,12 @@ class RelayHostSocket:
         except BadPacket:
             return None
         if op == "from":
-            peer, inner = body.get("peer"), body.get("data")
+            peer, inner, source = body.get("peer"), body.get("data"), body.get("source")
             if type(peer) is bytes and is_joiner_id(peer) and type(inner) is bytes:
+                if type(source) is bytes and len(source) <= 32 and self.sources.get(peer) != source:
+                    if len(self.sources) >= MAX_SOURCES_KEPT:
+                        self.sources.clear()
+                    self.sources[peer] = "relay:" + source.hex()
                 return peer, inner
         elif op == "relay_who":
             nonce = body.get("nonce")

@@ -53,11 +53,13 @@ import zmq
 from zmq.utils import z85
 
 from dicetable.net.invite import Invite
+from dicetable.net.sources import source_of
 
 MAX_PACKET = 320 * 1024  # a 256 KiB envelope plus the packet's own few fields
 DEFAULT_BIND = "127.0.0.1"  # a table is reachable from this machine only unless asked otherwise
 ROUTING_ID_BYTES = 16  # a joiner connection's routing id: too many values to guess or collide
 DROP_LIMIT = 1000  # foreign packets dropped in one recv before the caller gets its turn back
+MAX_SOURCES_KEPT = 4096  # connections whose source address the host keeps (for seat holds: net/host.py)
 # ZMTP heartbeats (libzmq >= 4.2), on both ends: a link that dies without a FIN or RST (Wi-Fi switched,
 # NAT state expired, cable pulled) is otherwise never noticed by ZeroMQ, so the joiner never redials
 # and the host keeps the dead pipe. libzmq's own I/O thread pings every HEARTBEAT_IVL and closes the
@@ -181,6 +183,7 @@ class HostSocket:
         self.public_key = curve_public(secret_key)
         self.port = bind_socket(self.socket, bind, port, retry, "a table")
         self.bind = bind
+        self.sources: dict[bytes, str] = {}  # connection -> the address it came from (net/sources.py)
 
     def invite(self, table_id: bytes, address: str | None = None) -> Invite:
         """The invite for this socket; `address` is what joiners dial (default: the bind address)."""
@@ -199,21 +202,38 @@ class HostSocket:
             if not self.socket.poll(max(int((deadline - time.monotonic()) * 1000), 0)):
                 return None
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK)
+                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 continue
-            if not is_joiner_id(frames[0]):
+            peer = frames[0].bytes
+            if not is_joiner_id(peer):
                 continue  # no dicetable joiner: it announced no id, or claimed one of libzmq's own
+            if peer not in self.sources:
+                if len(self.sources) >= MAX_SOURCES_KEPT:
+                    self.sources.clear()  # bounded; a connection asked about later counts as from nowhere known
+                self.sources[peer] = source_of(frame_address(frames[-1]))
             if len(frames) != 2:
-                return frames[0], b""  # an unreadable packet; the session refuses it by op
-            return frames[0], frames[1]
+                return peer, b""  # an unreadable packet; the session refuses it by op
+            return peer, frames[1].bytes
         return None
+
+    def source_of(self, peer: bytes) -> str | None:
+        """Where connection `peer` comes from, as limits count it (net/sources.py), or None if unknown."""
+        return self.sources.get(peer)
 
     def close(self) -> None:
         """Close the socket and wait (up to a second) until its port stops listening: until then a
         joiner could still reach a table that is gone."""
         self.socket.close()
         wait_port_free(self.bind, self.port)
+
+
+def frame_address(frame) -> str:
+    """The source IP of the connection a received frame came on (libzmq's "Peer-Address"), or ""."""
+    try:
+        return frame.get("Peer-Address") or ""
+    except zmq.ZMQError:
+        return ""
 
 
 def bind_socket(socket, bind: str, port: int, retry: float, what: str) -> int:

@@ -16,7 +16,8 @@ if [ ! -x "$venv/bin/python" ] || [ ! -f "$stamp" ] || [ "$root/pyproject.toml" 
     fi
     mkdir -p "$venv"
     log="$venv/install.log"
-    echo "dicetable: installing into .venv, once (usually about 30 s; pip's output: .venv/install.log)" >&2
+    echo "dicetable: installing into .venv, once (about 11 s on a 2-core machine, longer while pip downloads;" \
+         "pip's output: .venv/install.log)" >&2
     if ! {
         { [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"; } &&
             "$venv/bin/python" -m pip install --upgrade pip &&
@@ -29,4 +30,4 @@ if [ ! -x "$venv/bin/python" ] || [ ! -f "$stamp" ] || [ "$root/pyproject.toml" 
     touch "$stamp"
 fi
 export PATH="$venv/bin:$PATH"
-cd "$root"
+cd "$root"  # scripts/test runs pytest from the root (its config, its test paths); scripts/play goes back

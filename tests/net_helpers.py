@@ -4,6 +4,7 @@ them; not a test module)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -41,11 +42,18 @@ def wait_until(condition, timeout: float = 10.0, what: str = "condition") -> Non
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def as_at_a_terminal() -> None:
+    """Run in a child before it execs (Popen's `preexec_fn`): Ctrl+C (SIGINT) reaches it as it reaches
+    a command typed at a terminal. pytest-xdist's workers ignore SIGINT, an ignored signal stays ignored
+    across exec, and Python then leaves it ignored (as it must for `nohup` or `&`)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spawn(tmp_path: Path, who: str, *args: str) -> subprocess.Popen:
     """A `dicetable` process with its own profile directory (each player is a different person)."""
     env = {**os.environ, "DICETABLE_HOME": str(tmp_path / who)}
     return subprocess.Popen([str(COMMAND), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT, env=env)
+                            text=True, cwd=ROOT, env=env, preexec_fn=as_at_a_terminal)
 
 
 def dicetable(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

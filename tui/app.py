@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.notifications import Notify
 
 from dicetable.core import registry
+from dicetable.tui.commands.args import INTERRUPTED
 from dicetable.tui.tables.controller import LocalTable, Player, TableController
 from dicetable.tui.tables.history import history_path
 from dicetable.tui.tables.local_save import kept_table, new_save_path
@@ -30,29 +31,30 @@ from dicetable.tui.screens.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSma
 def player_name(directory=None) -> str:
     """The profile's name when there is one, else the login name, else "You" (no key is made to
     play a bot; the app asks for a name on its first run)."""
-    try:
-        from dicetable.net import identity
+    from dicetable.net import identity
 
+    try:
         profile = identity.load(directory)
     except Exception:  # a damaged profile must not stop an offline game
         profile = None
     if profile is not None:
         return profile.name
-    return (os.environ.get("USER") or "You")[:32]
+    return identity.login_name() or "You"
 
 
 def leave_on_hangup(app: App) -> None:
-    """On SIGTERM or SIGHUP exit through Textual, which switches mouse mode and the alternate screen
-    off; Python's default would end the process with the user's terminal still in them."""
+    """On SIGTERM, SIGHUP or SIGINT exit through Textual, which switches mouse mode and the alternate
+    screen off; Python's default would end the process with the user's terminal still in them. (Ctrl+C
+    typed in the app is a key, which Textual answers with "ctrl+q quits"; SIGINT comes from a kill.)"""
     import asyncio
     import signal
 
     if app.is_headless:
         return
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig, status in ((signal.SIGTERM, 0), (signal.SIGHUP, 0), (signal.SIGINT, INTERRUPTED)):
         try:
-            loop.add_signal_handler(sig, app.exit)
+            loop.add_signal_handler(sig, app.exit, None, status)
         except (NotImplementedError, RuntimeError, ValueError):
             pass  # no signals here (not the main thread, or not a POSIX system)
 
@@ -234,6 +236,8 @@ def run(app: DiceTableApp) -> int:
     # passes need not walk it again (one such pass cost the first frame about 15 ms).
     gc.freeze()
     app.run()
+    if app.return_code == INTERRUPTED:
+        raise KeyboardInterrupt  # the terminal is clean again: the CLI says it in one line, as for every command
     return 0
 
 

@@ -2,15 +2,24 @@
 
 Each sub-command lives in its own module `tui/commands/<name>.py` with `add_parser(subparsers)` (which
 sets `func`) — adding one is one name in COMMANDS.
+
+Ctrl+C (SIGINT) is met here for every command: it unwinds the command as KeyboardInterrupt, whose
+`finally` blocks and `with` statements close sessions, sockets and transcripts on the way out; then one
+line on stderr and exit 130, as a shell reports a command ended by Ctrl+C. A command that stops on
+SIGINT by itself (the app, the SSH server) raises KeyboardInterrupt once it has stopped.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
+import stat
 import sys
+import threading
 
-from dicetable.tui.commands.args import CommandError
+from dicetable.tui.commands.args import INTERRUPTED, CommandError
 
 # sub-command -> its module; only the module of the command given is imported (the app's first frame
 # waits for no network code)
@@ -49,7 +58,57 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum, frame) -> None:
+    """The first Ctrl+C unwinds the command; a second one while it cleans up leaves at once, without a
+    traceback (the person asked twice)."""
+    signal.signal(signal.SIGINT, _leave_now)
+    raise KeyboardInterrupt
+
+
+def _leave_now(signum, frame) -> None:
+    os.write(2, b"dicetable: interrupted again: leaving at once\n")
+    os._exit(INTERRUPTED)
+
+
 def main(argv: list[str] | None = None) -> int:
+    # Python's own handler only (not when Ctrl+C is ignored, as for `nohup` or `&`), in the main thread
+    ours = threading.current_thread() is threading.main_thread() \
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if ours:
+        signal.signal(signal.SIGINT, _interrupt)
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # here, not at exit: Ctrl+C while a pipe's reader holds the output back is met too
+        return status
+    except KeyboardInterrupt:
+        _let_output_go()
+        print("dicetable: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:  # the reader left (`| head`): no "Exception ignored" at exit either
+        _let_output_go()
+        return 0
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _let_output_go() -> None:
+    """Output a pipe's reader does not take now is dropped, so that the exit does not wait for it (in a
+    shell's pipeline the reader was interrupted too, or has left); a file or a terminal gets all of it."""
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+    except (OSError, ValueError):  # no file behind sys.stdout: an in-process caller's capture
+        return
+    try:
+        os.set_blocking(fd, False)
+        sys.stdout.flush()
+    except OSError:  # BlockingIOError, BrokenPipeError
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+
+
+def _run(argv: list[str] | None) -> int:
     from dicetable.core.game import GameError
 
     argv = sys.argv[1:] if argv is None else argv

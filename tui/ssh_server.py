@@ -2,7 +2,9 @@
 
 Each SSH session runs the app (`run_app`, as `dicetable` does) in a pseudo-terminal of its own, as a
 child process with bounded memory, CPU and files (`Limits`), its data directory keyed by the client's
-public key (so the same key finds the same profile, transcripts and unfinished games again). The
+public key (so the same key finds the same profile, transcripts and unfinished games again). What a
+key keeps there is capped on disk and in files, and the server keeps a reserve of free disk that no
+number of keys can take (tui/ssh_quota.py): past either, the app does not start, or is closed. The
 apps find each other through the lobby directory (tui/tables/lobby.py); their tables are ordinary
 network tables on 127.0.0.1. This process only bridges bytes: it never reads a player's secrets.
 
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import asyncssh
 
+from dicetable.tui import ssh_quota
 from dicetable.tui.tables.lobby import SERVED_ENV, SERVED_KEY_ENV
 
 LOGIN_GRACE = 20.0  # seconds to finish the SSH handshake and log in
@@ -47,11 +50,19 @@ class Limits:
     file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE): transcripts are a few hundred kB
     open_files: int = 256  # RLIMIT_NOFILE
     idle_seconds: float = 1800.0  # no key pressed for this long ends the connection
+    disk_mb: int = 100  # what a key keeps on disk (tui/ssh_quota.py): some hundreds of games' transcripts
+    files: int = 2000  # files and folders a key keeps (a game is two or three)
+    min_free_mb: int = 512  # disk the server keeps free, whatever the number of keys
 
     def describe(self) -> str:
         return (f"at most {self.max_sessions} sessions; each app: {self.memory_mb} MB address space, "
                 f"{self.cpu_seconds} s CPU, {self.file_mb} MB files, {self.open_files} open files, "
-                f"idle {self.idle_seconds:g} s")
+                f"idle {self.idle_seconds:g} s; each key keeps at most {self.disk_mb} MB in {self.files} files; "
+                f"{self.min_free_mb} MB of disk kept free")
+
+    def disk_refusal(self, home: Path, data: Path) -> str | None:
+        """Why the key whose directory is `home` may not run its app now (tui/ssh_quota.py), or None."""
+        return ssh_quota.refusal(home, data, self.disk_mb, self.files, self.min_free_mb)
 
 
 def key_id(key: asyncssh.SSHKey) -> str:
@@ -111,6 +122,11 @@ class Server:
         if self.sessions >= self.limits.max_sessions and previous is None:
             process.stdout.write(f"dicetable: the server is full ({self.limits.max_sessions} players); "
                                  "try again in a while.\r\n".encode())
+            process.exit(1)
+            return
+        refusal = await asyncio.to_thread(self.limits.disk_refusal, self.players / player, self.data)
+        if refusal is not None:
+            process.stdout.write(f"dicetable: {refusal}\r\n".encode())
             process.exit(1)
             return
         self.sessions += 1
@@ -182,7 +198,8 @@ def _child_limits(limits: Limits) -> None:
     """Run in the app's process before exec: bound what one connection can take from the host."""
     mb = 1024 * 1024
     for what, value in ((resource.RLIMIT_AS, limits.memory_mb * mb), (resource.RLIMIT_CPU, limits.cpu_seconds),
-                        (resource.RLIMIT_FSIZE, limits.file_mb * mb), (resource.RLIMIT_NOFILE, limits.open_files),
+                        (resource.RLIMIT_FSIZE, min(limits.file_mb, limits.disk_mb) * mb),
+                        (resource.RLIMIT_NOFILE, limits.open_files),
                         (resource.RLIMIT_CORE, 0)):
         soft_hard = (value, value) if what != resource.RLIMIT_CPU else (value, value + 5)  # SIGXCPU first
         try:
@@ -264,7 +281,8 @@ class AppSession:
     async def run(self) -> None:
         self.start()
         tasks = [asyncio.create_task(self.output()), asyncio.create_task(self.input()),
-                 asyncio.create_task(self.idle()), asyncio.create_task(self.stopped.wait())]
+                 asyncio.create_task(self.idle()), asyncio.create_task(self.disk()),
+                 asyncio.create_task(self.stopped.wait())]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -340,6 +358,16 @@ class AppSession:
                 return
             await asyncio.sleep(min(left, 30.0))
 
+    async def disk(self) -> None:
+        """Close the app once its key's directory passes its cap, or the server's disk its reserve."""
+        home, data = self.server.players / key_id(self.key), self.server.data
+        while True:
+            await asyncio.sleep(ssh_quota.CHECK_EVERY)
+            refusal = await asyncio.to_thread(self.server.limits.disk_refusal, home, data)
+            if refusal is not None:
+                self.why = refusal.replace("so the app does not run", "so the app is closed")
+                return
+
     async def end(self) -> int:
         """End the app (hang-up first, as a terminal closing does, then a kill) and reap it."""
         try:
@@ -397,7 +425,8 @@ async def start(bind: str, port: int, key_file: Path, data: Path, limits: Limits
 
 
 def serve(bind: str, port: int, key_file: Path, data: Path, limits: Limits) -> int:
-    """Run the server until SIGINT or SIGTERM; prints `ssh: listening on ADDR:P` when ready."""
+    """Run the server until SIGINT or SIGTERM; prints `ssh: listening on ADDR:P` when ready. Stopped by
+    SIGINT (Ctrl+C), it raises KeyboardInterrupt once every app has ended, for the CLI to say so."""
     try:  # a flood of connections needs file descriptors: take all this process may have
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -406,15 +435,23 @@ def serve(bind: str, port: int, key_file: Path, data: Path, limits: Limits) -> i
 
     async def main() -> None:
         acceptor, server = await start(bind, port, key_file, data, limits)
-        print(f"ssh: listening on {bind}:{acceptor.get_port()}", flush=True)
-        print(f"limits: {limits.describe()}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+
+        def stopping(sig: int) -> None:
+            stopped_by.append(sig)
+            stop.set()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):  # before the line: who reads it may stop the server at once
+            loop.add_signal_handler(sig, stopping, sig)
+        print(f"ssh: listening on {bind}:{acceptor.get_port()}", flush=True)
+        print(f"limits: {limits.describe()}", flush=True)
         await stop.wait()
         acceptor.close()
         await server.close()
 
+    stopped_by: list[int] = []
     asyncio.run(main())
+    if stopped_by[:1] == [signal.SIGINT]:
+        raise KeyboardInterrupt
     return 0

@@ -1,6 +1,7 @@
 """Seat squatting, performed through the real sessions over sockets on 127.0.0.1: a hello that holds
 a free seat and never joins loses it after a short hold, the host sees who waits and can refuse a
-key, and a full table names who sits at it."""
+key, a full table names who sits at it, and fresh keys from one address cannot take the seat again
+and again (that squatter's connections leave from 127.0.0.2: tests/stranger.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from dataclasses import replace
 
 import pytest
 
-from dicetable.net.host import HostSession
+from dicetable.net.host import HOLD_COOLDOWN, HOLD_LAPSES_FREE, HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.peer import PeerSession
+from dicetable.net.relay import RelayServer
 from dicetable.net.session import SessionError
+from dicetable.net.transport import curve_keypair
 from dicetable.tui.commands.host import print_event
-from net_helpers import FAST, in_thread, wait_until
+from net_helpers import FAST, Running, in_thread, stop_all, wait_until
+from stranger import HoldLoop, second_source
 
 ROOM = ("diceroom", {"rolls": 0})
 
@@ -126,3 +130,42 @@ def test_the_host_refuses_a_waiting_key_and_the_seat_goes_to_the_next_joiner():
         for session in (carol, squatter, bob, host):
             if session is not None:
                 session.stop()
+
+
+@pytest.mark.parametrize("through", ["direct", "relay"])
+def test_fresh_keys_from_one_address_cannot_hold_a_seat_in_a_loop(through):
+    """Mallory, at 127.0.0.2, takes the free seat with a hello and a fresh key, never joins, and takes
+    it again the moment each hold runs out. The host counts the holds that lapsed per address (the
+    connection's own, or the relay's tag of it): after the first, Mallory's address waits a minute,
+    then longer, and the host is told; Bob, at 127.0.0.1, is seated meanwhile."""
+    second_source()
+    hold = 0.5
+    relay = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0)) if through == "relay" else None
+    events = []
+    host = HostSession(Profile.generate("alice"), ROOM[0], 2, ROOM[1], timing=replace(FAST, seat_hold=hold),
+                       on_event=events.append, relay=relay.line if relay else None)
+    bob = None
+    try:
+        invite = host.open()
+        in_thread(host)
+        from dicetable.net.invite import Invite
+
+        squatter = HoldLoop(Invite.decode(invite)).run(seconds=12 * hold)
+        assert squatter.holds == HOLD_LAPSES_FREE + 1, (squatter.holds, squatter.refusals)  # not one hold every 0.5 s
+        wait = f"for {HOLD_COOLDOWN:g} s more"
+        assert squatter.refusals and all(
+            r.startswith("someone at your address held a seat at this table and did not join: no seat for your "
+                         "address for ") for r in squatter.refusals), squatter.refusals
+        assert squatter.refusals[0].endswith(wait) or squatter.refusals[0].endswith(f"for {HOLD_COOLDOWN - 1:g} s more")
+        released = [e for e in events if e.kind == "released"]
+        assert len(released) == HOLD_LAPSES_FREE + 1
+        assert released[-1].text.endswith(f"seat 1 is free again (its address has let holds lapse before: "
+                                          f"it gets no seat for {HOLD_COOLDOWN:g} s)"), released[-1].text
+        bob = PeerSession(Profile.generate("bob"), invite, timing=FAST)
+        in_thread(bob)
+        wait_until(lambda: host.replica.phase == "playing", what="bob seated while mallory's address waits")
+        assert [info.name for info in host.replica.seats] == ["alice", "bob"]
+    finally:
+        stop_all(*(s for s in (bob, host) if s is not None))
+        if relay is not None:
+            relay.stop()

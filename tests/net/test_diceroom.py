@@ -9,7 +9,7 @@ import pytest
 
 from dicetable.core import registry
 from dicetable.core.chance import LocalSource
-from dicetable.core.game import CHANCE, BadOption, IllegalMove, Move, Outcome
+from dicetable.core.game import CHANCE, BadOption, Chance, IllegalMove, Move, Outcome
 from dicetable.core.match import play_out
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
@@ -28,6 +28,22 @@ def test_a_roll_is_a_chance_with_one_range_per_die():
     assert state.last.faces == (10, 1) and state.last.total == 15
     assert state.last.describe() == "15 [10 1]"
     assert state.actor == 1  # the turn passes on after a roll
+
+
+def test_a_roll_in_full_notation_is_one_chance_with_every_draw_reserved():
+    state = ROOM.start(2, {"expr": "6#4d6kh3"}).apply(Move("roll", ("1d20 + 5 [attack], 2d6r1",)))
+    chance = state.chance()
+    assert chance.label == "seat 0 rolls 1d20+5 [attack], 2d6r1" and chance.ranges == (20, 6, 6, 6, 6)
+    outcome = Outcome((16, 0, 2, 3, 0))  # d20: 17; first d6: 1, rerolled to 3; second d6: 4 (its reroll unread)
+    assert ROOM.describe_outcome(state, chance, outcome) == "attack: 22 [17], 7 [~1~ 3 4]"
+    state = state.resolve(outcome)
+    assert state.last.describe() == "attack: 22 [17], 7 [~1~ 3 4]"
+    assert [(t.label, t.total) for t in state.last.tallies] == [("attack", 22), ("", 7)] and state.last.total == 29
+    assert ROOM.load(state.to_data()) == state
+    state = state.apply(Move("roll", ("6#4d6kh3",)))
+    assert len(state.chance().ranges) == 24  # six rolls of four dice, one event
+    said = Chance("seat 1 rolls 1d6 [she rolls high]", (6,))  # a label may say "rolls" too
+    assert ROOM.describe_outcome(state, said, Outcome((5,))) == "she rolls high: 6 [6]"
 
 
 def test_any_well_formed_expression_is_legal_and_a_bad_one_is_refused():
@@ -69,6 +85,12 @@ def test_roll_with_a_malformed_expression_is_one_line_and_exit_2():
     assert run.returncode == 2
     assert run.stderr == "dicetable: '4d6kx3': keep is written kh (highest) or kl (lowest), e.g. 4d6kh3\n"
     assert run.stdout == ""
+
+
+def test_roll_says_where_an_expression_in_full_notation_goes_wrong():
+    run = dicetable("roll", "1d20+5 [attack", "--host", "--port", "0")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == "dicetable: '1d20+5 [attack' at character 8: '[' is never closed: a label is written [like this]\n"
 
 
 @pytest.mark.slow

@@ -314,9 +314,9 @@ def test_the_app_announces_a_lan_table_and_joins_it_from_its_lan_list(lan, tmp_p
         ann.wait_for("Host a table")
         for attempt in range(3):  # a key that lands before the screen has settled: start over
             ann.press("h", "Open the table")
-            time.sleep(0.5)  # the screen puts the focus on its button once mounted
-            # From the Open button past Back, the game and the seats, to the address.
-            ann.send("Tab", "Tab", "Tab", "Tab")
+            time.sleep(0.5)  # the screen puts the focus on its first choice once mounted
+            # From the game past the seats, to the address.
+            ann.send("Tab", "Tab")
             try:
                 ann.type_into_field("10.231.0.1", tries=2)
                 if "▊  127.0.0.1" not in ann.screen():  # it was the address field, not another

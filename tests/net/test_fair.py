@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from dicetable.core.chance import LocalSource
+from dicetable.core.dice_expr import parse
 from dicetable.core.game import CHANCE, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result
 from dicetable.net import fair, refusals, replica as rep, wire
 from dicetable.net.chain import Chain, opens, step
@@ -62,6 +63,14 @@ def test_published_vectors(case):
         assert list(mixed.values) == event["chance_ranges_6_6_3_shuffle_10"]["values"]
         assert list(mixed.permutation) == event["chance_ranges_6_6_3_shuffle_10"]["permutation"]
         assert list(fair.draw(Chance("deck", shuffle=52), seed).permutation) == event["shuffle_52"]
+        for roll in event["dice_room"]:  # dice room expressions: draws reserved from the text alone (core/dice_expr.py)
+            expr = parse(roll["expr"])
+            assert list(expr.ranges) == roll["ranges"]
+            values = fair.draw(Chance(roll["expr"], expr.ranges), seed).values
+            stream = DRBG(seed)  # a fresh one per expression
+            assert list(values) == roll["values"] == [stream.below(n) for n in roll["ranges"]]
+            faces = expr.faces(values)
+            assert expr.describe(faces) == roll["result"] and list(expr.totals(faces)) == roll["totals"]
 
 
 def test_fair_source_draws_exactly_as_the_local_source():

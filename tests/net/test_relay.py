@@ -16,6 +16,7 @@ import pytest
 from dicetable.core import registry
 from dicetable.net import deputies, transport
 from dicetable.net.hidden import TableDeals
+from dicetable.net.mailbox import CODES_PER_SOURCE, CODES_PER_TABLE
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.invite import Invite
@@ -27,7 +28,8 @@ from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.transport import curve_keypair
 from dicetable.net.transcript import read
 from dicetable.net.verify import verify
-from net_helpers import FAST, Running, in_thread, wait_until
+from net_helpers import FAST, Running, in_thread, stop_all, wait_until
+from stranger import hoard, second_source
 
 TRICE = registry.get("trice")
 
@@ -121,6 +123,33 @@ def test_a_relay_that_seats_a_joiner_at_a_table_of_its_own_making_is_caught(rela
         peer.connect()
     fake.stop()
     thread.join(5)
+
+
+def test_one_address_holds_at_most_four_codes_however_many_connections_it_uses(relay, tmp_path):
+    """Issue 32's hoarder, at 127.0.0.2: ten connections each serve a table of their own with a fresh
+    key and ask for three codes each, then one connection that serves nothing asks for ten thousand.
+    The relay gives four codes in all, at numbers nobody could have told in advance, and refuses the
+    rest in one line each; Alice, at 127.0.0.1, opens a table and gets her code."""
+    second_source()
+    answers = hoard(relay.line, tables=10, each=3, bare=10_000)
+    granted = [body["nameplate"] for op, body in answers if op == "mb_allocated"]
+    assert len(granted) == CODES_PER_SOURCE and sorted(granted) != list(range(1, CODES_PER_SOURCE + 1))
+    reasons = {body["reason"] for op, body in answers if op == "mb_error"}
+    assert reasons == {
+        f"this table holds {CODES_PER_TABLE} open codes at this relay already; one frees when it is used, burned or expires",
+        f"your address holds {CODES_PER_SOURCE} open codes at this relay already; one frees when it is used, burned or expires",
+        "only the host of a table served at this relay takes a code (serve the table first)",
+    }, reasons
+    events = []
+    host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=relay.line,
+                       transcript=tmp_path / "alice.dtt", on_event=events.append)
+    host.open()
+    in_thread(host)
+    try:
+        wait_until(lambda: [e for e in events if e.kind in ("code", "error")], what="alice's code, or why not")
+        assert [e.kind for e in events if e.kind in ("code", "error")][0] == "code", [e.text for e in events]
+    finally:
+        stop_all(host)
 
 
 def test_a_second_key_cannot_take_over_a_served_table(relay, tmp_path):

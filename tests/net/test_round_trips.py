@@ -1,11 +1,15 @@
 """A chance step costs one round trip: the joiner answers the packet that opens an event with its
 reveal, unasked, so on a slow link a roll waits one round trip and no more (issue 18; the game time
-over a 160 ms link is in scripts/bench_delay.py). Counted, not timed: the host notes every frame
-that reaches it from the joiner while an event is open, over real sockets on 127.0.0.1."""
+over a 160 ms link is in scripts/bench_delay.py) — a dice room roll in full notation too (issue 33).
+Counted, not timed: the host notes every frame that reaches it from the joiner while an event is
+open, over real sockets on 127.0.0.1."""
 
 from __future__ import annotations
 
 from dicetable.core import registry
+from dicetable.core.dice_expr import parse
+from dicetable.core.game import Move
+from dicetable.net import fair
 from dicetable.net.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.peer import PeerSession
@@ -80,3 +84,42 @@ def test_each_chance_step_takes_one_frame_from_the_joiner_its_reveal(tmp_path):
                for kinds in steps.values()), {n: k for n, k in steps.items() if k.count("reveal") != 1}
     # ...and it went out while the joiner handled the packet that opened the event: one round trip.
     assert len(peer.opened) >= 20 and peer.opened == peer.answered_at_once, sorted(peer.opened - peer.answered_at_once)
+
+
+# -- the dice room: a roll in full dice notation is one event, whatever its rerolls and explosions ----
+NOTATION = ("2d6r1", "3d6!", "10d10>=8", "6#4d6kh3", "1d20+5 [attack], 2d6rr1!", "4dFr=-1", "(1d8+2)*2", "2d20kh")
+
+
+def in_notation(view):
+    """On its turn a seat rolls the next expression of NOTATION (counted from its rolls so far, so
+    being asked twice rolls the same one)."""
+    rolled = sum(1 for roll in view.rolls if roll.seat == view.turn)
+    return Move("roll", (str(parse(NOTATION[rolled % len(NOTATION)])),))
+
+
+def test_a_roll_in_full_dice_notation_takes_one_frame_from_the_joiner_its_reveal(tmp_path):
+    rolls = 2 * len(NOTATION)
+    host = Counting(Profile.generate("host"), "diceroom", 2, {"expr": "d20", "rolls": rolls}, timing=FAST,
+                    transcript=tmp_path / "h.dtt")
+    host.chooser = in_notation
+    invite = host.open()
+    thread = in_thread(host)
+    peer = Prompt(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "p.dtt")
+    peer.connect()
+    peer.chooser = in_notation
+    assert peer.run() is not None
+    thread.join(10)
+    made = host.replica.state.rolls
+    assert sorted(r.expr for r in made) == sorted(str(parse(text)) for text in NOTATION * 2)
+    # one exchange per roll, rerolls and explosions included: the joiner's only frame while a roll
+    # is open is its reveal, sent while handling the packet that opened it
+    assert len(host.arrivals) == rolls
+    assert all(kinds and kinds[-1] == "reveal" and set(kinds) <= {"anchor", "reveal"} and kinds.count("reveal") == 1
+               for kinds in host.arrivals.values()), host.arrivals
+    assert len(peer.opened) == rolls and peer.opened == peer.answered_at_once
+    # each roll's chance is the draws its text reserves, its dice the event seed's
+    for event, roll in zip(host.replica.events, made):
+        expr = parse(roll.expr)
+        assert event.chance.ranges == expr.ranges and event.outcome == fair.draw(event.chance, event.seed)
+        assert roll.faces == expr.faces(event.outcome.values)
+    assert peer.replica.state.rolls == made

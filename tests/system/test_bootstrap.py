@@ -50,7 +50,7 @@ def test_the_first_run_says_it_installs_in_one_line_and_keeps_pip_quiet(tmp_path
     assert first.returncode == 0, first.stderr
     assert first.stdout == "the app opens with: rules trice\n"
     lines = first.stderr.splitlines()
-    assert len(lines) == 1 and "installing" in lines[0] and "30 s" in lines[0], first.stderr
+    assert len(lines) == 1 and "installing" in lines[0] and "about 11 s" in lines[0], first.stderr
     assert NOISE not in first.stderr + first.stdout
     assert NOISE in (root / ".venv" / "install.log").read_text()  # kept, for whoever wants it
     assert len((root / ".venv" / "pip-calls").read_text().splitlines()) == 2  # pip upgraded, project installed
@@ -92,3 +92,50 @@ def test_another_users_checkout_says_what_is_wrong_in_one_line():
         assert (root / ".venv" / "pip-calls").read_text() == calls  # no install attempted
     finally:
         shutil.rmtree(shared)
+
+
+def test_play_runs_the_command_in_the_callers_directory(tmp_path):
+    """`scripts/play verify games/x.dtt` from the caller's directory: the command runs there, so a
+    relative path means what it says (the bootstrap's own work is done from the project's root)."""
+    root = project(tmp_path)
+    (root / ".venv" / "bin" / "dicetable").write_text('#!/bin/sh\necho "in $PWD with: $*"\n')
+    elsewhere = tmp_path / "games"
+    elsewhere.mkdir()
+    ran = subprocess.run([str(root / "scripts" / "play"), "verify", "x.dtt"], capture_output=True, text=True,
+                         cwd=elsewhere, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == f"in {elsewhere} with: verify x.dtt\n"
+
+
+def test_the_test_script_still_runs_pytest_from_the_root(tmp_path):
+    """scripts/test, run from anywhere, runs pytest in the project's root (its config, its test paths)."""
+    root = project(tmp_path)
+    shutil.copy2(ROOT / "scripts" / "test", root / "scripts" / "test")
+    (root / ".venv" / ".dicetable-installed").touch()  # installed: only pytest runs
+    fake = root / ".venv" / "bin" / "python"
+    fake.write_text('#!/bin/sh\necho "in $PWD: python $*"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = subprocess.run([str(root / "scripts" / "test"), "-q"], capture_output=True, text=True, cwd=elsewhere,
+                         env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(f"in {root}: python -m pytest "), ran.stdout
+
+
+def test_play_reads_and_writes_relative_paths_of_the_caller(tmp_path):
+    """The real scripts/play and its .venv, from another directory: a transcript recorded to a
+    relative folder lands there, and `verify` finds it by its relative path."""
+    stamp = ROOT / ".venv" / ".dicetable-installed"
+    if not stamp.exists() or (ROOT / "pyproject.toml").stat().st_mtime > stamp.stat().st_mtime:
+        pytest.skip("scripts/play would install into the project's .venv first: run it once (or scripts/test)")
+    env = {**os.environ, "DICETABLE_HOME": str(tmp_path / "home")}
+
+    def play_here(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(ROOT / "scripts" / "play"), *args], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=300)
+
+    recorded = play_here("selfplay", "trice", "--games", "1", "--seed", "3", "--record", "games")
+    assert recorded.returncode == 0, recorded.stderr
+    (transcript,) = (tmp_path / "games").iterdir()
+    checked = play_here("verify", f"games/{transcript.name}")
+    assert checked.returncode == 0 and checked.stdout.startswith("valid: trice,"), checked

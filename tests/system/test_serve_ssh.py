@@ -4,7 +4,8 @@ Each client logs in with a key made for it (any key is accepted; the key is the 
 the app's output, with the terminal's control sequences taken out, to see what the screen says.
 Two players see each other in the lobby, one invites with one key, the other accepts and both sit
 at the same TRICE table; a flood of half-open connections and a dropped connection leave the server
-serving; a full server and a session without a terminal are told so.
+serving; a full server and a session without a terminal are told so; a key past its share of the
+disk saves nothing more, and the server keeps its reserve of free disk whatever the number of keys.
 """
 
 from __future__ import annotations
@@ -290,6 +291,65 @@ async def test_a_full_server_an_idle_player_and_a_session_without_a_terminal_are
         await asyncio.wait_for(first.reader, 10)  # the server closed the session
         await _until(lambda: not served.apps(), "the idle player's app ended")
         first.close()
+    finally:
+        served.close()
+
+
+async def test_a_key_that_reaches_its_share_of_the_disk_saves_nothing_more(tmp_path):
+    """Each key keeps at most `--files` files and `--disk-mb` of disk on the server: Alice and Bob, at
+    4 files a key, start a game; its transcripts and seat files pass the cap, so both apps are closed
+    within seconds and say why in one line, and logging in again with that key is refused the same way.
+    A key whose folder holds more than `--disk-mb` is refused too, and the cap bounds each file
+    (RLIMIT_FSIZE)."""
+    served = ServeSsh(tmp_path / "served", "--files", "4", "--disk-mb", "1")
+    try:
+        assert "each key keeps at most 1 MB in 4 files" in served.limits
+        alice_key = asyncssh.generate_private_key("ssh-ed25519")
+        alice = await Player.login(served.port, "alice", alice_key)
+        await alice.enter_lobby()
+        for app in served.apps():
+            assert re.search(r"Max file size\s+1048576\s", Path(f"/proc/{app}/limits").read_text())
+        bob = await Player.login(served.port, "bob")
+        await bob.enter_lobby()
+        await alice.wait_for("bob")
+        await alice.press(b"i")
+        await bob.wait_for("alice invites you to TRICE")
+        await bob.press(b"a")
+        told = "have reached this server's cap of 4 files per key"
+        for player in (alice, bob):
+            text = await player.wait_for(told, "nothing more can be saved, so the app is closed", timeout=40)
+            assert "Ask the server's operator to make room." in text
+            await asyncio.wait_for(player.reader, 15)  # the server closed the session
+        await _until(lambda: not served.apps(), "both apps ended")
+        again = await Player.login(served.port, "alice", alice_key)
+        await again.wait_for(told, "so the app does not run")
+        await asyncio.wait_for(again.reader, 15)
+        assert not served.apps()
+        # A key whose folder already holds more than its share on disk (earlier games, say):
+        carol_key = asyncssh.generate_private_key("ssh-ed25519")
+        from dicetable.tui.ssh_server import key_id
+
+        folder = tmp_path / "served" / "players" / key_id(carol_key)
+        folder.mkdir(parents=True)
+        (folder / "old.dtt").write_bytes(os.urandom(2 * 1024 * 1024))
+        carol = await Player.login(served.port, "carol", carol_key)
+        await carol.wait_for("have reached this server's cap of 1 MB per key", "so the app does not run")
+        for player in (alice, bob, again, carol):
+            player.close()
+    finally:
+        served.close()
+
+
+async def test_no_number_of_keys_can_take_the_disk_the_server_keeps_free(tmp_path):
+    """Keys cost nothing, so a share per key is not enough: below `--min-free-mb` free on its disk the
+    server runs no app, for a new key or an old one, and says why."""
+    served = ServeSsh(tmp_path / "served", "--min-free-mb", str(2**40))  # more than any disk here holds
+    try:
+        player = await Player.login(served.port, "dave")
+        await player.wait_for("the server's disk is almost full", "it keeps 1099511627776 MB", "Try again later.")
+        await asyncio.wait_for(player.reader, 15)
+        assert not served.apps() and not list((tmp_path / "served" / "players").iterdir())
+        player.close()
     finally:
         served.close()
 

@@ -118,7 +118,7 @@ def test_two_ssh_sessions_play_trice_against_each_other(ssh, tmp_path):
     bob.give_name("Bob")
     alice.wait_for("Play against a bot")
     alice.press("h", "Open the table")
-    invite = invite_on(alice.press("Enter", "dt1-"), tmp_path / "alice")  # on 127.0.0.1, any free port
+    invite = invite_on(alice.press("C-o", "dt1-"), tmp_path / "alice")  # Open: on 127.0.0.1, any free port
     bob.wait_for("Play against a bot")
     bob.press("j", "Paste the invite")
     bob.type_into_field(invite)

@@ -224,6 +224,25 @@ async def test_the_dice_room_alone_rolls_local_dice():
         assert screen.query_one("#panels").active == "moves"
 
 
+async def test_the_dice_room_rolls_full_notation_with_labels_and_several_rolls():
+    app = DiceTableApp(bot_delay=0, seed=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("d", "a")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.view is not None and screen.view.my_turn())
+        await pilot.press(*"2#3d6r1 [str], 1d20+5 [hit]", "enter")
+        await wait_until(pilot, lambda: screen.view.state.rolls)
+        roll = screen.view.state.rolls[-1]
+        assert roll.expr == "2#3d6r1 [str], 1d20+5 [hit]" and len(roll.faces) == 2 * 3 * 2 + 1  # a reroll reserved per d6
+        tallies = roll.tallies
+        assert [t.label for t in tallies] == ["str", "str", "hit"]
+        picture = str(screen.query_one("#roll-picture").render())
+        assert all(f"{t.label}  {t.total} " in picture for t in tallies) and "●" not in picture  # a d20: no pips
+        history = screen.query_one("#roll-history").shown[-1]
+        assert history == f"  1. {screen.view.names[0]} rolled {roll.expr}: " + ", ".join(
+            f"{t.label}: {t.total} {t.dice_text()}" for t in tallies) + "   (local dice)"
+
+
 @pytest.mark.parametrize("no_color", [False, True])
 async def test_no_color_drops_colour_but_keeps_the_letters(monkeypatch, no_color):
     if no_color:

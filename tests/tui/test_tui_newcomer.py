@@ -6,6 +6,7 @@ dice room that closes cleanly when a guest leaves, and a clipboard that says wha
 first run: tests/system/test_bootstrap.py.)"""
 
 import functools
+import os
 
 import pytest
 from textual.widgets import Input
@@ -63,7 +64,7 @@ async def test_the_first_run_asks_the_name_and_the_table_uses_it(home, monkeypat
     from dicetable.tui.screens.trice_screen import TriceScreen
     from dicetable.tui.screens.welcome_screen import WelcomeScreen
 
-    monkeypatch.delenv("USER", raising=False)  # no login name to suggest: the person types one
+    no_login_name(monkeypatch)  # no login name to suggest: the person types one
     app = DiceTableApp(ask_name=True, bot_delay=0, seed=1)
     async with app.run_test(size=SIZE) as pilot:
         assert isinstance(app.screen, WelcomeScreen)
@@ -94,8 +95,43 @@ async def test_with_a_profile_the_app_asks_nothing(home):
 def test_without_a_profile_or_login_name_a_local_seat_is_you(monkeypatch):
     from dicetable.tui.app import player_name
 
-    monkeypatch.delenv("USER", raising=False)
+    no_login_name(monkeypatch)
     assert player_name() == "You"
+
+
+def no_login_name(monkeypatch) -> None:
+    """Nowhere to learn a login name from: no $USER, nothing for getpass (no variable, and a uid the
+    password database does not know)."""
+    import getpass
+
+    def unknown():
+        raise KeyError("getpwuid(): uid not found")  # what getpass.getuser() raises then (3.11)
+
+    monkeypatch.delenv("USER", raising=False)
+    monkeypatch.setattr(getpass, "getuser", unknown)
+
+
+async def test_without_USER_the_login_name_is_offered(home, monkeypatch):
+    """$USER unset (a bare `env -i` shell, some containers): the name comes from getpass.getuser(),
+    here from the password database, on the welcome screen, for a local seat and for a new profile."""
+    import pwd
+
+    from dicetable.net import identity
+    from dicetable.tui.app import player_name
+    from dicetable.tui.screens.welcome_screen import WelcomeScreen
+
+    for variable in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(variable, raising=False)
+    login = pwd.getpwuid(os.getuid()).pw_name
+    app = DiceTableApp(ask_name=True)
+    async with app.run_test(size=SIZE) as pilot:
+        assert isinstance(app.screen, WelcomeScreen)
+        assert app.screen.query_one("#welcome-name", Input).value == login
+        assert player_name() == login
+        await pilot.press("enter")  # Enter takes it
+        await wait_until(pilot, lambda: identity.load() is not None)
+    assert identity.load().name == login
+    assert identity.load_or_create(directory=home.parent / "other").name == login
 
 
 def test_two_people_with_one_name_are_told_apart_by_their_keys(tmp_path):

@@ -104,7 +104,8 @@ async def test_the_app_accepts_a_rematch_by_key_and_the_other_player_starts_with
 
 
 @pytest.mark.slow
-async def test_the_app_declines_a_rematch_by_key_and_the_host_stops_after_one_game(tmp_path):
+async def test_the_app_declines_a_rematch_by_key_and_the_host_stops_after_one_game(tmp_path, monkeypatch):
+    monkeypatch.setenv("USER", "player")  # the login name the app's new profile takes, with or without $USER here
     async with joined_a_host_of_two(tmp_path, 5) as (pilot, app, screen, host, _):
         await offered_dialog(pilot, app)
         await pilot.press("n")

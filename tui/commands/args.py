@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 
+INTERRUPTED = 130  # the exit status of a command ended by Ctrl+C: 128 + SIGINT
+
+
 class CommandError(Exception):
     """A mistake a person made on the command line: printed as one line, exit 2."""
 

@@ -97,8 +97,9 @@ def print_event(event: NetEvent) -> None:
 
 
 def play(session, printer=print_event) -> int:
-    """Run a session to its end, printing its events; SIGTERM/SIGINT leave the table cleanly. A
-    series (`--games N`) prints each game's result as `game K: ...` when it ends."""
+    """Run a session to its end, printing its events; SIGTERM leaves the table cleanly, and so does
+    SIGINT (the session closes as the CLI's KeyboardInterrupt passes). A series (`--games N`) prints
+    each game's result as `game K: ...` when it ends."""
 
     def each_game(event: NetEvent) -> None:
         if event.kind == "result" and session.games != 1:
@@ -115,10 +116,6 @@ def play(session, printer=print_event) -> int:
         result = session.run()
     except SessionError as error:
         raise CommandError(str(error)) from None
-    except KeyboardInterrupt:
-        session.close()
-        print("left the table", file=sys.stderr)
-        return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
     if result is None:

@@ -109,6 +109,8 @@ def run(args) -> int:
     known, own = _known(), _own_profile()
     browsers = _browsers(addresses)
     try:
+        if not args.json:  # a person waiting sees that it listens (Ctrl+C ends it: one line, exit 130)
+            print(f"listening {args.timeout:g} s for the tables announced on the LAN", flush=True)
         time.sleep(args.timeout)
         tables = sorted((a for browser in browsers for a in browser.tables()), key=lambda a: a.seen_at)
     finally:

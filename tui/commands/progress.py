@@ -39,7 +39,7 @@ class Progress:
 
     def close(self) -> None:
         """Clear the bar's line, so what is printed next starts on a clean line."""
-        if self.shown and self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
+        if self.shown and self._width:  # \x1b[K: and what the terminal echoed after the bar (a ^C)
+            self.stream.write("\r" + " " * self._width + "\x1b[K\r")
             self.stream.flush()
             self._width = 0

@@ -44,9 +44,10 @@ def run(args) -> int:
         server.stopped = True
 
     signal.signal(signal.SIGTERM, stop)
-    print(f"relay: {server.address(args.advertise).encode()}", flush=True)
     try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
+        print(f"relay: {server.address(args.advertise).encode()}", flush=True)
+    except BaseException:  # Ctrl+C as soon as the line is out: the server's port is closed still
+        server.close()
+        raise
+    server.run()  # until SIGTERM, or Ctrl+C (the CLI ends the command then: one line, exit 130)
     return 0

@@ -31,7 +31,8 @@ from dicetable.tui.commands.join import join_session
 
 def add_parser(sub) -> None:
     parser = sub.add_parser("roll", help="roll dice fairly with other people: host a roll or join one")
-    parser.add_argument("expr", nargs="?", help="dice expression: d20, 3d6, 2d10+4, 4d6kh3, 4dF (with --join: roll it too)")
+    parser.add_argument("expr", nargs="?", help="dice expression: d20, 3d6+2, 4d6kh3, 2d6r1, 3d6!, 10d10>=8, 6#4d6kh3, "
+                        "'1d20+5 [attack]' (with --join: roll it too)")
     role = parser.add_mutually_exclusive_group(required=True)
     role.add_argument("--host", action="store_true", help="open the roll and print its invite")
     role.add_argument("--join", metavar="INVITE", help="take part in a host's roll (its invite, or its code with --relay)")

@@ -1,8 +1,9 @@
 """`dicetable serve-ssh [--bind ADDR] [--port P] [--host-key FILE]`: the app served to any SSH client.
 
 Every SSH session gets the app in a pseudo-terminal of its own, its player known by the public key
-(tui/ssh_server.py); a lobby shows who is here and invites with one key. Prints
-`ssh: listening on ADDR:P` when ready; runs until SIGINT or SIGTERM.
+(tui/ssh_server.py); a lobby shows who is here and invites with one key. Each app's memory, CPU and
+idle time are bounded, and each key's disk and files (tui/ssh_quota.py), with a reserve of free disk
+no number of keys can take. Prints `ssh: listening on ADDR:P` when ready; runs until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def add_parser(sub) -> None:
                         help=f"CPU time of each player's app over its connection (default {Limits.cpu_seconds})")
     parser.add_argument("--idle", type=float, default=Limits.idle_seconds, metavar="S",
                         help=f"seconds without a key before a connection is closed (default {Limits.idle_seconds:g})")
+    parser.add_argument("--disk-mb", type=int, default=Limits.disk_mb, metavar="MB",
+                        help=f"disk each key's games and saves may take (default {Limits.disk_mb})")
+    parser.add_argument("--files", type=int, default=Limits.files, metavar="N",
+                        help=f"files each key may keep (default {Limits.files})")
+    parser.add_argument("--min-free-mb", type=int, default=Limits.min_free_mb, metavar="MB",
+                        help=f"disk the server keeps free: below it no app runs (default {Limits.min_free_mb})")
     parser.set_defaults(func=run)
 
 
@@ -41,18 +48,19 @@ def run(args) -> int:
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port {args.port} is not between 0 and 65535")
     for flag, value in (("--max-sessions", args.max_sessions), ("--memory-mb", args.memory_mb),
-                        ("--cpu-seconds", args.cpu_seconds), ("--idle", args.idle)):
+                        ("--cpu-seconds", args.cpu_seconds), ("--idle", args.idle), ("--disk-mb", args.disk_mb),
+                        ("--files", args.files)):
         if value <= 0:
             raise CommandError(f"{flag} must be above 0")
+    if args.min_free_mb < 0:
+        raise CommandError("--min-free-mb must be 0 or more")
     data = Path(args.data) if args.data else home() / "serve-ssh"
     key = Path(args.host_key) if args.host_key else data / "host_key"
     limits = Limits(max_sessions=args.max_sessions, memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
-                    idle_seconds=args.idle)
+                    idle_seconds=args.idle, disk_mb=args.disk_mb, files=args.files, min_free_mb=args.min_free_mb)
     try:
         return serve(args.bind, args.port, key, data, limits)
     except OSError as error:
         raise CommandError(f"cannot serve on {args.bind}:{args.port}: {error.strerror or error}") from None
-    except KeyboardInterrupt:
-        return 0
     except ValueError as error:  # asyncssh's KeyImportError: a host key file it cannot read
         raise CommandError(f"cannot use the host key {key}: {error}") from None

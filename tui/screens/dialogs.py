@@ -93,6 +93,8 @@ class GameOverDialog(ModalScreen[str]):
     def on_mount(self) -> None:
         self._mounted = True
         self.offer(self.said, self.can_rematch, self.offered)
+        for look in self.query("#look").results(Button):  # a blind Enter goes back to the final board, never into a new game
+            look.focus()
 
     def offer(self, said: str, can_rematch: bool, offered: bool) -> None:
         """Show the network rematch in words, whether one may be agreed, and whether another seat offered it."""

@@ -1,5 +1,6 @@
-"""The dice room: seats roll dice expressions (3d6, 4d6kh3, d20+2) — alone with local dice, or with
-friends over the network where every roll is a fair shared roll (core/diceroom.py).
+"""The dice room: seats roll dice expressions (3d6, 4d6kh3, d20+2, 2d6r1, 10d10>=8: core/dice_expr.py) —
+alone with local dice, or with friends over the network where every roll is a fair shared roll
+(core/diceroom.py).
 
 A network room opened by the app lets anyone roll at any moment (option turns false): the roll line
 is open whenever this seat may act, also while another roll is being decided (the new roll queues
@@ -17,7 +18,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, RichLog, TabbedContent, TabPane, Tabs
 
-from dicetable.core.dice_expr import BadExpression, parse
+from dicetable.core.dice_expr import MAX_TEXT, BadExpression, parse
 from dicetable.core.game import Move, may_act
 from dicetable.tui.tables.controller import TableController
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
@@ -34,20 +35,25 @@ MAX_DRAWN = 8  # six-sided dice drawn with pips, up to this many
 
 
 def roll_picture(view: TableView) -> Text:
-    """The last roll: who, what, the total, and six-sided dice drawn with pips."""
+    """The last roll: who, what, the total(s), and six-sided dice drawn with pips."""
     state = view.state
     text = Text()
     last = state.rolls[-1] if state.rolls else None
     if last is None:
         text.append("No roll yet.\n\nType a dice expression and press Enter:\n", "bold")
-        text.append("  d20 · 3d6 · 2d10+4 · 4d6kh3 (keep highest 3) · 4dF (Fudge)")
+        text.append("  d20 · 3d6+2 · 4d6kh3 · 2d6r1 · 3d6! · 4dF\n  10d10>=8 · 6#4d6kh3 · 1d20+5 [attack], 2d6")
         return text
-    expr = parse(last.expr)
+    tallies = last.tallies
     text.append(f"{view.names[last.seat]} rolled {last.expr}: ", "bold")
-    text.append(f" {last.total} ", "bold reverse")
-    text.append(f"   dice {last.describe().split(' ', 1)[1]}\n")
-    if expr.sides == 6 and len(last.faces) <= MAX_DRAWN:
-        rows = [face_rows(f" {face}") for face in last.faces]
+    for n, tally in enumerate(tallies):
+        text.append(", " if n else "")
+        text.append(f"{tally.label} " if tally.label else "")
+        text.append(f" {tally.total} ", "bold reverse")
+        text.append(f" {tally.dice_text()}" if len(tallies) > 1 else f"   dice {tally.dice_text()}")
+    text.append("\n")
+    dice = [die for tally in tallies for die in tally.dice if not die.rerolled]  # the dice left on the table
+    if all(die.sides == 6 for die in dice) and len(dice) <= MAX_DRAWN:
+        rows = [face_rows(f" {die.face}") for die in dice]
         for r in range(3):
             text.append("\n" + "  ".join(f"[{row[r]}]" for row in rows))
     return text
@@ -70,9 +76,11 @@ def history_lines(view: TableView) -> list[Text]:
     for number, roll in enumerate(state.rolls, start=1):
         line = Text(f"{number:>3}. ")
         line.append(f"{names[roll.seat]} rolled {roll.expr}: ", "bold")
-        total, dice = roll.describe().split(" ", 1)
-        line.append(f"{total} ", "bold")
-        line.append(dice)
+        for n, tally in enumerate(roll.tallies):
+            line.append(", " if n else "")
+            line.append(f"{tally.label}: " if tally.label else "")
+            line.append(f"{tally.total} ", "bold")
+            line.append(tally.dice_text())
         event = view.events[number - 1] if number - 1 < len(view.events) else None
         if event is not None and event.reveals:
             line.append("   reveals ")
@@ -159,7 +167,7 @@ class DiceRoomScreen(PanelActions, Screen):
             yield TextLine("", id="roll-picture")
             yield SeatsPanel(id="seats")
         with Horizontal(id="roll-row"):
-            yield Input(placeholder="3d6, d20+2, 4d6kh3 … Enter rolls", id="roll-input", max_length=40)
+            yield Input(placeholder="3d6, d20+2, 4d6kh3 … Enter rolls", id="roll-input", max_length=MAX_TEXT)
             yield Button("Pass (F2)", id="pass")
             yield Button("Close (F3)", id="close")
         with TabbedContent(id="panels", initial="moves"):

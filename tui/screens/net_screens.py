@@ -17,7 +17,7 @@ from textual.widgets import Button, Footer, Input, RadioSet, Static
 
 from dicetable.tui.tables.relay_setting import remember, remembered
 
-from dicetable.tui.widgets.choice import Choice
+from dicetable.tui.widgets.choice import Choice, Choices
 
 _HOST_NAME = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?")
 
@@ -98,7 +98,7 @@ class HostScreen(Screen):
             yield Static("Host a dice room" if self.game == "diceroom" else "Host a table", id="net-title")
             with Horizontal(id="host-top"):
                 if self.game != "diceroom":
-                    with RadioSet(id="host-game") as games:
+                    with Choices(id="host-game") as games:
                         games.border_title = "Game"
                         for name in TABLE_GAMES:
                             yield Choice(registry.get(name).title, value=name == self.game, name=name)
@@ -121,13 +121,15 @@ class HostScreen(Screen):
             relay.border_title = "or a Relay: players join by a short code, no open port"
             yield relay
             with Horizontal(classes="net-buttons"):
-                yield Button("Open the table (Enter)", id="open", variant="primary")
+                yield Button("Open the table (Ctrl+O)", id="open", variant="primary")
                 yield Button("Back (Esc)", id="back")
             yield Static(id="net-note")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#open").focus()
+        # The first choice, not Open: an Enter meant for a choice must not open the table (Ctrl+O,
+        # or Enter on Open or in a field, opens it)
+        self.query_one("#host-game" if self.game != "diceroom" else "#host-seats").focus()
 
     def on_input_submitted(self) -> None:
         self.action_open_table()

@@ -9,7 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, RadioSet, Static
 
 from dicetable.core import levels, registry
-from dicetable.tui.widgets.choice import Choice
+from dicetable.tui.widgets.choice import Choice, Choices
 
 DEFAULT_LEVEL = "medium"
 FIRST_WORDS = (("roll", "the draw decides"), ("me", "me"), ("bot", "the bot"))
@@ -37,32 +37,32 @@ class NewGameScreen(Screen):
         with Vertical(id="setup-box"):
             yield Static(title, id="setup-title")
             with Horizontal(id="setup-choices"):
-                with RadioSet(id="setup-game") as games:
+                with Choices(id="setup-game") as games:
                     games.border_title = "Game"
                     for i, name in enumerate(self.games):
                         yield Choice(registry.get(name).title, value=i == 0, name=name)
                 if not self.hot_seat:
-                    with RadioSet(id="setup-bot") as bots:
+                    with Choices(id="setup-bot") as bots:
                         bots.border_title = "Bot"
                         for name in levels.NAMES:
                             yield Choice(name, value=name == DEFAULT_LEVEL, name=name)
-                    with RadioSet(id="setup-first") as first:
+                    with Choices(id="setup-first") as first:
                         first.border_title = FIRST_TITLES.get(self.games[0], "Who starts")
                         for i, (name, words) in enumerate(FIRST_WORDS):
                             yield Choice(words, value=i == 0, name=name)
             # Games for more than two (Dice Breaker: 2-6): the number of players and the game's mode.
             if any(registry.get(name).max_seats > 2 for name in self.games):
                 with Horizontal(id="setup-more"):
-                    with RadioSet(id="setup-seats") as seats:
+                    with Choices(id="setup-seats") as seats:
                         seats.border_title = "Players"
                         seats.border_subtitle = "Dice Breaker 2-6 · Tricolor Line 2-8"
                         for n in range(2, max(registry.get(name).max_seats for name in self.games) + 1):
                             yield Choice(str(n), value=n == 2, name=str(n))
-                    with RadioSet(id="setup-mode") as modes:
+                    with Choices(id="setup-mode") as modes:
                         modes.border_title = "Dice Breaker mode"
                         for name, words in MODE_WORDS:
                             yield Choice(words, value=name == "battle", name=name)
-            yield Static("Tab: next choice · arrows and Enter: pick · s: start", id="setup-hint")
+            yield Static("Tab: next choice · arrows: pick · s: start", id="setup-hint")
             with Horizontal(id="setup-buttons"):
                 yield Button("Start (s)", id="start", variant="primary")
                 yield Button("Back (Esc)", id="back")

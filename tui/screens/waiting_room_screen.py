@@ -1,4 +1,5 @@
-"""The waiting room of a network table: the invite to share, who has joined, until the table fills.
+"""The waiting room of a network table: the game and its seats, the invite to share, who has joined,
+until the table fills.
 
 The invite (about 104 characters, a relay's 160) is shown on one line, cut with … where the
 terminal is narrower: a code wrapped over two screen lines is copied from the terminal broken. c
@@ -92,6 +93,7 @@ class WaitingRoomScreen(Screen):
                 "Code: ", (code, "bold reverse"), " — players join with it and your relay (30 min)"))
         self.query_one("#room-status", Static).update(view.note or "Starting…")
         if view.game is not None:
+            self.query_one("#room-title", Static).update(f"Waiting room: {view.game.title}, {len(view.seats)} seats")
             self.query_one(SeatsPanel).show(view)
         if view.state is not None and not self.started:
             self.started = True

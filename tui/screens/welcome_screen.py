@@ -3,22 +3,12 @@ profile (net/identity.py: the name and a new key pair). The profile screen chang
 
 from __future__ import annotations
 
-import os
-
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from dicetable.net import identity
-
-
-def suggested_name() -> str:
-    """The login name when it makes a valid player name, else nothing (the person types one)."""
-    try:
-        return identity.check_name((os.environ.get("USER") or "")[: identity.NAME_MAX])
-    except identity.ProfileError:
-        return ""
 
 
 class WelcomeScreen(Screen[identity.Profile]):
@@ -32,7 +22,7 @@ class WelcomeScreen(Screen[identity.Profile]):
         with Vertical(id="welcome-box"):
             yield Static("Welcome to dicetable", id="welcome-title")
             yield Static("Your name at the table (what the other players see):")
-            yield Input(suggested_name(), id="welcome-name", max_length=identity.NAME_MAX,
+            yield Input(identity.login_name(), id="welcome-name", max_length=identity.NAME_MAX,
                         placeholder="your name")
             yield Static("Enter saves it. A key is made for you too: its fingerprint lets the people you "
                          "play with recognise you (Profile, p on the home screen, shows it and changes the name).",
