@@ -53,7 +53,7 @@ class DiceRoomSetupScreen(Screen):
         with Vertical(id="net-box"):
             yield Static("Dice room", id="net-title")
             yield Static(
-                "Roll dice expressions: d20, 3d6, 2d10+4, 4d6kh3, 4dF.\n"
+                "Roll dice expressions: d20+5, 4d6kh3, 2d6r1, 3d6!, 10d10>=8, 6#4d6kh3.\n"
                 "Alone, the dice come from this computer. With friends, anyone rolls at any moment, "
                 "and every roll is made by all seats together and checked by each (the same fair "
                 "rolls as the games).\n"
