@@ -67,17 +67,21 @@ class Prompt(PeerSession):
 
 
 def test_each_chance_step_takes_one_frame_from_the_joiner_its_reveal(tmp_path):
-    host = Counting(Profile.generate("host"), "dicebreaker", 2, {}, timing=FAST, transcript=tmp_path / "h.dtt")
+    # Three games at one table: a game's length is the dice's (fair, so not seeded), and 1 of 200 local
+    # greedy games ended within 20 throws (one here ended after 12); three games all that short, never.
+    host = Counting(Profile.generate("host"), "dicebreaker", 2, {}, timing=FAST, transcript=tmp_path / "h.dtt",
+                    games=3)
     host.chooser = bot_chooser(GAME, "greedy", 1)
     invite = host.open()
     thread = in_thread(host)
-    peer = Prompt(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "p.dtt")
+    peer = Prompt(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "p.dtt", games=3)
     peer.connect()
     peer.chooser = bot_chooser(GAME, "greedy", 2)
     assert peer.run() is not None
     thread.join(10)
+    assert host.replica.game_number == 3
     steps = host.arrivals
-    assert len(steps) >= 20  # a whole game of throws
+    assert len(steps) >= 20  # games of throws
     # One exchange per step: the joiner's only frame while an event is open is its reveal (a chain
     # refresh, `anchor`, may come first when its chain runs low; no step needed a second request).
     assert all(kinds and kinds[-1] == "reveal" and set(kinds) <= {"anchor", "reveal"} and kinds.count("reveal") == 1
