@@ -55,7 +55,7 @@ def test_a_deck_at_a_trice_table_is_refused_and_the_joiner_cannot_claim_the_game
         before = snapshot(host)
         bogus = declaration(Deck(host.replica.table, "id", ID_CARDS))  # well-formed, bound to this table
         cheater.commands.put(("author", ("deal", bogus)))
-        wait_until(lambda: kinds(cheat_events, "refused"), what="the refusal")
+        wait_until(lambda: kinds(cheat_events, "refused") and kinds(host_events, "fault"), what="the refusal and the fault")
         [refusal] = kinds(cheat_events, "refused")
         assert refusal.seat == 1 and refusal.text == (
             "deal refused: seat 1: declared a deck: a game's decks come from its own steps"), refusal.text
@@ -157,7 +157,8 @@ def test_a_shown_card_that_is_not_the_committed_one_is_a_fault_every_player_sees
                         chooser=bot_chooser(game, "random", 3), think=1.0)
     in_thread(cheater)
     try:
-        wait_until(lambda: kinds(honest_events, "fault"), 30, what="the fault told to the honest seat")
+        wait_until(lambda: kinds(honest_events, "fault") and kinds(host_events, "fault") and kinds(cheat_events, "refused"),
+                   30, what="the fault told to the host and the honest seat, and the refusal to the cheater")
         bad = cheater.bad
         [refusal] = kinds(cheat_events, "refused")
         expected = (f"deal refused: seat 2: showed {bad['card']} at position {bad['position']}, "
