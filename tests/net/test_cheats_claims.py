@@ -25,7 +25,7 @@ from dicetable.net.replica import Replica
 from dicetable.net.session import SessionError, bot_chooser
 from dicetable.net.verify import compare, verify
 from dicetable.tui.cli import main
-from net_helpers import FAST, LATE, in_thread, wait_until
+from net_helpers import FAST, LATE, in_thread, stop_all, wait_until
 
 ROOM = registry.get("diceroom")
 TRICE = registry.get("trice")
@@ -135,8 +135,7 @@ def test_a_host_claiming_the_game_at_will_is_disputed_and_verify_says_unwitnesse
         assert not thread.is_alive() and stopped, "the joiner played on under a claim it disputes"
         wait_until(lambda: host.replica.log[-1].kind == "dispute", what="the dispute in the host's log")
     finally:
-        host.stop()
-        bob.stop()
+        stop_all(host, bob)
     # The joiner was told, naming the claimant, and left the host's log with its state as it stood.
     disputed = [e for e in events if e.kind == "disputed"]
     assert len(disputed) == 1 and disputed[0].seat == 0
@@ -224,8 +223,7 @@ def test_a_host_re_rolling_by_a_claim_gets_no_redraw_without_another_seats_witne
         host.relent = True
         wait_until(lambda: all(p.finished for p in peers.values()), 15, "the roll and the end of the room")
     finally:
-        for session in (host, *peers.values()):
-            session.stop()
+        stop_all(host, *peers.values())  # their transcripts written whole before they are read
     event = honest.replica.events[0]
     assert all(event.reveals) and event.seed == fair.event_seed(host.replica.table, 1, event.reveals)
     assert event.outcome == fair.draw(event.chance, event.seed)
@@ -326,8 +324,7 @@ def test_a_withholding_seat_is_out_by_a_co_signed_claim_and_the_die_is_the_docum
             thread.join(20)
         assert all(s.finished for s in (honest, withholder))
     finally:
-        for session in (host, honest, withholder):
-            session.stop()
+        stop_all(host, honest, withholder)
     for replica in (host.replica, honest.replica, withholder.replica):
         assert replica.out == {2} and replica.result is not None
         (claim,) = replica.claims
