@@ -1,6 +1,6 @@
 """The one random-source interface, and the local source for offline play.
 
-A source turns a `Chance` into an `Outcome`. The network's fair source (net/fair.py) has the same
+A source turns a `Chance` into an `Outcome`. The network's fair source (net/chance/outcomes.py) has the same
 shape, so the engines, bots and app never know which one feeds them.
 """
 

@@ -52,7 +52,7 @@ __all__ = [
 MAX_DRAWS = 1000  # values one roll asks of chance, reserved rerolls and explosions included
 MAX_ROLLS = 20  # rolls in one line, repeats counted
 MAX_TEXT = 200  # characters typed
-MAX_LENGTH = 64  # characters written out: a move's text argument on the wire holds 64 (net/wire.py)
+MAX_LENGTH = 64  # characters written out: a move's text argument on the wire holds 64 (net/log/wire.py)
 
 
 @dataclass(frozen=True, slots=True)

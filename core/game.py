@@ -32,7 +32,7 @@ have answered (Dice Breaker's Latent Dice claim) has two optional members:
                               and the check of its answer
 A local table asks the seats one by one and the state's `view` hides answers already given; over the
 network each seat seals its answer with a hash commitment and the answers are opened, then applied
-in this order, only once every seat has sealed one (net/replica.py). `sealed_seats` below falls back
+in this order, only once every seat has sealed one (net/log/replica.py). `sealed_seats` below falls back
 to none.
 
 A rematch. A game whose rules say how the next game at the same table goes (TRIAD: the colours stay,
@@ -42,13 +42,13 @@ the other player starts) has one optional member:
 Callers use `rematch_options(state)` below, which gives None for games without it (a rematch is then
 a new game made as the first one was).
 
-Randomness never originates here: outcomes come from a source (core/chance.py locally, net/fair.py
+Randomness never originates here: outcomes come from a source (core/chance.py locally, net/chance/outcomes.py
 over the network), which is why every engine is deterministic and replayable.
 
 Hidden cards (FAIRNESS.md §2). A Chance with a `deck` is a step of a dealer-less deal; it has one of
 three forms, and for each the Outcome may be EMPTY, meaning "the resolving state does not learn this":
   - hidden shuffle: `private == NOBODY`, `shuffle == len(cards)`; `cards` lists the card identities
-    forming the new deck. No seat learns the order: peers resolve with an empty Outcome (net/deal.py
+    forming the new deck. No seat learns the order: peers resolve with an empty Outcome (net/cards/deal.py
     does the encrypted shuffle). A local runner holding the full state may pass the permutation
     (position i of the deck then holds cards[permutation[i]]), which LocalSource does by itself.
   - private draw: `private == seat`, `positions` = the deck positions dealt to that seat. The seat

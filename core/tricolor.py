@@ -175,7 +175,7 @@ class TricolorState:
     reason: str = ""
     result: Result | None = None
 
-    PAID_DECK: ClassVar[str] = "resource"  # the hidden decks that paid cards come from (net/hidden.py)
+    PAID_DECK: ClassVar[str] = "resource"  # the hidden decks that paid cards come from (net/cards/table_deals.py)
 
     # -- the fixed questions -------------------------------------------------------------------
     @property
@@ -287,7 +287,7 @@ class TricolorState:
 
     def paid_cards(self, move: Move) -> tuple[int, ...]:
         """The hidden cards `move` pays or discards, by identity (empty for a move that pays none);
-        the network checks them against the payer's commitments (net/hidden.py)."""
+        the network checks them against the payer's commitments (net/cards/table_deals.py)."""
         first = {"construct": 1, "modify": 1, "attack": 1, "discard": 0}.get(move.kind)
         return () if first is None else _cards(move.args[first:])
 

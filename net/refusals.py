@@ -2,7 +2,7 @@
 
 Two kinds. A `Refusal` is a message refused on arrival: its author is at fault (`seat`, None when
 the message names no one) and nothing changed; `str()` is "<fault>: seat <n>: <reason>". The Replica
-(net/replica.py) raises the frame refusals, the card deal (net/deal.py, net/cards.py, net/hidden.py)
+(net/log/replica.py) raises the frame refusals, the card deal (net/cards/deal.py, net/cards/points.py, net/cards/table_deals.py)
 raises `DealRefused` and its subclasses, and a table's Replica passes them on as they are.
 A `DealError` is found in a deal whose messages were each fine: `DealFault` names a cheating seat
 (live, or by the end-of-deal replay), a plain DealError says the deal cannot be checked yet.
@@ -99,7 +99,7 @@ class BadSeal(Refusal):
 
 
 class BadRematch(Refusal):
-    """A rematch consent for options the previous game's end does not give (net/replica.py)."""
+    """A rematch consent for options the previous game's end does not give (net/log/replica.py)."""
 
     fault = "bad rematch"
 

@@ -1,4 +1,4 @@
-"""What tagging the host's packets end to end costs (net/control.py), beside sending them plain.
+"""What tagging the host's packets end to end costs (net/table/host_packets.py), beside sending them plain.
 
     .venv/bin/python scripts/bench_control.py [--rounds 2000]
 
@@ -21,9 +21,9 @@ import argparse
 import statistics
 import time
 
-from dicetable.net import control
+from dicetable.net.table import host_packets
 from dicetable.net.identity import Profile, verify_signature
-from dicetable.net.transport import pack, unpack
+from dicetable.net.reach.transport import pack, unpack
 
 TABLE, CHALLENGE = bytes(range(16)), bytes(32)
 
@@ -42,9 +42,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2000)
     args = parser.parse_args()
     host, joiner = Profile.generate("ann"), Profile.generate("bob")
-    link = control.HostLink(TABLE, bytes(control.host_box(host, True).public_key))
+    link = host_packets.HostLink(TABLE, bytes(host_packets.host_box(host, True).public_key))
     box = link.box_for(CHALLENGE, joiner.public_key)
-    tagger = control.Tagger.answering(control.host_box(host, True), box, TABLE, CHALLENGE, joiner.public_key)
+    tagger = host_packets.Tagger.answering(host_packets.host_box(host, True), box, TABLE, CHALLENGE, joiner.public_key)
     assert link.open(tagger.seal("welcome", {})) is not None  # the hello answered: the seat tags its packets now
     packets = {
         "pong": ("pong", {"length": 1234}, False),
@@ -75,14 +75,14 @@ def main() -> None:
 
     def hello_key():
         fresh = link.box_for(CHALLENGE, joiner.public_key)
-        control.Tagger.answering(control.host_box(host, True), fresh, TABLE, CHALLENGE, joiner.public_key)
+        host_packets.Tagger.answering(host_packets.host_box(host, True), fresh, TABLE, CHALLENGE, joiner.public_key)
 
     print(f"per hello (once per connection): joiner's box + host's key {median_us(hello_key, max(args.rounds // 10, 50)):.0f} µs")
 
-    # After a hand-over (net/succession.py) a joiner's box also derives a key for each seat that may order.
+    # After a hand-over (net/table/succession.py) a joiner's box also derives a key for each seat that may order.
     seats = 6
-    trusting = control.HostLink(TABLE, bytes(control.host_box(host, True).public_key))
-    trusting.trust({s: control.seat_box_public(Profile.generate(f"s{s}").public_key) for s in range(1, seats)})
+    trusting = host_packets.HostLink(TABLE, bytes(host_packets.host_box(host, True).public_key))
+    trusting.trust({s: host_packets.seat_box_public(Profile.generate(f"s{s}").public_key) for s in range(1, seats)})
     hellos = max(args.rounds // 10, 50)
     before = median_us(lambda: link.box_for(CHALLENGE, joiner.public_key), hellos)
     after = median_us(lambda: trusting.box_for(CHALLENGE, joiner.public_key), hellos)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""What a rejoining host seat's cut of its unrelayed tail costs (net/transcript.py `cut`, net/peer.py).
+"""What a rejoining host seat's cut of its unrelayed tail costs (net/log/transcript.py `cut`, net/table/joiner.py).
 
-One real four-seat Tricolor Line game is played by the fair protocol (net/local_seats.py) into a
+One real four-seat Tricolor Line game is played by the fair protocol (net/table/local_seats.py) into a
 transcript. Printed, as medians of several runs: the cut of its last 3 frames (the file rewritten to
 a temporary file, fsync'ed and renamed) with the replica replayed from what is left, as the peer does;
 against a baseline in the same run that only resumes the copy (reopen and replay, what every resume
@@ -19,10 +19,10 @@ import tempfile
 from pathlib import Path
 
 from dicetable.core import registry
-from dicetable.net.hidden import TableDeals
-from dicetable.net.local_seats import play_table
-from dicetable.net.replica import Replica
-from dicetable.net.transcript import TranscriptWriter
+from dicetable.net.cards.table_deals import TableDeals
+from dicetable.net.table.local_seats import play_table
+from dicetable.net.log.replica import Replica
+from dicetable.net.log.transcript import TranscriptWriter
 
 from bench_history import median_seconds  # scripts/ is on the path of a script run from it
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cost of the dealer-less deal (net/deal.py) on Tricolor Line's 66-card resource deck.
+"""Cost of the dealer-less deal (net/cards/deal.py) on Tricolor Line's 66-card resource deck.
 
 For 2, 4 and 8 seats, in CPU seconds (time.process_time, one process plays every seat):
   - shuffle + lock: every seat's passes, plus every peer checking every pass (each peer runs its
@@ -7,7 +7,7 @@ For 2, 4 and 8 seats, in CPU seconds (time.process_time, one process plays every
   - private draw, per card: the other seats boxing their keys for the drawer, every peer accepting
     the key boxes, and the drawer opening the card;
   - end-of-deal verification: one peer accepting every opening and replaying the whole deal;
-  - on loopback (wall clock): the ID-card deal of `dicetable deal` (net/deal_session.py) between real
+  - on loopback (wall clock): the ID-card deal of `dicetable deal` (net/table/deal_table.py) between real
     sessions over ZeroMQ on 127.0.0.1, one thread per seat (one process, so the seats share the
     GIL): shuffle+lock, the private draw per card, and opening+verification, from the host's log.
 Beside it, in the same run: one seat's shuffle + lock pass over a 2048-bit safe-prime group in pure
@@ -28,8 +28,8 @@ import msgpack
 
 
 from dicetable.core.chance import permutation
-from dicetable.net.cards import Deck, base_mul, check_point, invert, mul, scalar_mul
-from dicetable.net.deal import Deal, Party
+from dicetable.net.cards.points import Deck, base_mul, check_point, invert, mul, scalar_mul
+from dicetable.net.cards.deal import Deal, Party
 
 TABLE = bytes(16)
 RESOURCE_CARDS = [f"{colour}-{kind}#{n}" for colour in ("red", "yellow", "blue")
@@ -107,7 +107,7 @@ def loopback(seats: int) -> dict:
     import threading
 
     from dicetable.net.identity import Profile
-    from dicetable.net.deal_session import DealHost, DealPeer
+    from dicetable.net.table.deal_table import DealHost, DealPeer
 
     stamps: dict[str, float] = {}
 

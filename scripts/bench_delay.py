@@ -64,12 +64,12 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("DICETABLE_HOME", tempfile.mkdtemp(prefix="bench-delay-"))
     from dicetable.core import registry
-    from dicetable.net.deadlines import Timing
-    from dicetable.net.host import HostSession
+    from dicetable.net.table.deadlines import Timing
+    from dicetable.net.table.host import HostSession
     from dicetable.net.identity import Profile
-    from dicetable.net.invite import Invite
-    from dicetable.net.peer import PeerSession
-    from dicetable.net.session import bot_chooser
+    from dicetable.net.reach.invite import Invite
+    from dicetable.net.table.joiner import PeerSession
+    from dicetable.net.table.session import bot_chooser
 
     rtt = args.rtt_ms / 1000
     info = registry.get(args.game)

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Chance, GameInfo, Outcome
 from dicetable.net.identity import Profile
-from dicetable.net.local_seats import ProtocolSeat
-from dicetable.net.replica import Replica
+from dicetable.net.table.local_seats import ProtocolSeat
+from dicetable.net.log.replica import Replica
 
 ROLL = Chance("two dice", (6, 6))
 
@@ -87,8 +87,8 @@ def local(rolls: int) -> list[int]:
 
 def parts(rolls: int) -> list[tuple[str, float]]:
     """Medians of the pieces of a roll, each on its own."""
-    from dicetable.net import fair
-    from dicetable.net.chain import Chain, opens
+    from dicetable.net.chance import outcomes
+    from dicetable.net.chance.reveal_chain import Chain, opens
     from dicetable.net.identity import verify_signature
 
     profile = Profile.generate("p")
@@ -101,7 +101,7 @@ def parts(rolls: int) -> list[tuple[str, float]]:
         "Ed25519 sign (one frame)": lambda: profile.sign(data),
         "Ed25519 verify (one frame)": lambda: verify_signature(profile.public_key, data, signature),
         "chain check (one reveal)": lambda: opens(table, 0, chain.anchor, chain.values[1]),
-        "seed + derivation (2 seats, 2d6)": lambda: fair.draw(ROLL, fair.event_seed(bytes(16), 1, reveals)),
+        "seed + derivation (2 seats, 2d6)": lambda: outcomes.draw(ROLL, outcomes.event_seed(bytes(16), 1, reveals)),
     }
     out = []
     for label, work in pieces.items():

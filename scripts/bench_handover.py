@@ -1,4 +1,4 @@
-"""What a table pays when its host seat is gone for good (issue 16, net/succession.py), against the host
+"""What a table pays when its host seat is gone for good (issue 16, net/table/succession.py), against the host
 seat coming back, in the same run.
 
     .venv/bin/python scripts/bench_handover.py [--rounds 5] [--grace 2]
@@ -24,14 +24,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from dicetable.core import registry
-from dicetable.net import succession
-from dicetable.net.deadlines import Timing
-from dicetable.net.host import HostSession
+from dicetable.net.table import succession
+from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.relay import RelayServer
-from dicetable.net.session import bot_chooser
-from dicetable.net.transport import curve_keypair
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.reach.relay import RelayServer
+from dicetable.net.table.session import bot_chooser
+from dicetable.net.reach.transport import curve_keypair
 
 HOST_AWAY = 1.0
 TRICE = registry.get("trice")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long the game lists (history, resume) take to read a data directory full of games.
 
-One real four-seat Tricolor Line game is played by the fair protocol (net/local_seats.py) and its
+One real four-seat Tricolor Line game is played by the fair protocol (net/table/local_seats.py) and its
 transcript copied N times into a scratch data directory, with N local games in history.jsonl beside
 it. Printed, as medians of several runs: `past_games` (tui/tables/history.py: every transcript parsed and
 its frames decoded, every history line checked), against a baseline in the same run that only reads
@@ -22,7 +22,7 @@ from pathlib import Path
 
 
 from dicetable.core import registry
-from dicetable.net.local_seats import play_table
+from dicetable.net.table.local_seats import play_table
 from dicetable.tui.tables.controller import Player
 from dicetable.tui.tables.history import FILE, past_games
 from dicetable.tui.tables.local_save import kept_table

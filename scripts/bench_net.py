@@ -9,7 +9,7 @@ For each table size it runs, in the same run and on the same sockets setup (Curv
 - fair roll: a dice room where every seat's bot rolls in turn; the host times each roll from the
   moment the roll is in its log to the moment every seat's reveal is in and the dice are derived
   (one round trip plus checks and the relays; host and joiner write a loop turn's records, send,
-  then fsync them in the background, net/transcript.py `sync_soon`);
+  then fsync them in the background, net/log/transcript.py `sync_soon`);
 - relay: every joiner sends signed chat messages as fast as it can; the host checks, logs and relays
   each to every seat; the figure is accepted messages per second.
 Every seat runs in its own process (the host in this one). Transcripts go to a temporary directory.
@@ -90,8 +90,8 @@ def _peer(invite: str, home: str, chats: int, start_chats, no_fsync: bool) -> No
         _no_fsync()
     from dicetable.core import registry
     from dicetable.net.identity import Profile
-    from dicetable.net.peer import PeerSession
-    from dicetable.net.session import bot_chooser
+    from dicetable.net.table.joiner import PeerSession
+    from dicetable.net.table.session import bot_chooser
 
     session = PeerSession(Profile.generate("bench"), invite)
     session.chooser = bot_chooser(registry.get("diceroom"), "roller", 0)
@@ -108,9 +108,9 @@ def _peer(invite: str, home: str, chats: int, start_chats, no_fsync: bool) -> No
 
 def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False) -> tuple[list[float], float, int]:
     from dicetable.core.game import Move
-    from dicetable.net.host import HostSession
+    from dicetable.net.table.host import HostSession
     from dicetable.net.identity import Profile
-    from dicetable.net.session import bot_chooser
+    from dicetable.net.table.session import bot_chooser
     from dicetable.core import registry
 
     home = tempfile.mkdtemp(prefix="dicetable-bench-")
@@ -176,10 +176,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.no_fsync:
         _no_fsync()
-    from dicetable.net import wire
+    from dicetable.net.log import wire
 
     # The raw messages are as big as the packet that carries a reveal to the host.
-    from dicetable.net.transport import pack
+    from dicetable.net.reach.transport import pack
 
     sample = wire.make_frame(None, bytes(16), 7, 12345, "reveal", wire.reveal_body(1234, bytes(32)),
                              wire.Link(12345, bytes(32)), sign=False)

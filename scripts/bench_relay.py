@@ -56,9 +56,9 @@ class Table:
     def __init__(self, relay, profile):
         import secrets
 
-        from dicetable.net.invite import Invite
-        from dicetable.net.relay_link import RelayHostSocket
-        from dicetable.net.transport import PeerSocket, pack
+        from dicetable.net.reach.invite import Invite
+        from dicetable.net.reach.relay_link import RelayHostSocket
+        from dicetable.net.reach.transport import PeerSocket, pack
 
         self.table = secrets.token_bytes(16)
         self.host = RelayHostSocket(profile, relay, self.table, timeout=10.0)
@@ -85,15 +85,15 @@ class Direct:
     """The same round trip to a host's own CurveZMQ socket."""
 
     def __init__(self):
-        from dicetable.net.invite import Invite
-        from dicetable.net.transport import HostSocket, PeerSocket, curve_keypair
+        from dicetable.net.reach.invite import Invite
+        from dicetable.net.reach.transport import HostSocket, PeerSocket, curve_keypair
 
         self.host = HostSocket(curve_keypair()[1], "127.0.0.1", 0)
         self.joiner = PeerSocket(Invite("127.0.0.1", self.host.port, self.host.public_key, bytes(16)))
         self.joiner.connect(10.0)
 
     def echo(self, timeout: float) -> bool:
-        from dicetable.net.transport import pack
+        from dicetable.net.reach.transport import pack
 
         packet = self.host.recv(timeout)
         if packet is None:
@@ -142,7 +142,7 @@ def main() -> None:
     import zmq
 
     from dicetable.net.identity import Profile
-    from dicetable.net.relay import RelayAddress
+    from dicetable.net.reach.relay import RelayAddress
 
     zmq.Context.instance().set(zmq.MAX_SOCKETS, 16 * (args.idle + 2 * args.busy) + 64)  # each end: a socket and a monitor pair
 
@@ -152,7 +152,7 @@ def main() -> None:
     profile = Profile.generate("bench")
     try:
         base = rss_mb(relay_process.pid)
-        from dicetable.net.relay_link import RelayHostSocket
+        from dicetable.net.reach.relay_link import RelayHostSocket
         import secrets
 
         from concurrent.futures import ThreadPoolExecutor

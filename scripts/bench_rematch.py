@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_rematch.py [--games 12] [--bot random]
 
 A host and a joiner (each its own process, CurveZMQ on 127.0.0.1) play a TRIAD series of `--games`
-games with bots, agreeing to every rematch through the log (net/replica.py, "rematch"). The host
+games with bots, agreeing to every rematch through the log (net/log/replica.py, "rematch"). The host
 times, from its own log:
 - move: from one move record to the next (the other seat's bot choosing, signing, the round trip,
   both replicas' checks and the transcript's fsync): the baseline;
@@ -31,8 +31,8 @@ def percentile(values: list[float], p: float) -> float:
 def _joiner(invite: str, games: int, bot: str, folder: str) -> None:
     from dicetable.core import registry
     from dicetable.net.identity import Profile
-    from dicetable.net.peer import PeerSession
-    from dicetable.net.session import bot_chooser
+    from dicetable.net.table.joiner import PeerSession
+    from dicetable.net.table.session import bot_chooser
 
     session = PeerSession(Profile.generate("bob"), invite, games=games, transcript=Path(folder) / "bob.dtt",
                           chooser=bot_chooser(registry.get("triad"), bot, 2))
@@ -45,9 +45,9 @@ def main() -> int:
     parser.add_argument("--bot", default="random")
     args = parser.parse_args()
     from dicetable.core import registry
-    from dicetable.net.host import HostSession
+    from dicetable.net.table.host import HostSession
     from dicetable.net.identity import Profile
-    from dicetable.net.session import bot_chooser
+    from dicetable.net.table.session import bot_chooser
 
     stamps: list[tuple[float, str, bool, bool]] = []  # (when, kind, it started a game, the game is over)
     with tempfile.TemporaryDirectory() as folder:

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from dicetable.net import control, wire
-from dicetable.net.deadlines import Timing
-from dicetable.net.transcript import TranscriptWriter, read
-from dicetable.net.transport import unpack
+from dicetable.net.table import host_packets
+from dicetable.net.log import wire
+from dicetable.net.table.deadlines import Timing
+from dicetable.net.log.transcript import TranscriptWriter, read
+from dicetable.net.reach.transport import unpack
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).with_name("dicetable")  # the console script: the command a user types
@@ -27,7 +28,7 @@ NETNS = str(ROOT / "scripts" / "lan_netns.sh")
 FAST = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0)
 # Clocks for tables where a seat runs out of time on purpose. The accused checks a claim by its own
 # clock, which starts up to one delivery after the claimant's, so it lets a claim come `slack` early:
-# min(heartbeat, deadline / 4) (net/deadlines.py). FAST's 0.1 s of slack is less than a busy machine
+# min(heartbeat, deadline / 4) (net/table/deadlines.py). FAST's 0.1 s of slack is less than a busy machine
 # can delay a delivery, and an honest clock then disputed a rightful claim: here it is half a second.
 LATE = Timing(heartbeat=0.5, drop_after=3.0, grace=30.0, reveal_deadline=2.0, connect_timeout=3.0)
 
@@ -93,7 +94,7 @@ def finish(process: subprocess.Popen, timeout: float = 30) -> tuple[int, str, st
 
 def assert_verifies(*paths) -> list[list[bytes]]:
     """Every seat's transcript verifies and all hold the same log; returns the logs."""
-    from dicetable.net.verify import verify
+    from dicetable.net.log.verify import verify
 
     logs = []
     for path in paths:
@@ -179,7 +180,7 @@ def private_lan(count: int, tested: str):
 
 
 class Running:
-    """A relay (net/relay.py's RelayServer) served by its own thread until the test stops it."""
+    """A relay (net/reach/relay.py's RelayServer) served by its own thread until the test stops it."""
 
     def __init__(self, server):
         self.server = server
@@ -195,13 +196,13 @@ class Running:
         self.thread.join(5)
 
 
-def host_link(invite) -> control.HostLink:
-    """What a joiner holding `invite` checks the host's packets with (net/control.py)."""
-    return control.HostLink(invite.table_id, control.host_box_public(invite))
+def host_link(invite) -> host_packets.HostLink:
+    """What a joiner holding `invite` checks the host's packets with (net/table/host_packets.py)."""
+    return host_packets.HostLink(invite.table_id, host_packets.host_box_public(invite))
 
 
-def hello_body(profile, invite, link: control.HostLink, nonce: bytes, seat: int = -1, proof: bytes | None = None) -> dict:
-    """A hello as PeerSession.hello makes it (net/peer.py), for tests that speak to the host by hand;
+def hello_body(profile, invite, link: host_packets.HostLink, nonce: bytes, seat: int = -1, proof: bytes | None = None) -> dict:
+    """A hello as PeerSession.hello makes it (net/table/joiner.py), for tests that speak to the host by hand;
     `proof` replaces the real one."""
     box = link.box_for(nonce, profile.public_key)
     if proof is None:
@@ -209,7 +210,7 @@ def hello_body(profile, invite, link: control.HostLink, nonce: bytes, seat: int 
     return {"seat": seat, "key": profile.public_key, "next": 0, "nonce": nonce, "proof": proof, "box": box}
 
 
-def host_packet(link: control.HostLink, data: bytes) -> tuple[str, dict]:
+def host_packet(link: host_packets.HostLink, data: bytes) -> tuple[str, dict]:
     """A packet from the host as a joiner reads it: a tagged one opened (it stays `tagged` if it does not open)."""
     op, body = unpack(data)
     return (link.open(body) or (op, body)) if op == "tagged" else (op, body)

@@ -1,4 +1,4 @@
-"""A stranger at another address of this machine, for the tests of limits per source (net/sources.py):
+"""A stranger at another address of this machine, for the tests of limits per source (net/reach/sources.py):
 its connections still go to 127.0.0.1, but leave from 127.0.0.2 (every 127/8 address is loopback on
 Linux), so the relay and the host count it apart from the honest players on 127.0.0.1. `HoldLoop` is
 a squatter that takes a free seat with fresh keys again and again (tests/net/test_cheats_seats.py),
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from dicetable.net.invite import Invite
+from dicetable.net.reach.invite import Invite
 
 SECOND_SOURCE = "127.0.0.2"
 
@@ -67,7 +67,7 @@ class HoldLoop:
     def run(self, seconds: float, enough: int = 2) -> "HoldLoop":
         """Loop for `seconds`, or until refused `enough` times for what its address did."""
         from dicetable.net.identity import Profile
-        from dicetable.net.transport import PeerSocket, pack
+        from dicetable.net.reach.transport import PeerSocket, pack
         from net_helpers import hello_body, host_link, host_packet
 
         relayed = self.invite.owner is not None
@@ -109,8 +109,8 @@ def hoard(relay_line: str, tables: int, each: int, bare: int, source: str = SECO
     from zmq.utils import z85
 
     from dicetable.net.identity import Profile
-    from dicetable.net.relay import RelayAddress, serve_bytes
-    from dicetable.net.transport import curve_keypair, fresh_routing_id, pack, unpack
+    from dicetable.net.reach.relay import RelayAddress, serve_bytes
+    from dicetable.net.reach.transport import curve_keypair, fresh_routing_id, pack, unpack
 
     relay = RelayAddress.decode(relay_line)
     context = zmq.Context.instance()
@@ -162,8 +162,8 @@ def flood(relay_line: str, known: int, rate: float, connections: int = 8) -> Non
     from spake2 import SPAKE2_A
     from zmq.utils import z85
 
-    from dicetable.net.relay import RelayAddress
-    from dicetable.net.transport import curve_keypair, fresh_routing_id, pack, unpack
+    from dicetable.net.reach.relay import RelayAddress
+    from dicetable.net.reach.transport import curve_keypair, fresh_routing_id, pack, unpack
 
     relay = RelayAddress.decode(relay_line)
     context = zmq.Context.instance()

@@ -120,7 +120,7 @@ class DiceTableApp(App):
 
             self.push_screen(ProfileScreen())
         elif action == "lan":
-            from dicetable.tui.screens.lan_screen import LanScreen  # tables announced nearby (net/discovery.py)
+            from dicetable.tui.screens.lan_screen import LanScreen  # tables announced nearby (net/reach/lan.py)
 
             self.push_screen(LanScreen(browse=self.browse_lan))
         elif action == "history":

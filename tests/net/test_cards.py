@@ -1,4 +1,4 @@
-"""Cards as Ed25519 group points (net/cards.py): the encoding, and the points and keys a peer may send."""
+"""Cards as Ed25519 group points (net/cards/points.py): the encoding, and the points and keys a peer may send."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import hashlib
 import pytest
 from nacl import bindings as sodium
 
-from dicetable.net.cards import (
+from dicetable.net.cards.points import (
     ORDER,
     Deck,
     base_mul,

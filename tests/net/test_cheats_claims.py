@@ -13,17 +13,18 @@ import pytest
 
 from dicetable.core import registry
 from dicetable.core.game import Move
-from dicetable.net import fair, wire
-from dicetable.net import transcript as tr
-from dicetable.net.hidden import TableDeals
-from dicetable.net.host import HostSession
+from dicetable.net.chance import outcomes
+from dicetable.net.log import wire
+from dicetable.net.log import transcript as tr
+from dicetable.net.cards.table_deals import TableDeals
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.local_seats import Table, play_table
-from dicetable.net.peer import PeerSession
+from dicetable.net.table.local_seats import Table, play_table
+from dicetable.net.table.joiner import PeerSession
 from dicetable.net.refusals import BadClaim, NotDue, OutOfOrder
-from dicetable.net.replica import Replica
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.verify import compare, verify
+from dicetable.net.log.replica import Replica
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.log.verify import compare, verify
 from dicetable.tui.cli import main
 from net_helpers import FAST, LATE, in_thread, stop_all, wait_until
 
@@ -225,8 +226,8 @@ def test_a_host_re_rolling_by_a_claim_gets_no_redraw_without_another_seats_witne
     finally:
         stop_all(host, *peers.values())  # their transcripts written whole before they are read
     event = honest.replica.events[0]
-    assert all(event.reveals) and event.seed == fair.event_seed(host.replica.table, 1, event.reveals)
-    assert event.outcome == fair.draw(event.chance, event.seed)
+    assert all(event.reveals) and event.seed == outcomes.event_seed(host.replica.table, 1, event.reveals)
+    assert event.outcome == outcomes.draw(event.chance, event.seed)
     assert [c.state for c in honest.replica.claims] == ["lapsed"] and honest.replica.out == frozenset()
     for s in (0, 1, 2):
         verdict = verify(tmp_path / f"t{s}.dtt")
@@ -330,11 +331,11 @@ def test_a_withholding_seat_is_out_by_a_co_signed_claim_and_the_die_is_the_docum
         (claim,) = replica.claims
         assert claim.against == 2 and claim.state == "out" and {claim.seat, *claim.witnesses} == {0, 1}
     assert not [e for e in events if e.kind == "disputed"]  # by its own clock too, it was late
-    # The die: seat 2's value counted as 32 zero bytes, as documented (net/deadlines.py).
+    # The die: seat 2's value counted as 32 zero bytes, as documented (net/table/deadlines.py).
     event = host.replica.events[0]
-    assert event.reveals[2] == b"" and event.seed == fair.event_seed(host.replica.table, 1,
+    assert event.reveals[2] == b"" and event.seed == outcomes.event_seed(host.replica.table, 1,
                                                                       (event.reveals[0], event.reveals[1], bytes(32)))
-    assert event.outcome == fair.draw(event.chance, event.seed)
+    assert event.outcome == outcomes.draw(event.chance, event.seed)
     took = next(r for r in host.replica.log if r.kind == "witness")
     assert "seat 2 in default" in took.note and "the game goes on without it" in took.note
     basis = f"claim by seat {claim.seat}, witnessed by seat {claim.witnesses[0]}"

@@ -10,13 +10,13 @@ import time
 from dataclasses import replace
 
 from dicetable.core import registry
-from dicetable.net.cards import Deck
-from dicetable.net.deal import declaration
-from dicetable.net.deal_session import ID_CARDS
-from dicetable.net.host import HostSession
+from dicetable.net.cards.points import Deck
+from dicetable.net.cards.deal import declaration
+from dicetable.net.table.deal_table import ID_CARDS
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import bot_chooser
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import bot_chooser
 from net_helpers import FAST, in_thread, wait_until
 
 
@@ -181,9 +181,9 @@ def test_an_opening_that_breaks_its_commitment_is_a_fault_the_moment_it_lands():
     """The end-of-game replay of a deck runs live in every session, not only in `verify`."""
     import random
 
-    from dicetable.net.hidden import TableDeals
-    from dicetable.net.local_seats import Table
-    from dicetable.net.session import TableSession
+    from dicetable.net.cards.table_deals import TableDeals
+    from dicetable.net.table.local_seats import Table
+    from dicetable.net.table.session import TableSession
 
     game = registry.get("tricolor")
     table = Table(game, game.resolve_options({}), ["ann", "bob", "cy"])

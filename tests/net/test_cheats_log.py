@@ -15,15 +15,17 @@ import pytest
 
 from dicetable.core import registry
 from dicetable.core.game import Move
-from dicetable.net import log_chain, refusals, wire
-from dicetable.net import transcript as tr
-from dicetable.net.chain import Chain
-from dicetable.net.host import HostSession
+from dicetable.net.log import links
+from dicetable.net import refusals
+from dicetable.net.log import wire
+from dicetable.net.log import transcript as tr
+from dicetable.net.chance.reveal_chain import Chain
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.local_seats import Table, play_table
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.verify import compare, verify
+from dicetable.net.table.local_seats import Table, play_table
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.log.verify import compare, verify
 from dicetable.tui.cli import main
 from net_helpers import FAST, in_thread, wait_until
 
@@ -54,9 +56,9 @@ class Equivocating(HostSession):
                                wire.Link(env.prev.entries, heads[env.prev.entries]), sign=False)
 
     def _heads(self, frames: list[bytes]) -> list[bytes]:
-        heads = [log_chain.genesis(self.replica.table)]
+        heads = [links.genesis(self.replica.table)]
         for frame in frames:
-            heads.append(log_chain.extend(heads[-1], frame))
+            heads.append(links.extend(heads[-1], frame))
         return heads
 
     def _shown(self, index: int) -> bytes:
@@ -136,7 +138,7 @@ def test_a_host_that_shows_two_joiners_different_rolls_is_caught_and_verify_name
 
 class ResigningOwnMoves(HostSession):
     """A host that relays seat 1's own moves back to it with their signature altered (the seat skips
-    verifying only a frame byte for byte its own, net/peer.py: any change is checked in full)."""
+    verifying only a frame byte for byte its own, net/table/joiner.py: any change is checked in full)."""
 
     def tell(self, peer, op, body):
         if op == "entries":
@@ -183,7 +185,7 @@ def _relinked(frames: list[bytes], seat: int, profile: Profile, table: bytes) ->
     """The log as a cheater at `seat` rebuilds it after changing its own frames: every frame it can
     make again — its own, signed with its key, and every unsigned reveal — re-linked to the new heads.
     Only the other seats' signed frames keep the links they were signed with."""
-    heads, out = [log_chain.genesis(table)], []
+    heads, out = [links.genesis(table)], []
     for frame in frames:
         env = wire.decode(frame)
         link = wire.Link(env.prev.entries, heads[env.prev.entries])
@@ -192,7 +194,7 @@ def _relinked(frames: list[bytes], seat: int, profile: Profile, table: bytes) ->
         elif env.seat == seat:
             frame = wire.make_frame(profile, env.table, seat, env.seq, env.kind, env.body, link)
         out.append(frame)
-        heads.append(log_chain.extend(heads[-1], frame))
+        heads.append(links.extend(heads[-1], frame))
     return out
 
 

@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from dicetable.net.host import HOLD_COOLDOWN, HOLD_LAPSES_FREE, HostSession
+from dicetable.net.table.host import HOLD_COOLDOWN, HOLD_LAPSES_FREE, HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.relay import RelayServer
-from dicetable.net.session import SessionError
-from dicetable.net.transport import curve_keypair
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.reach.relay import RelayServer
+from dicetable.net.table.session import SessionError
+from dicetable.net.reach.transport import curve_keypair
 from dicetable.tui.commands.host import print_event
 from net_helpers import FAST, Running, in_thread, stop_all, wait_until
 from stranger import HoldLoop, second_source
@@ -148,7 +148,7 @@ def test_fresh_keys_from_one_address_cannot_hold_a_seat_in_a_loop(through):
     try:
         invite = host.open()
         in_thread(host)
-        from dicetable.net.invite import Invite
+        from dicetable.net.reach.invite import Invite
 
         squatter = HoldLoop(Invite.decode(invite)).run(seconds=12 * hold)
         assert squatter.holds == HOLD_LAPSES_FREE + 1, (squatter.holds, squatter.refusals)  # not one hold every 0.5 s

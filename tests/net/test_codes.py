@@ -1,4 +1,4 @@
-"""Short codes (net/codes.py) through the real mailboxes (net/mailbox.py): the right code gives the
+"""Short codes (net/reach/codes.py) through the real mailboxes (net/reach/mailbox.py): the right code gives the
 invite, a wrong one burns the code, and a relay that reads, replays, swaps or forges mailbox
 messages never makes a joiner take another invite. The relay here is the real `mailbox.answer` with
 every packet through the wire codec, the host steps in its own thread as its session loop does, and
@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spake2 import SPAKE2_A, SPAKE2_B
 
-from dicetable.net import codes
-from dicetable.net.codes import WORDS, CodeError, CodeHost, claim_invite, make_code, parse_code
-from dicetable.net.mailbox import MAX_NAMEPLATE, Caller, Mailboxes, answer
-from dicetable.net.transport import pack, unpack
+from dicetable.net.reach import codes
+from dicetable.net.reach.codes import WORDS, CodeError, CodeHost, claim_invite, make_code, parse_code
+from dicetable.net.reach.mailbox import MAX_NAMEPLATE, Caller, Mailboxes, answer
+from dicetable.net.reach.transport import pack, unpack
 
 INVITE = "dt1-the-real-invite-of-this-table"
 EVIL = "dt1-an-invite-of-the-relays-own-table"
@@ -32,9 +32,9 @@ def quick_poll(monkeypatch):
 
 
 class Relay:
-    """The relay's mailboxes, each packet through the wire codec as net/relay.py carries it; each
+    """The relay's mailboxes, each packet through the wire codec as net/reach/relay.py carries it; each
     host is a connection serving a table of its own, each joiner's link a connection of its own,
-    every one from an address of its own (net/mailbox.py's caps per source are test_relay.py's)."""
+    every one from an address of its own (net/reach/mailbox.py's caps per source are test_relay.py's)."""
 
     def __init__(self, clock=time.monotonic):
         self.boxes = Mailboxes(clock=clock)
@@ -486,9 +486,9 @@ def test_any_relay_reply_leaves_both_sides_standing(op, nameplate, messages, rea
 # -- through a real relay on 127.0.0.1 ------------------------------------------------------------
 def test_a_code_through_a_real_relay_which_ignores_a_strangers_burn():
     from dicetable.net.identity import Profile
-    from dicetable.net.relay import RelayServer
-    from dicetable.net.relay_link import RelayClient, RelayHostSocket
-    from dicetable.net.transport import curve_keypair
+    from dicetable.net.reach.relay import RelayServer
+    from dicetable.net.reach.relay_link import RelayClient, RelayHostSocket
+    from dicetable.net.reach.transport import curve_keypair
 
     server = RelayServer(curve_keypair()[1], "127.0.0.1", 0)
     relay_thread = threading.Thread(target=server.run, daemon=True)

@@ -1,4 +1,4 @@
-"""The host's control packets are tagged end to end (net/control.py): a relay that speaks for the host
+"""The host's control packets are tagged end to end (net/table/host_packets.py): a relay that speaks for the host
 — "seat 2 is away", "you are refused", "the table is full", "you have seat 0", "the log is a million
 entries long" — or replays what the host once said is ignored and named, never followed, through
 the real relay, host and seats on 127.0.0.1; the tags themselves are checked piece by piece."""
@@ -13,15 +13,16 @@ from dataclasses import replace
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import control, deputies
-from dicetable.net.host import HostSession
+from dicetable.net.table import host_packets
+from dicetable.net.table import deputies
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.invite import Invite
-from dicetable.net.peer import PeerSession
-from dicetable.net.relay import RelayServer
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transport import MAX_PACKET, curve_keypair, pack, unpack
-from dicetable.net.verify import verify
+from dicetable.net.reach.invite import Invite
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.reach.relay import RelayServer
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.reach.transport import MAX_PACKET, curve_keypair, pack, unpack
+from dicetable.net.log.verify import verify
 from net_helpers import FAST, Running, in_thread, stop_all, wait_until
 
 BREAKER = registry.get("dicebreaker")
@@ -33,10 +34,10 @@ def pair(profile=None, relayed=False):
     """A host's tagger and a joiner's link agreeing on one hello's key, as host and peer make them."""
     host = profile or Profile.generate("ann")
     joiner_key = Profile.generate("bob").public_key
-    public = bytes(control.host_box(host, relayed).public_key)
-    link = control.HostLink(TABLE, public)
+    public = bytes(host_packets.host_box(host, relayed).public_key)
+    link = host_packets.HostLink(TABLE, public)
     box = link.box_for(CHALLENGE, joiner_key)
-    return control.Tagger.answering(control.host_box(host, relayed), box, TABLE, CHALLENGE, joiner_key), link, box
+    return host_packets.Tagger.answering(host_packets.host_box(host, relayed), box, TABLE, CHALLENGE, joiner_key), link, box
 
 
 def test_a_tagged_packet_opens_once_and_only_as_sent():
@@ -62,7 +63,7 @@ def test_a_relay_invite_names_the_owner_key_and_a_direct_one_the_curve_key():
         tagger, link, _ = pair(host, relayed)
         assert link.open(tagger.seal("welcome", {"seat": 1})) == ("welcome", {"seat": 1})
     relay_key = curve_keypair()[0]
-    fooled = control.HostLink(TABLE, relay_key)
+    fooled = host_packets.HostLink(TABLE, relay_key)
     fooled.box_for(CHALLENGE, host.public_key)
     tagger, _, _ = pair(host, relayed=True)
     assert fooled.open(tagger.seal("welcome", {"seat": 1})) is None
@@ -74,45 +75,45 @@ def test_another_hellos_key_opens_nothing_and_a_newer_hello_retires_the_older_wi
     assert link.open(other.seal("full", {"reason": "forged"})) is None
     host = Profile.generate("ann")
     joiner_key = Profile.generate("bob").public_key
-    link = control.HostLink(TABLE, bytes(control.host_box(host, False).public_key))
-    old = control.Tagger.answering(control.host_box(host, False), link.box_for(CHALLENGE, joiner_key), TABLE, CHALLENGE, joiner_key)
-    new = control.Tagger.answering(control.host_box(host, False), link.box_for(b"\x01" * 32, joiner_key), TABLE, b"\x01" * 32, joiner_key)
+    link = host_packets.HostLink(TABLE, bytes(host_packets.host_box(host, False).public_key))
+    old = host_packets.Tagger.answering(host_packets.host_box(host, False), link.box_for(CHALLENGE, joiner_key), TABLE, CHALLENGE, joiner_key)
+    new = host_packets.Tagger.answering(host_packets.host_box(host, False), link.box_for(b"\x01" * 32, joiner_key), TABLE, b"\x01" * 32, joiner_key)
     held = old.seal("presence", {"seat": 2, "here": False})
     assert link.open(old.seal("welcome", {"seat": 1})) is not None  # the first hello's answer, then the second's
     assert link.open(new.seal("welcome", {"seat": 1})) is not None
-    assert link.open(held) is control.LATE and link.refused == 0  # the first hello's key takes nothing any more:
+    assert link.open(held) is host_packets.LATE and link.refused == 0  # the first hello's key takes nothing any more:
     # the host's answer to a hello the second superseded, late (two hellos racing after a reconnect), blames nobody
     assert link.open({**held, "packet": pack("presence", {"seat": 1, "here": False})}) is None and link.refused == 1
 
 
 def test_a_seats_tag_opens_only_once_trusted_and_a_hello_has_one_orderer():
-    """A seat that may succeed (net/succession.py) tags with its own seat key: nothing of it opens
+    """A seat that may succeed (net/table/succession.py) tags with its own seat key: nothing of it opens
     before `trust`; after, it opens under a hello nobody answered yet, and names the seat; a hello
     the host answered, or one a seat answered, takes no other key, and once a seat orders, no other
     seat's key opens a later hello until the next `trust`."""
     host, bob, cy = (Profile.generate(name) for name in ("ann", "bob", "cy"))
     joiner_key = Profile.generate("dee").public_key
-    link = control.HostLink(TABLE, control.seat_box_public(host.public_key))
+    link = host_packets.HostLink(TABLE, host_packets.seat_box_public(host.public_key))
 
     def answer(profile, box, challenge):
-        return control.Tagger.answering(control.host_box(profile, True), box, TABLE, challenge, joiner_key)
+        return host_packets.Tagger.answering(host_packets.host_box(profile, True), box, TABLE, challenge, joiner_key)
 
     first = link.box_for(CHALLENGE, joiner_key)
     assert link.open(answer(host, first, CHALLENGE).seal("welcome", {"seat": 3})) == ("welcome", {"seat": 3})
     fresh = b"\x02" * 32
     second = link.box_for(fresh, joiner_key)
     assert link.open(answer(bob, second, fresh).seal("presence", {"seat": 0, "here": False})) is None  # not trusted yet
-    link.trust({1: control.seat_box_public(bob.public_key), 2: control.seat_box_public(cy.public_key)})
+    link.trust({1: host_packets.seat_box_public(bob.public_key), 2: host_packets.seat_box_public(cy.public_key)})
     assert link.open(answer(bob, first, CHALLENGE).seal("pong", {"length": 1})) is None  # the host answered that hello
     assert link.open(answer(bob, second, fresh).seal("pong", {"length": 2})) == ("pong", {"length": 2})
     assert link.orderer == 1
     assert link.open(answer(cy, second, fresh).seal("pong", {"length": 3})) is None  # Bob answered it: Cy takes no part
     third = link.box_for(b"\x03" * 32, joiner_key)  # Bob orders: a later hello is his (or the host's) to answer
     assert link.open(answer(cy, third, b"\x03" * 32).seal("pong", {"length": 4})) is None
-    link.trust({2: control.seat_box_public(cy.public_key)})  # the next hand-over: Bob gone past the grace too
+    link.trust({2: host_packets.seat_box_public(cy.public_key)})  # the next hand-over: Bob gone past the grace too
     assert link.open(answer(cy, third, b"\x03" * 32).seal("pong", {"length": 5})) == ("pong", {"length": 5})
     assert link.orderer == 2 and link.refused == 4
-    assert control.seat_box_public(b"\xff" * 32) is None  # no key, no tag: such a seat is never trusted
+    assert host_packets.seat_box_public(b"\xff" * 32) is None  # no key, no tag: such a seat is never trusted
 
 
 def test_a_relay_invite_whose_owner_key_is_no_key_is_one_clear_line():
@@ -122,8 +123,8 @@ def test_a_relay_invite_whose_owner_key_is_no_key_is_one_clear_line():
 
 
 def test_a_hello_box_with_no_shared_secret_is_refused():
-    with pytest.raises(control.BadBox):
-        control.Tagger.answering(control.host_box(Profile.generate("ann"), False), bytes(32), TABLE, CHALLENGE, bytes(32))
+    with pytest.raises(host_packets.BadBox):
+        host_packets.Tagger.answering(host_packets.host_box(Profile.generate("ann"), False), bytes(32), TABLE, CHALLENGE, bytes(32))
 
 
 # -- the relay speaking for the host ----------------------------------------------------------------
@@ -390,30 +391,30 @@ def test_a_seats_packets_open_at_the_host_once_each_and_only_as_sent():
     op, first = link.seal("ping", {"next": 1})
     op, second = link.seal("submit", {"frame": b"move"})
     assert op == "tagged" and tagger.take(op, second) == ("submit", {"frame": b"move"})
-    with pytest.raises(control.Forged):
+    with pytest.raises(host_packets.Forged):
         tagger.take(op, first)  # held back past a later one
-    with pytest.raises(control.Forged):
+    with pytest.raises(host_packets.Forged):
         tagger.take(op, second)  # replayed
     _, third = link.seal("ping", {"next": 2})
     for bad in ({**third, "packet": pack("ping", {"next": 9})}, {**third, "n": third["n"] + 1},
                 tagger.seal("ping", {"next": 2})):  # altered, moved, or the host's own direction
-        with pytest.raises(control.Forged):
+        with pytest.raises(host_packets.Forged):
             tagger.take("tagged", bad)
-    with pytest.raises(control.Forged):
+    with pytest.raises(host_packets.Forged):
         tagger.take("ping", {"next": 2})  # plain, once the seat tags
     assert tagger.take("tagged", third) == ("ping", {"next": 2})
     host = Profile.generate("ann")  # a second hello on the same connection: the first key, until the second is used
     joiner_key = Profile.generate("bob").public_key
-    link = control.HostLink(TABLE, bytes(control.host_box(host, False).public_key))
-    old = control.Tagger.answering(control.host_box(host, False), link.box_for(CHALLENGE, joiner_key), TABLE,
+    link = host_packets.HostLink(TABLE, bytes(host_packets.host_box(host, False).public_key))
+    old = host_packets.Tagger.answering(host_packets.host_box(host, False), link.box_for(CHALLENGE, joiner_key), TABLE,
                                    CHALLENGE, joiner_key)
     link.open(old.seal("welcome", {"seat": 1}))
-    new = control.Tagger.answering(control.host_box(host, False), link.box_for(b"\x01" * 32, joiner_key), TABLE,
+    new = host_packets.Tagger.answering(host_packets.host_box(host, False), link.box_for(b"\x01" * 32, joiner_key), TABLE,
                                    b"\x01" * 32, joiner_key)
     new.keep([old])
     before, held = link.seal("ping", {"next": 3})[1], link.seal("ping", {"next": 3})[1]  # before the second answer
     assert new.take("tagged", before) == ("ping", {"next": 3})
     link.open(new.seal("welcome", {"seat": 1}))
     assert new.take(*link.seal("ping", {"next": 4})) == ("ping", {"next": 4}) and not new.older
-    with pytest.raises(control.Forged):
+    with pytest.raises(host_packets.Forged):
         new.take("tagged", held)  # held back past the second key's first packet: the first key opens nothing now

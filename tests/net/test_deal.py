@@ -1,4 +1,4 @@
-"""The dealer-less deal (net/deal.py): who learns what, and every way of cheating named.
+"""The dealer-less deal (net/cards/deal.py): who learns what, and every way of cheating named.
 
 Every body goes through msgpack before the public `Deal` sees it, as it will inside a signed record.
 """
@@ -21,17 +21,17 @@ from nacl import bindings as sodium
 from dicetable.core import registry
 from dicetable.core.game import CHANCE, NOBODY, BadOutcome, Chance, GameInfo, IllegalMove, Move, Outcome, Result
 from dicetable.core.tricolor_tiles import UNKNOWN
-from dicetable.net.cards import Deck, card_point, invert, mul, random_scalar
-from dicetable.net.cards import product as scalar_product
-from dicetable.net.deal import Deal, DealBook, Party, commitment, declaration
-from dicetable.net.deal_session import ID_CARDS as DEMO_CARDS
-from dicetable.net.deal_session import DealHost, DealPeer, SeatDealer
-from dicetable.net.hidden import Payment, TableDeals
+from dicetable.net.cards.points import Deck, card_point, invert, mul, random_scalar
+from dicetable.net.cards.points import product as scalar_product
+from dicetable.net.cards.deal import Deal, DealBook, Party, commitment, declaration
+from dicetable.net.table.deal_table import ID_CARDS as DEMO_CARDS
+from dicetable.net.table.deal_table import DealHost, DealPeer, SeatDealer
+from dicetable.net.cards.table_deals import Payment, TableDeals
 from dicetable.net.identity import Profile
-from dicetable.net.local_seats import Table as LocalSeatsTable
+from dicetable.net.table.local_seats import Table as LocalSeatsTable
 from dicetable.net.refusals import BadPoint, DealError, DealFault, DealRefused
-from dicetable.net.replica import Replica
-from dicetable.net.verify import verify
+from dicetable.net.log.replica import Replica
+from dicetable.net.log.verify import verify
 from dicetable.tui.cli import main
 from net_helpers import spawn
 
@@ -504,7 +504,7 @@ def test_each_card_lands_at_each_seat_equally_often():
     assert p_value > 1e-4, f"chi-square {statistic:.1f}, p = {p_value:.2g}: the deal favours some card/seat"
 
 
-# ---- the deal as signed records of a table's log (net/replica.py) --------------------------------
+# ---- the deal as signed records of a table's log (net/log/replica.py) --------------------------------
 
 def id_table(seats: int, transcript=None):
     """A dice-room table whose replicas (the host's and every seat's) check deal records with a DealBook."""

@@ -11,8 +11,8 @@ from dicetable.core import registry
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, BadOption, Chance, IllegalMove, Move, Outcome
 from dicetable.core.match import play_out
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from net_helpers import dicetable, read_invite, spawn, wait_until
 
 ROOM = registry.get("diceroom")
@@ -165,10 +165,10 @@ def test_a_free_room_lets_any_seat_roll_and_queues_rolls_behind_the_one_being_de
 
 
 def test_the_replica_takes_a_roll_from_any_seat_and_keeps_the_open_event_as_it_is():
-    from dicetable.net import wire
-    from dicetable.net.local_seats import Table
+    from dicetable.net.log import wire
+    from dicetable.net.table.local_seats import Table
     from dicetable.net.refusals import BadClaim, IllegalMoveRefused, NotDue
-    from dicetable.net.replica import Waiting
+    from dicetable.net.log.replica import Waiting
 
     table = Table(ROOM, ROOM.resolve_options({**FREE, "rolls": 3}), ["ann", "bob", "cy"])
     assert table.host.waiting_for == Waiting("any", ())  # nobody is due: no clock, no default
@@ -221,10 +221,10 @@ class _Rolls:
 def test_three_peers_roll_at_once_over_sockets_and_every_transcript_holds_the_same_log(tmp_path):
     import threading
 
-    from dicetable.net.host import HostSession
+    from dicetable.net.table.host import HostSession
     from dicetable.net.identity import Profile
-    from dicetable.net.peer import PeerSession
-    from dicetable.net.deadlines import Timing
+    from dicetable.net.table.joiner import PeerSession
+    from dicetable.net.table.deadlines import Timing
 
     fast = Timing(heartbeat=0.1, drop_after=2.0, grace=30.0, reveal_deadline=30.0, connect_timeout=3.0)
     per_seat = 4
@@ -247,7 +247,7 @@ def test_three_peers_roll_at_once_over_sockets_and_every_transcript_holds_the_sa
     rolls = host.replica.state.rolls
     assert sorted(r.seat for r in rolls) == [0] * per_seat + [1] * per_seat + [2] * per_seat
     # Nobody waited for a turn: each seat rolled again before its previous roll was decided.
-    from dicetable.net.replica import Replica
+    from dicetable.net.log.replica import Replica
 
     replay, queued = Replica(), 0
     for record in host.replica.log:

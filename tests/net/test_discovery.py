@@ -1,4 +1,4 @@
-"""LAN discovery (net/discovery.py, `dicetable lan`, `host --lan`, `join --lan`).
+"""LAN discovery (net/reach/lan.py, `dicetable lan`, `host --lan`, `join --lan`).
 
 The signing, trust and choice rules are tested directly; mDNS itself only runs inside network
 namespaces on a private bridge (scripts/lan_netns.sh), never on this machine's own interfaces, so
@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from dicetable.net import discovery
-from dicetable.net.discovery import FORGED, UNVERIFIED, VERIFIED, Announcement, DiscoveryError, KnownHosts
+from dicetable.net.reach import lan
+from dicetable.net.reach.lan import FORGED, UNVERIFIED, VERIFIED, Announcement, DiscoveryError, KnownHosts
 from dicetable.net.identity import Profile
 from net_helpers import COMMAND, private_lan
 
@@ -26,11 +26,11 @@ TABLE = bytes(range(16))
 def announce(profile: Profile, game="trice", taken=1, total=2, table=TABLE, port=40000, addresses=("10.231.0.1",),
              service=None, tamper=None) -> Announcement:
     """An announcement as a browser would parse it from `profile`'s signed TXT record."""
-    props = discovery.properties(profile, game, taken, total, table, port)
+    props = lan.properties(profile, game, taken, total, table, port)
     for key, value in (tamper or {}).items():
         props[key] = value
-    name = service or f"{profile.name} {game} {table.hex()[:8]}.{discovery.SERVICE_TYPE}"
-    return discovery.parse(name, props, port, addresses)
+    name = service or f"{profile.name} {game} {table.hex()[:8]}.{lan.SERVICE_TYPE}"
+    return lan.parse(name, props, port, addresses)
 
 
 @pytest.fixture
@@ -65,13 +65,13 @@ def test_a_signed_record_round_trips(host):
 def test_any_changed_field_breaks_the_signature(host, known, field, value):
     ann = announce(host, tamper={field: value})
     assert ann is not None and not ann.signature_ok
-    assert discovery.assess(ann, known) == (FORGED, "its signature does not match what it announces")
+    assert lan.assess(ann, known) == (FORGED, "its signature does not match what it announces")
 
 
 def test_the_port_is_signed(host, known):
-    props = discovery.properties(host, "trice", 1, 2, TABLE, 40000)
-    ann = discovery.parse("x", props, 40001, ["10.231.0.1"])
-    assert not ann.signature_ok and discovery.assess(ann, known)[0] == FORGED
+    props = lan.properties(host, "trice", 1, 2, TABLE, 40000)
+    ann = lan.parse("x", props, 40001, ["10.231.0.1"])
+    assert not ann.signature_ok and lan.assess(ann, known)[0] == FORGED
 
 
 @pytest.mark.parametrize("tamper", [{b"v": b"2"}, {b"table": b"zz"}, {b"seats": b"3/2"}, {b"curve": b"abcd"}, {b"host": b"\xff"}])
@@ -82,27 +82,27 @@ def test_records_that_are_not_ours_are_ignored(host, tamper):
 # -- trust -----------------------------------------------------------------------------------------
 def test_trust_levels(host, known, tmp_path):
     ann = announce(host)
-    trust, why = discovery.assess(ann, known)
+    trust, why = lan.assess(ann, known)
     assert trust == UNVERIFIED and host.fingerprint in why
     known.pin(host.public_key, host.curve_public, "Host")
-    assert discovery.assess(ann, KnownHosts(tmp_path)) == (VERIFIED, "the host you know as Host")  # pinned on disk
-    assert discovery.assess(ann, known, own=host) == (VERIFIED, "your own table")
+    assert lan.assess(ann, KnownHosts(tmp_path)) == (VERIFIED, "the host you know as Host")  # pinned on disk
+    assert lan.assess(ann, known, own=host) == (VERIFIED, "your own table")
 
 
 def test_a_forger_with_a_known_hosts_name_is_forged(host, known):
     known.pin(host.public_key, host.curve_public, "Host")
     forger = Profile.generate("Host")  # right name, wrong key
-    trust, why = discovery.assess(announce(forger), known)
+    trust, why = lan.assess(announce(forger), known)
     assert trust == FORGED and "calls itself Host" in why and forger.fingerprint in why
 
 
 def test_a_pinned_key_with_another_curve_key_is_forged(host, known):
     known.pin(host.public_key, bytes(32), "Host")
-    assert discovery.assess(announce(host), known)[0] == FORGED
+    assert lan.assess(announce(host), known)[0] == FORGED
 
 
 def test_a_damaged_known_hosts_file_is_one_clear_error(tmp_path):
-    (tmp_path / discovery.KNOWN_HOSTS).write_text("{not json")
+    (tmp_path / lan.KNOWN_HOSTS).write_text("{not json")
     with pytest.raises(DiscoveryError, match="is damaged"):
         KnownHosts(tmp_path)
 
@@ -114,33 +114,33 @@ def test_join_prefers_verified_and_never_follows_forged(host, known):
     early = announce(stranger, table=bytes(16))
     real = announce(host)
     forged = announce(host, tamper={b"curve": bytes(32).hex().encode()}, service="Host trice swapped")
-    ann, trust, _ = discovery.choose([forged, early, real], known)
+    ann, trust, _ = lan.choose([forged, early, real], known)
     assert ann is real and trust == VERIFIED
-    assert discovery.choose([early, forged], known)[0] is early  # unverified, but honest about its key
+    assert lan.choose([early, forged], known)[0] is early  # unverified, but honest about its key
     with pytest.raises(DiscoveryError, match="is forged: its signature"):
-        discovery.choose([forged], known, table="Host")
-    assert discovery.choose([real], known, game="triad") is None
-    assert discovery.choose([announce(host, taken=2, total=2)], known) is None  # a full table
-    assert discovery.choose([early, real], known, host_fingerprint=stranger.fingerprint.lower())[0] is early
-    assert discovery.choose([early, real], known, table=TABLE.hex()[:6])[0] is real
+        lan.choose([forged], known, table="Host")
+    assert lan.choose([real], known, game="triad") is None
+    assert lan.choose([announce(host, taken=2, total=2)], known) is None  # a full table
+    assert lan.choose([early, real], known, host_fingerprint=stranger.fingerprint.lower())[0] is early
+    assert lan.choose([early, real], known, table=TABLE.hex()[:6])[0] is real
 
 
 def test_the_address_on_a_local_network_is_dialled():
     local = [("192.168.7.20", 24), ("10.231.0.3", 24)]
-    assert discovery.best_address(["10.231.99.1", "10.231.0.1"], local) == "10.231.0.1"
-    assert discovery.best_address(["172.16.0.1", "172.16.0.2"], local) == "172.16.0.1"
+    assert lan.best_address(["10.231.99.1", "10.231.0.1"], local) == "10.231.0.1"
+    assert lan.best_address(["172.16.0.1", "172.16.0.2"], local) == "172.16.0.1"
     with pytest.raises(DiscoveryError):
-        discovery.best_address([], local)
+        lan.best_address([], local)
 
 
 def test_advertised_addresses():
-    assert discovery.advertised_addresses("127.0.0.1") == ["127.0.0.1"]
-    assert discovery.advertised_addresses("127.0.0.1", ["lo"]) == ["127.0.0.1"]
-    assert discovery.advertised_addresses("0.0.0.0", ["lo"]) == ["127.0.0.1"]
+    assert lan.advertised_addresses("127.0.0.1") == ["127.0.0.1"]
+    assert lan.advertised_addresses("127.0.0.1", ["lo"]) == ["127.0.0.1"]
+    assert lan.advertised_addresses("0.0.0.0", ["lo"]) == ["127.0.0.1"]
     with pytest.raises(DiscoveryError, match="no network interface named 'nosuch0'"):
-        discovery.advertised_addresses("0.0.0.0", ["nosuch0"])
+        lan.advertised_addresses("0.0.0.0", ["nosuch0"])
     with pytest.raises(DiscoveryError, match="on none of the chosen interfaces"):
-        discovery.advertised_addresses("10.231.0.1", ["lo"])
+        lan.advertised_addresses("10.231.0.1", ["lo"])
 
 
 # -- command line mistakes: one line, exit 2, nothing sent ----------------------------------------
@@ -160,12 +160,12 @@ def test_mistakes_on_the_command_line(tmp_path, monkeypatch, capsys, argv, says)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / discovery.KNOWN_HOSTS).exists()
+    assert not (tmp_path / lan.KNOWN_HOSTS).exists()
 
 
 # -- over mDNS, inside network namespaces -----------------------------------------------------------
 @pytest.fixture
-def lan():
+def namespaces():
     """Namespaces PREFIX-1..3 on a private bridge (net_helpers.private_lan)."""
     with private_lan(3, "LAN discovery is tested") as run:
         yield run
@@ -199,26 +199,26 @@ FORGER = r"""
 import os, socket, sys, time
 from pathlib import Path
 from zeroconf import IPVersion, ServiceInfo, Zeroconf
-from dicetable.net import discovery
+from dicetable.net.reach import lan
 from dicetable.net.identity import load
-from dicetable.net.transport import HostSocket
+from dicetable.net.reach.transport import HostSocket
 
 forger, real_key = load(Path(sys.argv[1])), bytes.fromhex(sys.argv[2])
 me = "10.231.0.2"
 zc = Zeroconf(interfaces=[me], ip_version=IPVersion.V4Only)
-browser = discovery.Browser([me])
+browser = lan.Browser([me])
 while not any(a.host_key == real_key for a in browser.tables()):
     time.sleep(0.05)
 real = next(a for a in browser.tables() if a.host_key == real_key)
-captured = zc.get_service_info(discovery.SERVICE_TYPE, real.service)  # the real TXT record, verbatim
+captured = zc.get_service_info(lan.SERVICE_TYPE, real.service)  # the real TXT record, verbatim
 
 def announce(name, props, port):
-    zc.register_service(ServiceInfo(discovery.SERVICE_TYPE, f"{name}.{discovery.SERVICE_TYPE}",
+    zc.register_service(ServiceInfo(lan.SERVICE_TYPE, f"{name}.{lan.SERVICE_TYPE}",
         addresses=[socket.inet_aton(me)], port=port, properties=props, server=f"f{len(name)}.local."),
         cooperating_responders=True)
 
 # 1. its own keys under the real host's name
-announce("Host dicebreaker f1f1f1f1", discovery.properties(forger, "dicebreaker", 1, 3, os.urandom(16), 40001), 40001)
+announce("Host dicebreaker f1f1f1f1", lan.properties(forger, "dicebreaker", 1, 3, os.urandom(16), 40001), 40001)
 # 2. the real record with the forger's curve key swapped in
 swapped = dict(captured.properties)
 swapped[b"curve"] = forger.curve_public.hex().encode()
@@ -233,7 +233,7 @@ zc.close(); browser.close(); server.close()
 
 
 @pytest.mark.slow
-def test_forged_announcements_are_shown_and_lead_nowhere(lan, tmp_path):
+def test_forged_announcements_are_shown_and_lead_nowhere(namespaces, tmp_path):
     homes = {name: tmp_path / name for name in ("host", "forger", "joiner", "second")}
     host = Profile.generate("Host").save(homes["host"])
     forger = Profile.generate("Host").save(homes["forger"])  # right name, wrong key
@@ -241,15 +241,15 @@ def test_forged_announcements_are_shown_and_lead_nowhere(lan, tmp_path):
     KnownHosts(homes["joiner"]).pin(host.public_key, host.curve_public, "Host")  # met before
 
     # A multi-homed host (eth0 and side0) bound to every address, announcing on eth0 only.
-    hosting = lan(1, homes["host"], "host", "dicebreaker", "--seats", "3", "--port", "0", "--bind", "0.0.0.0",
+    hosting = namespaces(1, homes["host"], "host", "dicebreaker", "--seats", "3", "--port", "0", "--bind", "0.0.0.0",
                   "--lan", "--interface", "eth0", "--bot", "random", "--think", "1", "--transcript",
                   str(tmp_path / "host.dtt"), background=True)
     assert read_until(hosting, "lan: ").endswith(" on 10.231.0.1")
-    forging = lan(2, homes["forger"], "-c", FORGER, str(homes["forger"]), host.public_key.hex(),
+    forging = namespaces(2, homes["forger"], "-c", FORGER, str(homes["forger"]), host.public_key.hex(),
                   background=True, stdin=subprocess.PIPE, python=True)
     read_until(forging, "ready")
 
-    rows = lan_rows(lan, 3, homes["joiner"], service="Host dicebreaker replay")
+    rows = lan_rows(namespaces, 3, homes["joiner"], service="Host dicebreaker replay")
     by_service = {r["service"]: r for r in rows}
     real = next(r for r in rows if r["address"] == "10.231.0.1")
     assert (real["trust"], real["fingerprint"], real["seats_taken"], real["seats_total"]) == (VERIFIED, host.fingerprint, 1, 3)
@@ -263,12 +263,12 @@ def test_forged_announcements_are_shown_and_lead_nowhere(lan, tmp_path):
     # ...and still cannot seat anyone at a table with another key: the handshake needs the secret.
     # Meanwhile the joiner that knows the host takes a seat at the real table, and a listing
     # limited to the loopback interface hears none of it.
-    only_lo = lan(3, homes["joiner"], "lan", "--json", "--interface", "lo", "--timeout", "1", background=True)
-    to_replay = lan(3, homes["joiner"], "join", "--lan", "--table", "Host dicebreaker replay", "--bot", "random",
+    only_lo = namespaces(3, homes["joiner"], "lan", "--json", "--interface", "lo", "--timeout", "1", background=True)
+    to_replay = namespaces(3, homes["joiner"], "join", "--lan", "--table", "Host dicebreaker replay", "--bot", "random",
                     "--timeout", "2", background=True)
-    to_forger = lan(3, homes["joiner"], "join", "--lan", "--fingerprint", forger.fingerprint, "--bot", "random",
+    to_forger = namespaces(3, homes["joiner"], "join", "--lan", "--fingerprint", forger.fingerprint, "--bot", "random",
                     "--timeout", "2", background=True)
-    first = lan(3, homes["joiner"], "join", "--lan", "--table", real["service"], "--bot", "random",
+    first = namespaces(3, homes["joiner"], "join", "--lan", "--table", real["service"], "--bot", "random",
                 "--transcript", str(tmp_path / "joiner.dtt"), "--timeout", "20", background=True)
     out = to_replay.communicate(timeout=60)[0]
     assert to_replay.returncode == 2 and "failed the secure handshake" in out, out
@@ -280,14 +280,14 @@ def test_forged_announcements_are_shown_and_lead_nowhere(lan, tmp_path):
     forging.communicate("", timeout=30)  # the forger withdraws
 
     # Seats go 1/3, 2/3, full; a first-timer takes the last seat and pins the host.
-    lan_rows(lan, 2, homes["second"], service=real["service"], seats_taken=2)
-    second = lan(2, homes["second"], "join", "--lan", "--game", "dicebreaker", "--fingerprint", host.fingerprint,
+    lan_rows(namespaces, 2, homes["second"], service=real["service"], seats_taken=2)
+    second = namespaces(2, homes["second"], "join", "--lan", "--game", "dicebreaker", "--fingerprint", host.fingerprint,
                  "--bot", "random", "--transcript", str(tmp_path / "second.dtt"), "--timeout", "20", background=True)
     assert "at 10.231.0.1:" in read_until(second, "found: ")
     assert read_until(second, "pinned: ") == f"pinned: Host {host.fingerprint}"  # first meeting: now known
     read_until(second, "started")
     for _ in range(6):  # full: withdrawn while the host still plays
-        if not [r for r in lan_rows(lan, 3, homes["joiner"]) if r["service"] == real["service"]]:
+        if not [r for r in lan_rows(namespaces, 3, homes["joiner"]) if r["service"] == real["service"]]:
             break
     else:
         raise AssertionError("the full table is still announced")
@@ -296,7 +296,7 @@ def test_forged_announcements_are_shown_and_lead_nowhere(lan, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_app_announces_a_lan_table_and_joins_it_from_its_lan_list(lan, tmp_path):
+def test_the_app_announces_a_lan_table_and_joins_it_from_its_lan_list(namespaces, tmp_path):
     """Two apps in tmux, each in its own namespace: Ann hosts on her LAN address from the host
     screen; Bob opens LAN tables (Ctrl+L on the join screen), sees hers appear and presses Enter."""
     from ssh_terminal import Tmux
@@ -305,7 +305,7 @@ def test_the_app_announces_a_lan_table_and_joins_it_from_its_lan_list(lan, tmp_p
     try:
         def app(k: int, name: str):
             home = shlex.quote(str(tmp_path / name))
-            return tmux.pane(f"ip netns exec {lan.prefix}-{k} env DICETABLE_HOME={home} USER={name} {COMMAND}",
+            return tmux.pane(f"ip netns exec {namespaces.prefix}-{k} env DICETABLE_HOME={home} USER={name} {COMMAND}",
                              {"TERM": "xterm-256color"})
 
         ann, bob = app(1, "Ann"), app(2, "Bob")
@@ -327,7 +327,7 @@ def test_the_app_announces_a_lan_table_and_joins_it_from_its_lan_list(lan, tmp_p
             ann.press("Escape", "Play against a bot")
         ann.send("Enter")
         ann.wait_for("dt1-")
-        row = next(r for r in lan_rows(lan, 3, tmp_path / "Cy", host="Ann") if r["host"] == "Ann")
+        row = next(r for r in lan_rows(namespaces, 3, tmp_path / "Cy", host="Ann") if r["host"] == "Ann")
         assert (row["trust"], row["address"], row["seats_taken"], row["seats_total"]) == (UNVERIFIED, "10.231.0.1", 1, 2)
         bob.wait_for("Join a table")
         bob.press("j", "Paste the invite")
@@ -338,7 +338,7 @@ def test_the_app_announces_a_lan_table_and_joins_it_from_its_lan_list(lan, tmp_p
         ann.wait_for("Moves", timeout=30)  # both at the TRICE table
         bob.wait_for("Moves", timeout=30)
         for _ in range(6):  # the table is full: no longer announced
-            if not [r for r in lan_rows(lan, 3, tmp_path / "Cy") if r["host"] == "Ann"]:
+            if not [r for r in lan_rows(namespaces, 3, tmp_path / "Cy") if r["host"] == "Ann"]:
                 break
         else:
             raise AssertionError("the full table is still announced")

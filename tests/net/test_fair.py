@@ -16,11 +16,14 @@ import pytest
 from dicetable.core.chance import LocalSource
 from dicetable.core.dice_expr import parse
 from dicetable.core.game import CHANCE, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result
-from dicetable.net import fair, refusals, replica as rep, wire
-from dicetable.net.chain import Chain, opens, step
-from dicetable.net.drbg import DRBG
+from dicetable.net.chance import outcomes
+from dicetable.net import refusals
+from dicetable.net.log import replica as rep
+from dicetable.net.log import wire
+from dicetable.net.chance.reveal_chain import Chain, opens, step
+from dicetable.net.chance.drbg import DRBG
 from dicetable.net.identity import Profile
-from dicetable.net.local_seats import Table
+from dicetable.net.table.local_seats import Table
 
 VECTORS = json.loads((Path(__file__).parents[1] / "vectors_fair.json").read_text())
 
@@ -53,20 +56,20 @@ def test_published_vectors(case):
     for event in case["events"]:
         k = event["k"]
         reveals = [c.reveal(k) for c in chains]
-        seed = fair.event_seed(table, k, reveals)
+        seed = outcomes.event_seed(table, k, reveals)
         assert seed.hex() == event["seed"] == _spec_seed(table, k, reveals).hex()
         assert DRBG(seed).read(64).hex() == event["drbg_first_64_bytes"] == _spec_stream(seed, 64).hex()
         stream = DRBG(seed)
         assert [stream.below(n) for n in event["below"]["n"]] == event["below"]["values"]
-        assert [v + 1 for v in fair.draw(Chance("d", (6,) * 12), seed).values] == event["dice_12d6"]
-        mixed = fair.draw(Chance("m", (6, 6, 3), shuffle=10), seed)
+        assert [v + 1 for v in outcomes.draw(Chance("d", (6,) * 12), seed).values] == event["dice_12d6"]
+        mixed = outcomes.draw(Chance("m", (6, 6, 3), shuffle=10), seed)
         assert list(mixed.values) == event["chance_ranges_6_6_3_shuffle_10"]["values"]
         assert list(mixed.permutation) == event["chance_ranges_6_6_3_shuffle_10"]["permutation"]
-        assert list(fair.draw(Chance("deck", shuffle=52), seed).permutation) == event["shuffle_52"]
+        assert list(outcomes.draw(Chance("deck", shuffle=52), seed).permutation) == event["shuffle_52"]
         for roll in event["dice_room"]:  # dice room expressions: draws reserved from the text alone (core/dice_expr.py)
             expr = parse(roll["expr"])
             assert list(expr.ranges) == roll["ranges"]
-            values = fair.draw(Chance(roll["expr"], expr.ranges), seed).values
+            values = outcomes.draw(Chance(roll["expr"], expr.ranges), seed).values
             stream = DRBG(seed)  # a fresh one per expression
             assert list(values) == roll["values"] == [stream.below(n) for n in roll["ranges"]]
             faces = expr.faces(values)
@@ -83,8 +86,8 @@ def test_fair_source_draws_exactly_as_the_local_source():
     chance = Chance("mixed", ranges=(6, 6, 2, 13), shuffle=9)
     for k in range(1, 30):
         reveals = [hashlib.sha256(bytes([k, s])).digest() for s in range(3)]
-        source = fair.FairSource(bytes(16), k, reveals)
-        expected = LocalSource(StreamAsRandom(fair.event_seed(bytes(16), k, reveals))).outcome(chance)
+        source = outcomes.FairSource(bytes(16), k, reveals)
+        expected = LocalSource(StreamAsRandom(outcomes.event_seed(bytes(16), k, reveals))).outcome(chance)
         assert source.outcome(chance) == expected
         chance.check(expected)
 
@@ -120,7 +123,7 @@ def _seeds(events: int, seats: int = 2):
     table = bytes(range(16))
     chains = [Chain(table, s, hashlib.sha256(b"uniformity %d" % s).digest(), events) for s in range(seats)]
     for k in range(1, events + 1):
-        yield fair.event_seed(table, k, [c.reveal(k) for c in chains])
+        yield outcomes.event_seed(table, k, [c.reveal(k) for c in chains])
 
 
 @pytest.mark.slow
@@ -128,7 +131,7 @@ def test_sixty_thousand_d6_are_uniform():
     faces = Counter()
     biased = Counter()
     for seed in _seeds(10_000):
-        faces.update(fair.draw(Chance("6 dice", (6,) * 6), seed).values)
+        faces.update(outcomes.draw(Chance("6 dice", (6,) * 6), seed).values)
         # Negative control: the classic mistake of masking without rejection (3 bits mod 6).
         biased.update((b & 7) % 6 for b in DRBG(seed).read(6))
     assert sum(faces.values()) == 60_000 and set(faces) == set(range(6))
@@ -141,7 +144,7 @@ def test_shuffles_are_uniform():
     whole = Counter()
     sattolo = Counter()
     for seed in _seeds(24_000):
-        whole[fair.draw(Chance("4 cards", shuffle=4), seed).permutation] += 1
+        whole[outcomes.draw(Chance("4 cards", shuffle=4), seed).permutation] += 1
         # Negative control: the off-by-one Fisher-Yates (j from range(i)) that core.chance warns of.
         items, below = [0, 1, 2, 3], DRBG(seed).below
         for i in range(3, 0, -1):
@@ -154,7 +157,7 @@ def test_shuffles_are_uniform():
 
     positions = [Counter() for _ in range(10)]
     for seed in _seeds(12_000, seats=3):
-        for position, card in enumerate(fair.draw(Chance("10 cards", shuffle=10), seed).permutation):
+        for position, card in enumerate(outcomes.draw(Chance("10 cards", shuffle=10), seed).permutation):
             positions[position][card] += 1
     for counts in positions:
         assert chi_square([counts[c] for c in range(10)], 1_200) < CHI2_999[9]
@@ -256,8 +259,8 @@ def test_every_seat_contributes_and_chains_refresh(seats):
     assert len(anchors) == seats * 7  # a fresh chain after events 4, 8, ..., 28
     for event in table.host.events:
         assert None not in event.reveals
-        assert event.seed == fair.event_seed(table.table, event.number, event.reveals)
-        assert event.outcome == fair.draw(event.chance, event.seed)
+        assert event.seed == outcomes.event_seed(table.table, event.number, event.reveals)
+        assert event.outcome == outcomes.draw(event.chance, event.seed)
     for peer in table.peers:
         assert peer.events == table.host.events and peer.result == result
 

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dicetable.core import registry
-from dicetable.net import wire
-from dicetable.net.local_seats import Table
+from dicetable.net.log import wire
+from dicetable.net.table.local_seats import Table
 from dicetable.net.refusals import Refusal
-from dicetable.net.replica import Replica
+from dicetable.net.log.replica import Replica
 
 TRICE = registry.get("trice")
 BATCH = 8

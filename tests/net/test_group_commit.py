@@ -1,6 +1,6 @@
 """Group commit of transcripts (issue 18): the host writes each loop turn's records together,
 relays nothing before it is written and fsyncs each batch once, after the relay, over real sockets on
-127.0.0.1 and real transcript files (net/transcript.py, net/host.py). What a host's machine crash can
+127.0.0.1 and real transcript files (net/log/transcript.py, net/table/host.py). What a host's machine crash can
 lose and its resume: tests/net/test_reclaim.py. What a joiner's crash can lose, and its resume: tests/net/test_session.py."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 
 from dicetable.core import registry
-from dicetable.net.host import HostSession
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import bot_chooser
-from dicetable.net.transcript import read
-from dicetable.net.transport import unpack
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import bot_chooser
+from dicetable.net.log.transcript import read
+from dicetable.net.reach.transport import unpack
 from net_helpers import FAST, assert_verifies, in_thread
 
 ROOM = registry.get("diceroom")
@@ -32,7 +32,7 @@ class Watched(HostSession):
         send = self.socket.send
 
         def checked(peer, op, body=None):
-            inner_op, inner = unpack(body["packet"]) if op == "tagged" else (op, body)  # net/control.py
+            inner_op, inner = unpack(body["packet"]) if op == "tagged" else (op, body)  # net/table/host_packets.py
             if inner_op == "entries" and self.transcript is not None:
                 self.relayed += 1
                 end, written = inner["start"] + len(inner["frames"]), len(read(self.transcript.path).frames)

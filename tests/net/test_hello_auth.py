@@ -1,4 +1,4 @@
-"""A hello must prove the seat's key on its own connection (net/session.py): impostors, replays and
+"""A hello must prove the seat's key on its own connection (net/table/session.py): impostors, replays and
 seat hogging over real sockets on 127.0.0.1, and the honest seat that reconnects and plays on."""
 
 from __future__ import annotations
@@ -8,15 +8,15 @@ import time
 
 from dicetable.core import registry
 from dicetable.core.game import Move
-from dicetable.net import wire
-from dicetable.net.host import HostSession
+from dicetable.net.log import wire
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.invite import Invite
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import bot_chooser
-from dicetable.net.transcript import read
-from dicetable.net.transport import PeerSocket
-from dicetable.net.verify import verify
+from dicetable.net.reach.invite import Invite
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import bot_chooser
+from dicetable.net.log.transcript import read
+from dicetable.net.reach.transport import PeerSocket
+from dicetable.net.log.verify import verify
 from net_helpers import FAST, hello_body, host_link, host_packet, in_thread, wait_until
 
 

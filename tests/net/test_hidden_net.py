@@ -1,7 +1,7 @@
 """Hidden cards at networked tables, deal deadlines, and defaults at tables of more than two.
 
 Issue 9 item 2 / issue 8 item 3: Tricolor Line over the real protocol, every hidden draw through the
-dealer-less deal (net/deal.py), every payment a public reveal checked against the holder's
+dealer-less deal (net/cards/deal.py), every payment a public reveal checked against the holder's
 commitment, the ID cards opened and every deal checked at scoring, each peer knowing only its own
 cards. Issue 4 item 3: a three-seat table goes on without a seat that defaulted.
 """
@@ -19,17 +19,17 @@ from dicetable.core import registry
 from dicetable.core.game import CHANCE, NOBODY
 from dicetable.core.tricolor import SCORING, OVER
 from dicetable.core.tricolor_tiles import ID_CARDS, UNKNOWN
-from dicetable.net import wire
-from dicetable.net.hidden import Payment, paid_cards
-from dicetable.net.host import HostSession
+from dicetable.net.log import wire
+from dicetable.net.cards.table_deals import Payment, paid_cards
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.local_seats import Table
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.local_seats import Table
 from dicetable.net.refusals import DealRefused
-from dicetable.net.seat_file import load_seat
-from dicetable.net.session import bot_chooser
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.table.seat_file import load_seat
+from dicetable.net.table.session import bot_chooser
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from net_helpers import LATE, frames_in, read_invite, spawn, wait_until
 
 TRICOLOR = registry.get("tricolor")
@@ -259,9 +259,9 @@ def test_three_dice_breaker_peers_finish_without_the_one_killed(tmp_path):
 def test_a_room_of_three_goes_on_without_a_defaulted_seat():
     """The replica's default rules at three seats, frame by frame (FAIRNESS.md §4)."""
     from dicetable.core.game import Move
-    from dicetable.net import fair
+    from dicetable.net.chance import outcomes
     from dicetable.net.refusals import BadReveal, NotDue
-    from dicetable.net.replica import Waiting
+    from dicetable.net.log.replica import Waiting
 
     game = registry.get("diceroom")
     table = Table(game, game.resolve_options({"rolls": 0}), ["ann", "bob", "cy"])
@@ -281,7 +281,7 @@ def test_a_room_of_three_goes_on_without_a_defaulted_seat():
     table.post(table.seats[0].reveal(k))
     table.post(table.seats[2].reveal(k))
     event = table.host.events[-1]
-    assert event.reveals[1] == b"" and event.seed == fair.event_seed(
+    assert event.reveals[1] == b"" and event.seed == outcomes.event_seed(
         table.table, k, (event.reveals[0], bytes(32), event.reveals[2]))
     assert table.host.state.turn == 0
     table.post(table.seats[0].move(Move("pass")))

@@ -1,4 +1,4 @@
-"""This machine's lobby (net/machine_lobby.py): tables hosted on 127.0.0.1, announced to the machine's
+"""This machine's lobby (net/reach/same_machine.py): tables hosted on 127.0.0.1, announced to the machine's
 other users through a shared directory, with the LAN's signed record and trust; `host --lan` on
 loopback, `lan --interface lo` and `join --lan --interface lo` use it. Another user may write
 anything there: a bad, forged, stale or hostile file is never trusted and never crashes a browser."""
@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from dicetable.net import discovery, machine_lobby
-from dicetable.net.discovery import FORGED, UNVERIFIED, KnownHosts
+from dicetable.net.reach import lan
+from dicetable.net.reach import same_machine
+from dicetable.net.reach.lan import FORGED, UNVERIFIED, KnownHosts
 from dicetable.net.identity import Profile
 from net_helpers import COMMAND, ROOT, spawn, wait_until
 
@@ -23,11 +24,11 @@ TABLE = bytes(range(16))
 
 @pytest.fixture
 def lobby(tmp_path):
-    return machine_lobby.lobby_dir()  # the test's own (conftest's `home` sets DICETABLE_LOBBY_DIR)
+    return same_machine.lobby_dir()  # the test's own (conftest's `home` sets DICETABLE_LOBBY_DIR)
 
 
 def record(profile: Profile, table=TABLE, taken=1, total=2, port=40000, addresses=("127.0.0.1",), txt=None) -> bytes:
-    props = {k.decode(): v.decode() for k, v in discovery.properties(profile, "trice", taken, total, table, port).items()}
+    props = {k.decode(): v.decode() for k, v in lan.properties(profile, "trice", taken, total, table, port).items()}
     return json.dumps({"port": port, "addresses": list(addresses), "txt": {**props, **(txt or {})}}).encode()
 
 
@@ -42,15 +43,15 @@ def put(directory, name: str, data: bytes, age: float = 0.0) -> None:
 # -- the host's file ---------------------------------------------------------------------------------
 def test_the_host_file_is_shared_refreshed_and_withdrawn_when_full(lobby):
     host = Profile.generate("Ann")
-    ad = machine_lobby.Advertiser(host, TABLE, "trice", 2, 40123, ["127.0.0.1"])
+    ad = same_machine.Advertiser(host, TABLE, "trice", 2, 40123, ["127.0.0.1"])
     try:
         path = lobby / f"{TABLE.hex()}.table"
         wait_until(path.exists, 5, "the table's file")
         assert stat.S_IMODE(os.stat(lobby).st_mode) == 0o1777  # shared and sticky, as /tmp
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
         ad.update(1)
-        wait_until(lambda: [a.seats_taken for a in machine_lobby.scan()] == [1], 5, "one seat taken announced")
-        [ann] = machine_lobby.scan()
+        wait_until(lambda: [a.seats_taken for a in same_machine.scan()] == [1], 5, "one seat taken announced")
+        [ann] = same_machine.scan()
         assert ann.signature_ok and ann.host_key == host.public_key and ann.addresses == ("127.0.0.1",)
         assert ann.invite().port == 40123 and ann.invite().host_key == host.curve_public
         first = os.stat(path).st_mtime
@@ -58,7 +59,7 @@ def test_the_host_file_is_shared_refreshed_and_withdrawn_when_full(lobby):
         assert not [p for p in lobby.iterdir() if p.name.startswith(".")], "no temporary file left behind"
         ad.update(2)  # full: withdrawn
         wait_until(lambda: not path.exists(), 5, "the file removed")
-        time.sleep(machine_lobby.HEARTBEAT * 1.5)
+        time.sleep(same_machine.HEARTBEAT * 1.5)
         assert not path.exists(), "a full table is not announced again"
         ad.update(1)
         wait_until(path.exists, 5, "a seat free again")
@@ -71,13 +72,13 @@ def test_the_host_file_is_shared_refreshed_and_withdrawn_when_full(lobby):
 def test_hostile_stale_and_forged_files_are_never_trusted(lobby, tmp_path):
     ann, eve, old = Profile.generate("Ann"), Profile.generate("Eve"), Profile.generate("Old")
     put(lobby, f"{TABLE.hex()}.table", record(ann))
-    good = {a.service for a in machine_lobby.scan()}
+    good = {a.service for a in same_machine.scan()}
     assert good == {f"{TABLE.hex()}.table"}
     hostile = {
         "garbage.table": b"\x00\xff not json",
         "list.table": b"[1, 2, 3]",
         "deep.table": b"[" * 2000 + b"]" * 2000,  # deeper than the recursion limit, within FILE_MAX
-        "huge.table": b" " * (machine_lobby.FILE_MAX + 1) + record(eve),
+        "huge.table": b" " * (same_machine.FILE_MAX + 1) + record(eve),
         "types.table": json.dumps({"port": "40000", "addresses": "127.0.0.1", "txt": {}}).encode(),
         "bool.table": json.dumps({**json.loads(record(eve)), "port": True}).encode(),
         "surrogate.table": record(eve).replace(b'"game": "trice"', b'"game": "\\ud800"'),
@@ -88,8 +89,8 @@ def test_hostile_stale_and_forged_files_are_never_trusted(lobby, tmp_path):
     }
     for name, data in hostile.items():
         put(lobby, name, data)
-    put(lobby, "stale.table", record(old, bytes([1]) * 16), age=machine_lobby.STALE_AFTER + 5)
-    put(lobby, "future.table", record(old, bytes([2]) * 16), age=-(machine_lobby.STALE_AFTER + 60))
+    put(lobby, "stale.table", record(old, bytes([1]) * 16), age=same_machine.STALE_AFTER + 5)
+    put(lobby, "future.table", record(old, bytes([2]) * 16), age=-(same_machine.STALE_AFTER + 60))
     put(lobby, "notes.txt", record(old, bytes([3]) * 16))  # not a table's file name
     put(lobby, ".hidden.table", record(old, bytes([4]) * 16))  # a temporary file being written
     os.mkfifo(lobby / "fifo.table")  # opening it must not wait for a writer
@@ -100,20 +101,20 @@ def test_hostile_stale_and_forged_files_are_never_trusted(lobby, tmp_path):
     forged = json.loads(record(eve, bytes([6]) * 16))
     forged["txt"]["key"] = ann.public_key.hex()
     put(lobby, "forged.table", json.dumps(forged).encode())
-    tables = machine_lobby.scan()
+    tables = same_machine.scan()
     assert {a.service for a in tables} == good | {"forged.table"}
     known = KnownHosts(tmp_path / "bob")
-    assert {a.service: discovery.assess(a, known)[0] for a in tables} == {
+    assert {a.service: lan.assess(a, known)[0] for a in tables} == {
         f"{TABLE.hex()}.table": UNVERIFIED, "forged.table": FORGED}
-    assert machine_lobby.scan(tmp_path / "nowhere") == []
+    assert same_machine.scan(tmp_path / "nowhere") == []
 
 
 def test_a_lobby_that_is_not_a_directory_is_refused(tmp_path, monkeypatch):
     (tmp_path / "target").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "target")
-    monkeypatch.setenv(machine_lobby.LOBBY_ENV, str(tmp_path / "link"))
-    with pytest.raises(discovery.DiscoveryError, match="is not a directory"):
-        machine_lobby.Advertiser(Profile.generate("Ann"), TABLE, "trice", 2, 40000, ["127.0.0.1"])
+    monkeypatch.setenv(same_machine.LOBBY_ENV, str(tmp_path / "link"))
+    with pytest.raises(lan.DiscoveryError, match="is not a directory"):
+        same_machine.Advertiser(Profile.generate("Ann"), TABLE, "trice", 2, 40000, ["127.0.0.1"])
     assert not list((tmp_path / "target").iterdir())
 
 
@@ -135,7 +136,7 @@ def test_another_user_lists_and_joins_a_table_hosted_on_loopback(tmp_path, lobby
         forged = json.loads(record(eve, bytes([6]) * 16))
         forged["txt"]["seats"] = "0/2"
         put(lobby, "forged.table", json.dumps(forged).encode())
-        put(lobby, "stale.table", record(old, bytes([1]) * 16), age=machine_lobby.STALE_AFTER + 5)
+        put(lobby, "stale.table", record(old, bytes([1]) * 16), age=same_machine.STALE_AFTER + 5)
         bob = lambda *argv: subprocess.run([str(COMMAND), *argv], capture_output=True, text=True, cwd=ROOT,
                                            env={**os.environ, "DICETABLE_HOME": str(tmp_path / "bob")}, timeout=120)
         listed = bob("lan", "--interface", "lo", "--json", "--timeout", "1")

@@ -1,4 +1,4 @@
-"""The relay's short-code mailboxes (net/mailbox.py): numbers drawn at random and never twice too
+"""The relay's short-code mailboxes (net/reach/mailbox.py): numbers drawn at random and never twice too
 soon, messages filtered by side, every cap held (codes per table, connection and source, tries per
 connection and source), and hostile requests answered with one `mb_error` line while nothing
 changes. Time is a hand-moved clock; the attacks through a real relay are in test_relay.py."""
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dicetable.net.mailbox import (
+from dicetable.net.reach.mailbox import (
     CODES_PER_CONNECTION, CODES_PER_SOURCE, CODES_PER_TABLE, MAX_NAMEPLATE, MAX_TTL, READABLE_AFTER_CLOSE,
     SIDES_PER_TRY, TRIES_BURST, TRIES_EVERY, TRIES_PER_CONNECTION, UNUSED_TTL, Caller, MailboxError, Mailboxes, answer,
 )

@@ -11,13 +11,13 @@ from dataclasses import replace
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import wire
-from dicetable.net.host import HostSession
+from dicetable.net.log import wire
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import bot_chooser
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import bot_chooser
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from net_helpers import LATE, dicetable, in_thread, last_line, read_invite, spawn
 
 GAME = registry.get("dicebreaker")

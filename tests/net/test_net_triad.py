@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from net_helpers import dicetable, host_and_join, last_line
 
 

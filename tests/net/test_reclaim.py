@@ -1,4 +1,4 @@
-"""A host that comes back takes back what the seats hold beyond its copy (issue 16, net/host.py
+"""A host that comes back takes back what the seats hold beyond its copy (issue 16, net/table/host.py
 `reclaim`), over real sockets on 127.0.0.1 and real transcripts: a direct host whose crash lost
 entries it had relayed gets them back from a seat, byte for byte; a seat that offers a "longer copy"
 of forged, reordered or foreign frames is refused and named, and none of them enters the log. The
@@ -12,14 +12,15 @@ import time
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import succession, wire
-from dicetable.net.host import HostSession
+from dicetable.net.table import succession
+from dicetable.net.log import wire
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import bot_chooser
-from dicetable.net.transport import PeerSocket
-from dicetable.net.verify import compare, verify
-from dicetable.net.transcript import read
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import bot_chooser
+from dicetable.net.reach.transport import PeerSocket
+from dicetable.net.log.verify import compare, verify
+from dicetable.net.log.transcript import read
 from net_helpers import (FAST, assert_verifies, cut_back, finish, frames_in, in_thread, last_line, read_invite,
                          spawn, wait_until)
 

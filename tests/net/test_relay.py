@@ -1,4 +1,4 @@
-"""Tables through a relay (net/relay.py) on 127.0.0.1: a game played by seats that all dial out, the
+"""Tables through a relay (net/reach/relay.py) on 127.0.0.1: a game played by seats that all dial out, the
 relay line read and refused as a person types it, and the relay as the attacker — one that seats a
 joiner at a table of its own making, one that drops or moves packets — caught, never trusted. The
 host seat leaving and coming back, and the relay restarting mid-game, lose nothing."""
@@ -14,20 +14,21 @@ from dataclasses import replace
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import deputies, transport
-from dicetable.net.hidden import TableDeals
-from dicetable.net.mailbox import CODES_PER_SOURCE, CODES_PER_TABLE
-from dicetable.net.host import HostSession
+from dicetable.net.table import deputies
+from dicetable.net.reach import transport
+from dicetable.net.cards.table_deals import TableDeals
+from dicetable.net.reach.mailbox import CODES_PER_SOURCE, CODES_PER_TABLE
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.invite import Invite
-from dicetable.net.peer import PeerSession
-from dicetable.net.relay import BadRelay, RelayAddress, RelayServer, load_relay_key
-from dicetable.net.relay_link import RelayHostSocket, RelayRefused, RelayTaken
-from dicetable.net.replica import Replica
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transport import curve_keypair
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.reach.invite import Invite
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.reach.relay import BadRelay, RelayAddress, RelayServer, load_relay_key
+from dicetable.net.reach.relay_link import RelayHostSocket, RelayRefused, RelayTaken
+from dicetable.net.log.replica import Replica
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.reach.transport import curve_keypair
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from net_helpers import FAST, Running, in_thread, stop_all, wait_until
 from stranger import hoard, second_source
 
@@ -182,7 +183,7 @@ class Tampering(RelayServer):
 
 
 def test_a_relay_that_moves_entries_is_named_and_never_followed(tmp_path):
-    """The moved entries do not open under the host's tag (net/control.py): the seat drops them as
+    """The moved entries do not open under the host's tag (net/table/host_packets.py): the seat drops them as
     it would lost ones, says the relay carried packets that are not the host's, and keeps the
     host's true log."""
     running = Running(Tampering(curve_keypair()[1], "127.0.0.1", 0))
@@ -298,7 +299,7 @@ def test_the_host_seat_leaves_and_comes_back_through_the_relay(relay, tmp_path):
 
 
 def test_a_restarted_relay_learns_the_owners_signed_deputies_back_and_refuses_any_other_list(tmp_path):
-    """The owner serves with its signed list of seats (net/deputies.py); the relay restarts (same key,
+    """The owner serves with its signed list of seats (net/table/deputies.py); the relay restarts (same key,
     same port) while the owner is away and knows no table: the seat shows it the owner's list and
     serves once the relay has given the owner time to come back; the owner coming back is told a seat
     serves. A stranger with that list, a list signed by another key, one for another table, and the

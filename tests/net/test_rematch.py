@@ -12,15 +12,16 @@ import random
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import refusals, wire
-from dicetable.net.host import HostSession
+from dicetable.net import refusals
+from dicetable.net.log import wire
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.local_seats import Table
-from dicetable.net.peer import PeerSession
-from dicetable.net.replica import Effect, Replica
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transcript import TranscriptWriter, header_for, read
-from dicetable.net.verify import compare, verify
+from dicetable.net.table.local_seats import Table
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.log.replica import Effect, Replica
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.log.transcript import TranscriptWriter, header_for, read
+from dicetable.net.log.verify import compare, verify
 from net_helpers import FAST, dicetable, host_and_join, in_thread, last_line
 
 TRIAD = registry.get("triad")

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dicetable.core import registry
 from dicetable.core.dice_expr import parse
 from dicetable.core.game import Move
-from dicetable.net import fair
-from dicetable.net.host import HostSession
+from dicetable.net.chance import outcomes
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import bot_chooser
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import bot_chooser
 from net_helpers import FAST, in_thread
 
 GAME = registry.get("dicebreaker")
@@ -29,7 +29,7 @@ class Counting(HostSession):
 
     def order(self, frame, origin):
         if origin is not None and self.open_event is not None:
-            from dicetable.net import wire
+            from dicetable.net.log import wire
 
             self.arrivals[self.open_event].append(wire.decode(frame).kind)
         super().order(frame, origin)
@@ -52,7 +52,7 @@ class Prompt(PeerSession):
         self.answered_at_once: set[int] = set()
 
     def _entries(self, start, frames):
-        from dicetable.net import wire
+        from dicetable.net.log import wire
 
         before = self.replica.pending.number if self.replica.pending is not None else None
         sent = set(self._sent)
@@ -124,6 +124,6 @@ def test_a_roll_in_full_dice_notation_takes_one_frame_from_the_joiner_its_reveal
     # each roll's chance is the draws its text reserves, its dice the event seed's
     for event, roll in zip(host.replica.events, made):
         expr = parse(roll.expr)
-        assert event.chance.ranges == expr.ranges and event.outcome == fair.draw(event.chance, event.seed)
+        assert event.chance.ranges == expr.ranges and event.outcome == outcomes.draw(event.chance, event.seed)
         assert roll.faces == expr.faces(event.outcome.values)
     assert peer.replica.state.rolls == made

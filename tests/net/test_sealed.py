@@ -1,6 +1,6 @@
-"""Sealed answers (net/seal.py, net/replica.py): Dice Breaker's Latent Dice claim asks every seat at
+"""Sealed answers (net/chance/seal.py, net/log/replica.py): Dice Breaker's Latent Dice claim asks every seat at
 once, so over the network each answer is a commitment first and is opened only once every seat has
-sealed its own. Real frames between in-process seats (net/local_seats.py), each checked by every replica.
+sealed its own. Real frames between in-process seats (net/table/local_seats.py), each checked by every replica.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import pytest
 
 from dicetable.core import registry
 from dicetable.core.game import Move
-from dicetable.net import seal, wire
-from dicetable.net.local_seats import Table
+from dicetable.net.chance import seal
+from dicetable.net.log import wire
+from dicetable.net.table.local_seats import Table
 from dicetable.net.refusals import BadSeal, IllegalMoveRefused, NotDue
 
 GAME = registry.get("dicebreaker")
@@ -154,8 +155,8 @@ def test_a_restarted_seat_finds_its_own_answer_from_its_commitment():
 
 
 def test_a_whole_recorded_battle_game_with_sealed_claims_verifies(tmp_path):
-    from dicetable.net.local_seats import play_table
-    from dicetable.net.verify import verify
+    from dicetable.net.table.local_seats import play_table
+    from dicetable.net.log.verify import verify
 
     bots = [GAME.bots[name](GAME, random.Random(n)) for n, name in enumerate(("greedy", "search", "random"))]
     path = tmp_path / "battle.dtt"

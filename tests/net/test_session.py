@@ -11,15 +11,15 @@ import time
 import pytest
 
 from dicetable.core.game import Move
-from dicetable.net import wire
-from dicetable.net.deadlines import Timing
-from dicetable.net.host import HostSession
+from dicetable.net.log import wire
+from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.invite import Invite
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.reach.invite import Invite
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from net_helpers import FAST, LATE, assert_verifies, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, in_thread, last_line, read_invite, spawn, wait_until
 
 
@@ -50,7 +50,7 @@ def test_trice_between_two_processes_with_bots(tmp_path):
 def test_a_peer_killed_mid_game_resumes_from_its_transcript(tmp_path, crash):
     """A joiner killed mid-game resumes and plays on to the same result. "machine": its transcript
     also loses its own last frame and at least three records (more than a crash can take: a joiner
-    syncs a loop turn's records after that turn's sends, net/transcript.py); catch-up from the host
+    syncs a loop turn's records after that turn's sends, net/log/transcript.py); catch-up from the host
     gives them back byte for byte, so it never signs another frame in their place."""
     host = spawn(tmp_path, "alice", "host", "trice", "--port", "0", "--bot", "random", "--think", "0.12",
                  "--heartbeat", "0.1", "--transcript", str(tmp_path / "alice.dtt"))
@@ -345,7 +345,7 @@ def test_a_seat_past_its_turn_deadline_is_claimed_against_by_the_joiner():
 
 @pytest.mark.slow
 def test_garbage_from_a_connection_changes_nothing_and_the_table_plays_on():
-    from dicetable.net.transport import PeerSocket, unpack
+    from dicetable.net.reach.transport import PeerSocket, unpack
 
     room = __import__("dicetable.core.registry", fromlist=["get"]).get("diceroom")
     host = HostSession(Profile.generate("host"), "diceroom", 2, {"expr": "3d6", "rolls": 1}, timing=FAST,

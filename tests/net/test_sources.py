@@ -1,9 +1,9 @@
-"""Sources and their budgets (net/sources.py): an address is counted as itself (IPv4) or by its /64
+"""Sources and their budgets (net/reach/sources.py): an address is counted as itself (IPv4) or by its /64
 (IPv6), a budget refills at its pace and bounds its memory, a backoff doubles after the free lapses."""
 
 from __future__ import annotations
 
-from dicetable.net.sources import Backoff, Budget, source_of
+from dicetable.net.reach.sources import Backoff, Budget, source_of
 
 
 def test_an_address_is_counted_as_itself_or_by_its_64():

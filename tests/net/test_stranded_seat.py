@@ -12,13 +12,13 @@ import time
 import pytest
 
 from dicetable.core import registry
-from dicetable.net.deadlines import Timing
-from dicetable.net.host import HostSession
+from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from net_helpers import frames_in, in_thread, read_invite, spawn, wait_until
 
 TRICE = registry.get("trice")

@@ -1,4 +1,4 @@
-"""The table outlives its host (issue 16, net/succession.py): on a relay on 127.0.0.1, the host seat's
+"""The table outlives its host (issue 16, net/table/succession.py): on a relay on 127.0.0.1, the host seat's
 session is killed for good mid-game; after the grace a successor seat orders the log through the same
 relay, the other seats reconnect to it, the game finishes or a checked claim ends it, and every copy
 verifies and agrees. The host seat comes back as a seat. The attacks — a key with no seat taking over
@@ -16,18 +16,21 @@ from dataclasses import replace
 import pytest
 
 from dicetable.core import registry
-from dicetable.net import control, deputies, succession, wire
-from dicetable.net.hidden import TableDeals
-from dicetable.net.host import HostSession, TakenOver
+from dicetable.net.table import host_packets
+from dicetable.net.table import deputies
+from dicetable.net.table import succession
+from dicetable.net.log import wire
+from dicetable.net.cards.table_deals import TableDeals
+from dicetable.net.table.host import HostSession, TakenOver
 from dicetable.net.identity import Profile, load_or_create
-from dicetable.net.peer import PeerSession
-from dicetable.net.relay import RelayAddress, RelayServer
-from dicetable.net.relay_link import RelayHostSocket, RelayRefused, RelayTaken
-from dicetable.net.replica import Replica
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transcript import TranscriptWriter, read
-from dicetable.net.transport import BadPacket, curve_keypair, pack, unpack
-from dicetable.net.verify import compare, verify
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.reach.relay import RelayAddress, RelayServer
+from dicetable.net.reach.relay_link import RelayHostSocket, RelayRefused, RelayTaken
+from dicetable.net.log.replica import Replica
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.log.transcript import TranscriptWriter, read
+from dicetable.net.reach.transport import BadPacket, curve_keypair, pack, unpack
+from dicetable.net.log.verify import compare, verify
 from net_helpers import FAST, Running, dicetable, last_line, spawn, wait_until
 
 # Clocks short enough to see a hand-over in seconds; the relay forgets a silent host after HOST_AWAY.
@@ -447,7 +450,7 @@ def test_a_successor_that_drops_a_seats_frames_is_disputed_with_the_seats_own_fr
     bob.end(10)
 
 
-# -- tagged control packets around a hand-over (net/control.py) --------------------------------------
+# -- tagged control packets around a hand-over (net/table/host_packets.py) --------------------------------------
 class Speaking(RelayServer):
     """A relay that speaks as an orderer with a key it holds (a seat's, in league with it, or a
     stranger's): it reads every hello a joiner sends, and on the test's word sends that joiner
@@ -486,7 +489,7 @@ class Speaking(RelayServer):
                         for op, body in [("who", {"nonce": nonce})] if packets == "who" else packets:
                             self._send_raw(peer, pack(op, body))
                         break
-                    tagger = control.Tagger.answering(control.host_box(profile, True), hello["box"], table,
+                    tagger = host_packets.Tagger.answering(host_packets.host_box(profile, True), hello["box"], table,
                                                       hello["nonce"], hello["key"])
                     for op, body in packets:
                         self.spoken += 1
@@ -588,7 +591,7 @@ def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monke
 def test_the_relay_restarts_while_the_host_is_away_a_seat_takes_over_and_the_host_comes_back_as_a_seat(
         monkeypatch, tmp_path):
     """The relay restarts (a new RelayServer, same port and key) while the host seat is dead: it knows no
-    table. Seat 1 shows it the owner's signed list (net/deputies.py), which the host gave every seat, and
+    table. Seat 1 shows it the owner's signed list (net/table/deputies.py), which the host gave every seat, and
     orders; the relay learns the table's owner from it, so the host seat coming back is told a seat
     orders and rejoins as seat 0. Nobody claims, the game ends by its rules, and both copies agree."""
     monkeypatch.setattr(succession, "HOST_AWAY", HOST_AWAY)

@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from dicetable.core.game import Result
-from dicetable.net import transcript as tr
-from dicetable.net.transcript import DamagedTranscript, NotATranscript, TranscriptWriter
+from dicetable.net.log import transcript as tr
+from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, TranscriptWriter
 
 HEADER = {"game": "trice", "options": {"swap_limit": 60}, "table": bytes(16),
           "seats": [{"name": "a", "key": bytes(32)}, {"name": "b", "key": bytes([1]) * 32}]}

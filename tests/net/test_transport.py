@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from dicetable.net.invite import BadInvite, Invite
-from dicetable.net.transport import (
+from dicetable.net.reach.invite import BadInvite, Invite
+from dicetable.net.reach.transport import (
     BadPacket,
     HostSocket,
     HostUnreachable,
@@ -145,7 +145,7 @@ def test_a_taken_port_is_one_clear_error():
     _, secret = curve_keypair()
     first = HostSocket(secret, "127.0.0.1", 0)
     try:
-        from dicetable.net.transport import TransportError
+        from dicetable.net.reach.transport import TransportError
 
         with pytest.raises(TransportError, match=f"cannot open a table on 127.0.0.1:{first.port}"):
             HostSocket(secret, "127.0.0.1", first.port)

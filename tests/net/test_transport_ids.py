@@ -1,4 +1,4 @@
-"""Routing ids of table connections (net/transport.py), over real sockets on 127.0.0.1: joiners
+"""Routing ids of table connections (net/reach/transport.py), over real sockets on 127.0.0.1: joiners
 announce fresh random ids, an intruder announcing a live connection's id gets nothing of it, and a
 client claiming the id libzmq would make up next does not abort a real `dicetable host`."""
 
@@ -14,11 +14,11 @@ import zmq
 from zmq.utils import z85
 
 from dicetable.core.game import Move
-from dicetable.net.host import HostSession
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.invite import Invite
-from dicetable.net.peer import PeerSession
-from dicetable.net.transport import ROUTING_ID_BYTES, HostSocket, PeerSocket, curve_keypair, fresh_routing_id, pack, unpack
+from dicetable.net.reach.invite import Invite
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.reach.transport import ROUTING_ID_BYTES, HostSocket, PeerSocket, curve_keypair, fresh_routing_id, pack, unpack
 from net_helpers import FAST, read_invite, spawn, wait_until
 
 TABLE = bytes(range(100, 116))

@@ -11,11 +11,11 @@ import pytest
 
 from dicetable.core import registry
 from dicetable.core.game import Move, Result
-from dicetable.net import transcript as tr
-from dicetable.net import wire
+from dicetable.net.log import transcript as tr
+from dicetable.net.log import wire
 from dicetable.net.identity import Profile
-from dicetable.net.local_seats import Table, play_table
-from dicetable.net.verify import verify, verify_transcript
+from dicetable.net.table.local_seats import Table, play_table
+from dicetable.net.log.verify import verify, verify_transcript
 from net_helpers import dicetable
 
 TRICE = registry.get("trice")
@@ -241,7 +241,7 @@ def test_other_games_record_and_verify(tmp_path, name, seats, options):
 @pytest.mark.slow
 def test_a_game_with_hidden_cards_verifies_with_every_deal_checked(tmp_path):
     """Tricolor Line recorded by in-process seats running the real card deal; a missing opening is named."""
-    from dicetable.net.transcript import TranscriptWriter
+    from dicetable.net.log.transcript import TranscriptWriter
 
     game = registry.get("tricolor")
     bots = [game.bots["greedy"](game, random.Random(s)) for s in range(2)]
@@ -295,10 +295,10 @@ def test_verify_survives_any_mangled_file(game, tmp_path):
 
 @pytest.mark.parametrize("cheat", [False, True], ids=["honest", "substituted card"])
 def test_card_deal_records_are_verified_and_a_cheat_named(tmp_path, cheat):
-    """verify replays "deal" records with net/deal.py's DealBook and names a cheating dealer."""
-    from dicetable.net.cards import card_point, mul, random_scalar
-    from dicetable.net.deal import DealBook
-    from dicetable.net.deal_session import SeatDealer
+    """verify replays "deal" records with net/cards/deal.py's DealBook and names a cheating dealer."""
+    from dicetable.net.cards.points import card_point, mul, random_scalar
+    from dicetable.net.cards.deal import DealBook
+    from dicetable.net.table.deal_table import SeatDealer
     from dicetable.net.refusals import DealFault
 
     room = registry.get("diceroom")

@@ -6,7 +6,7 @@ import msgpack
 import pytest
 
 from dicetable.core.game import Move
-from dicetable.net import wire
+from dicetable.net.log import wire
 from dicetable.net.identity import Profile
 
 TABLE = bytes(range(16))

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 import zmq
 
-from dicetable.net.invite import Invite
-from dicetable.net.relay import RelayAddress
-from dicetable.net.transcript import read
+from dicetable.net.reach.invite import Invite
+from dicetable.net.reach.relay import RelayAddress
+from dicetable.net.log.transcript import read
 from net_helpers import COMMAND, ROOT, as_at_a_terminal, line_of, spawn, wait_until
 
 LINE = "dicetable: interrupted"

@@ -1,4 +1,4 @@
-"""A link that dies in silence (net/transport.py's ZMTP heartbeats), between real `dicetable host`
+"""A link that dies in silence (net/reach/transport.py's ZMTP heartbeats), between real `dicetable host`
 and `dicetable join` processes in network namespaces on a private bridge (scripts/lan_netns.sh).
 
 The joiner's cable is pulled from the bridge (its port leaves the bridge: no FIN, no RST, no carrier
@@ -21,7 +21,7 @@ from net_helpers import dicetable, private_lan
 
 HOST_IP, OLD_IP, NEW_IP = "10.231.0.1", "10.231.0.2", "10.231.0.3"  # lan_netns.sh's eth0 of namespaces 1 and 2
 HOLD = 2.0  # seconds the cable stays out after both ends noticed
-NOTICE = 10.0  # seconds: heartbeat 1 s + timeout 5 s (net/transport.py), with room for a busy machine
+NOTICE = 10.0  # seconds: heartbeat 1 s + timeout 5 s (net/reach/transport.py), with room for a busy machine
 
 
 class Output:

@@ -143,7 +143,7 @@ def test_the_wheel_installs_one_import_name(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
     assert tops == {"dicetable", next(t for t in tops if t.endswith(".dist-info"))}
-    for needed in ("dicetable/core/trice.py", "dicetable/net/wire.py", "dicetable/tui/cli.py",
+    for needed in ("dicetable/core/trice.py", "dicetable/net/log/wire.py", "dicetable/tui/cli.py",
                    "dicetable/tui/app.tcss", "dicetable/tui/screens/tricolor.tcss",
                    "dicetable/tui/rules/tricolor-line.md"):
         assert needed in names

@@ -16,13 +16,13 @@ import time
 import pytest
 
 from dicetable.core import registry
-from dicetable.net.codes import CodeError
-from dicetable.net.host import HostSession
+from dicetable.net.reach.codes import CodeError
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.peer import PeerSession
-from dicetable.net.relay import RelayAddress
-from dicetable.net.relay_link import invite_for_code
-from dicetable.net.session import bot_chooser
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.reach.relay import RelayAddress
+from dicetable.net.reach.relay_link import invite_for_code
+from dicetable.net.table.session import bot_chooser
 from net_helpers import FAST, ROOT, dicetable, in_thread, last_line, line_of, spawn, stop_all, wait_until
 from stranger import second_source
 

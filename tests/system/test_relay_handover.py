@@ -1,4 +1,4 @@
-"""The table outlives its host, as people run it (issue 16, net/succession.py): `dicetable relay`, a host
+"""The table outlives its host, as people run it (issue 16, net/table/succession.py): `dicetable relay`, a host
 and two joiners through it, all real processes on 127.0.0.1; the host's process is killed (SIGKILL) mid-game
 and never comes back; a joiner takes over ordering through the relay, the other follows it, the host seat
 is claimed out by a co-signed claim, the game ends by its rules, and `dicetable verify` finds the
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from dicetable.net import wire
-from dicetable.net.transcript import read
+from dicetable.net.log import wire
+from dicetable.net.log.transcript import read
 from net_helpers import dicetable, frames_in, last_line, line_of, spawn, wait_until
 
 GAME = ("dicebreaker", "--seats", "3", "--option", "mode=battle", "--option", "target=3")
@@ -24,7 +24,7 @@ CLOCKS = ("--grace", "3", "--heartbeat", "0.5", "--think", "0.1")
 def test_the_host_process_is_killed_and_a_joiner_orders_the_rest_of_the_game(tmp_path, relay_restarts):
     """With `relay-restarts`, the relay's process is stopped too once the host is dead and started again
     on the same port with the same key (its file): it knows no table, and the seat that takes over shows
-    it the host's signed list of seats (net/deputies.py)."""
+    it the host's signed list of seats (net/table/deputies.py)."""
     relay = spawn(tmp_path, "relay", "relay", "--port", "0")
     processes = [relay]
     try:

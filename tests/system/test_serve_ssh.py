@@ -128,7 +128,7 @@ async def test_a_host_whose_connection_drops_in_the_waiting_room_frees_its_port(
     and the invitation leaves Bob's lobby."""
     import json
 
-    from dicetable.net.invite import Invite
+    from dicetable.net.reach.invite import Invite
 
     alice = await Player.login(server.port, "alice")
     await alice.enter_lobby()

@@ -9,7 +9,7 @@ import pytest
 
 from dicetable import tui
 from dicetable.core import levels, registry
-from dicetable.net.session import SessionError, bot_chooser
+from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.cli import main
 from dicetable.tui.screens.new_game_screen import NewGameScreen

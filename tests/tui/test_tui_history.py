@@ -8,9 +8,9 @@ from __future__ import annotations
 import random
 
 from dicetable.core import registry
-from dicetable.net import wire
-from dicetable.net.local_seats import play_table
-from dicetable.net.transcript import read
+from dicetable.net.log import wire
+from dicetable.net.table.local_seats import play_table
+from dicetable.net.log.transcript import read
 from textual.widgets import OptionList
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.tables.controller import LocalTable, Player
@@ -124,7 +124,7 @@ async def test_network_games_are_listed_from_their_transcripts_and_checked_when_
 
 
 async def test_a_table_that_played_a_rematch_is_listed_with_each_result_and_opened_to_both_games(home):
-    from dicetable.net.local_seats import Table
+    from dicetable.net.table.local_seats import Table
 
     triad = registry.get("triad")
     transcripts = home / "transcripts"
@@ -150,7 +150,7 @@ async def test_a_table_that_played_a_rematch_is_listed_with_each_result_and_open
 
 
 async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(home, tmp_path):
-    import dicetable.net.transcript as tr
+    import dicetable.net.log.transcript as tr
 
     transcripts = home / "transcripts"
     transcripts.mkdir(parents=True)

@@ -1,6 +1,6 @@
 """The app at network tables: it joins a hosted TRIAD table and a three-seat Dice Breaker battle (hosted
 by `dicetable` processes) and plays them by keys (issues 6 and 7, "Must show"), and joins a TRICE table
-from its LAN list, which shows each table's trust (LAN discovery, net/discovery.py).
+from its LAN list, which shows each table's trust (LAN discovery, net/reach/lan.py).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from textual.widgets import DataTable
 from dicetable.core import registry
 from dicetable.core.dicebreaker import LATENT, THROW, TRUMP_THROW
 from dicetable.core.triad import INDEX, act
-from dicetable.net import discovery
-from dicetable.net.discovery import FORGED, UNVERIFIED, VERIFIED, KnownHosts
-from dicetable.net.host import HostSession
+from dicetable.net.reach import lan
+from dicetable.net.reach.lan import FORGED, UNVERIFIED, VERIFIED, KnownHosts
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
-from dicetable.net.session import bot_chooser
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.table.session import bot_chooser
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.dialogs import GameOverDialog
 from dicetable.tui.screens.dicebreaker_screen import DiceBreakerScreen
@@ -171,14 +171,14 @@ async def test_the_lan_list_shows_trust_and_joins_with_enter(tmp_path):
     thread = threading.Thread(target=host.run, daemon=True)
     thread.start()
     port, table = host.socket.port, host.replica.table
-    real = discovery.parse(f"Ann trice {table.hex()[:8]}.{discovery.SERVICE_TYPE}",
-                           discovery.properties(ann, "trice", 1, 2, table, port), port, ["127.0.0.1"])
+    real = lan.parse(f"Ann trice {table.hex()[:8]}.{lan.SERVICE_TYPE}",
+                           lan.properties(ann, "trice", 1, 2, table, port), port, ["127.0.0.1"])
     impostor = Profile.generate("Ann")  # right name, wrong key
-    forged = discovery.parse(f"Ann trice 00000000.{discovery.SERVICE_TYPE}",
-                             discovery.properties(impostor, "trice", 1, 2, bytes(16), port), port, ["127.0.0.1"])
+    forged = lan.parse(f"Ann trice 00000000.{lan.SERVICE_TYPE}",
+                             lan.properties(impostor, "trice", 1, 2, bytes(16), port), port, ["127.0.0.1"])
     elsewhere = bytes(range(16))  # another table: a host never met, and a full one
-    stranger, full = (discovery.parse(f"{who.name} trice {elsewhere.hex()[:8]}.{discovery.SERVICE_TYPE}",
-                                      discovery.properties(who, "trice", taken, 2, elsewhere, 40000), 40000, ["127.0.0.1"])
+    stranger, full = (lan.parse(f"{who.name} trice {elsewhere.hex()[:8]}.{lan.SERVICE_TYPE}",
+                                      lan.properties(who, "trice", taken, 2, elsewhere, 40000), 40000, ["127.0.0.1"])
                       for who, taken in ((Profile.generate("Cy"), 1), (Profile.generate("Di"), 2)))
     bob = tmp_path / "bob"
     KnownHosts(bob).pin(ann.public_key, ann.curve_public, "Ann")

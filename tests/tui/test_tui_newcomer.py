@@ -11,8 +11,8 @@ import os
 import pytest
 from textual.widgets import Input
 
-from dicetable.net.transcript import read
-from dicetable.net.verify import verify
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.net_screens import HostScreen
 from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
@@ -139,7 +139,7 @@ def test_two_people_with_one_name_are_told_apart_by_their_keys(tmp_path):
 
     from dicetable.core import registry
     from dicetable.core.bots import RandomBot
-    from dicetable.net.local_seats import play_table
+    from dicetable.net.table.local_seats import play_table
     from dicetable.tui.tables.history import network_games
     from dicetable.tui.tables.view import told_apart
 

@@ -1,4 +1,4 @@
-"""The app through a relay (net/relay.py on 127.0.0.1, in a thread): Ann hosts with the relay line in
+"""The app through a relay (net/reach/relay.py on 127.0.0.1, in a thread): Ann hosts with the relay line in
 the host form and her waiting room shows the short code; Bob types the code in Join (the relay line
 is remembered from his last use) and both reach the TRICE table. A bad relay line or a malformed code
 is one line that opens nothing."""
@@ -9,8 +9,8 @@ import threading
 import pytest
 from textual.widgets import Input, Static
 
-from dicetable.net.relay import RelayServer
-from dicetable.net.transport import curve_keypair
+from dicetable.net.reach.relay import RelayServer
+from dicetable.net.reach.transport import curve_keypair
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.net_screens import HostScreen, JoinScreen
 from dicetable.tui.screens.trice_screen import TriceScreen

@@ -19,16 +19,17 @@ from textual.widgets import OptionList, Static
 
 from dicetable.core import registry
 from dicetable.core.bots import RandomBot
-from dicetable.net import identity, succession
-from dicetable.net.relay import RelayServer
-from dicetable.net.transport import curve_keypair
-from dicetable.net.host import HostSession
-from dicetable.net.peer import PeerSession
-from dicetable.net.replica import Replica
-from dicetable.net.deadlines import Timing
-from dicetable.net.seat_file import load_seat
-from dicetable.net.session import bot_chooser
-from dicetable.net.transcript import read
+from dicetable.net import identity
+from dicetable.net.table import succession
+from dicetable.net.reach.relay import RelayServer
+from dicetable.net.reach.transport import curve_keypair
+from dicetable.net.table.host import HostSession
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.log.replica import Replica
+from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.seat_file import load_seat
+from dicetable.net.table.session import bot_chooser
+from dicetable.net.log.transcript import read
 from net_helpers import FAST, Running
 from net_helpers import wait_until as wait_for
 from dicetable.tui.app import DiceTableApp
@@ -226,7 +227,7 @@ async def test_a_served_player_back_in_the_lobby_is_told_the_game_waits_and_resu
 
 
 async def test_a_host_whose_table_a_seat_took_over_at_the_relay_resumes_as_that_tables_seat(tmp_path, monkeypatch):
-    """Issue 16 (net/succession.py): alice hosts through a relay and dies; after the grace bob orders the
+    """Issue 16 (net/table/succession.py): alice hosts through a relay and dies; after the grace bob orders the
     table there (and claims nothing); alice's app resumes the game, finds bob ordering, and plays on as
     seat 0 of bob's table."""
     monkeypatch.setattr(succession, "HOST_AWAY", 1.0)  # the relay's clock, shortened, as the seats know it
@@ -310,7 +311,7 @@ async def test_a_host_not_back_yet_is_one_line_and_changes_nothing(tmp_path, mon
 def test_a_resumed_host_is_bound_and_named_where_its_table_was(tmp_path):
     # The seat file keeps the bind address and the invite's address, so a host reopened from the app
     # is reached by the joiners' old invite (not only on this machine's loopback).
-    from dicetable.net.seat_file import save_seat
+    from dicetable.net.table.seat_file import save_seat
     from dicetable.tui.screens.resume_screen import saved_address
 
     profile = identity.load_or_create("alice", directory=tmp_path / "alice")
@@ -431,6 +432,6 @@ def test_looking_for_unfinished_games_loads_no_table_machinery():
     import sys
 
     look = ("import sys; from dicetable.tui.screens.resume_screen import resumable_games; resumable_games(); "
-            "print(sorted(m for m in ('dicetable.net.session', 'cryptography', 'zmq') if m in sys.modules))")
+            "print(sorted(m for m in ('dicetable.net.table.session', 'cryptography', 'zmq') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", look], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out

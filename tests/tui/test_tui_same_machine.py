@@ -1,5 +1,5 @@
 """The app across users of one machine and across the internet without a relay: a table hosted on
-127.0.0.1 is listed in another user's table list (this machine's lobby, net/machine_lobby.py) and
+127.0.0.1 is listed in another user's table list (this machine's lobby, net/reach/same_machine.py) and
 joined with Enter; the host form's "Players dial" field (the CLI's --advertise) puts that address
 in the invite, and a bad one is one line that opens nothing."""
 
@@ -8,8 +8,9 @@ import functools
 import pytest
 from textual.widgets import DataTable, Input, Static
 
-from dicetable.net import discovery, machine_lobby
-from dicetable.net.invite import Invite
+from dicetable.net.reach import lan
+from dicetable.net.reach import same_machine
+from dicetable.net.reach.invite import Invite
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.lan_screen import LanScreen
 from dicetable.tui.screens.net_screens import HostScreen
@@ -42,7 +43,7 @@ async def host_with(pilot, app, **fields) -> None:
 
 @pytest.mark.slow
 async def test_another_user_of_the_machine_sees_the_table_and_joins_with_enter(tmp_path):
-    lobby = machine_lobby.lobby_dir()
+    lobby = same_machine.lobby_dir()
     ann, bob = DiceTableApp(profile_dir=tmp_path / "ann"), DiceTableApp(profile_dir=tmp_path / "bob")
     async with ann.run_test(size=(80, 24)) as host, bob.run_test(size=(80, 24)) as join:
       try:
@@ -56,14 +57,14 @@ async def test_another_user_of_the_machine_sees_the_table_and_joins_with_enter(t
         await wait_until(pilots, lambda: isinstance(bob.screen, LanScreen) and bob.screen.query(DataTable)
                          and grid().row_count == 1)
         trust, game, seats, name, fingerprint, address = (str(cell) for cell in grid().get_row_at(0))
-        assert (trust, game, seats) == (discovery.UNVERIFIED, "trice", "1/2")
+        assert (trust, game, seats) == (lan.UNVERIFIED, "trice", "1/2")
         assert address.startswith("127.0.0.1:") and fingerprint == ann.profile().fingerprint
         await join.press("enter")
         await wait_until(pilots, lambda: all(isinstance(app.screen, TriceScreen) and app.screen.view is not None
                                              and app.screen.view.state is not None for app in (ann, bob)))
         # Full: withdrawn from the lobby while the game goes on.
         await wait_until(pilots, lambda: not (lobby / f"{table.hex()}.table").exists())
-        assert list(discovery.KnownHosts(tmp_path / "bob").hosts) == [ann.profile().public_key]  # checked, pinned
+        assert list(lan.KnownHosts(tmp_path / "bob").hosts) == [ann.profile().public_key]  # checked, pinned
       finally:
         close_tables(ann, bob)
 
@@ -78,7 +79,7 @@ async def test_the_invite_carries_the_address_players_dial(tmp_path):
             note = str(app.screen.query_one("#net-note", Static).render())
             assert isinstance(app.screen, HostScreen) and says in note and "\n" not in note.strip()
             await pilot.press("escape")
-        assert not list(machine_lobby.lobby_dir().glob("*.table")), "a refused form opens nothing"
+        assert not list(same_machine.lobby_dir().glob("*.table")), "a refused form opens nothing"
         await host_with(pilot, app, advertise="203.0.113.7")
         await wait_until(pilot, lambda: isinstance(app.screen, WaitingRoomScreen) and app.screen.table.invite)
         invite = Invite.decode(app.screen.table.invite)
@@ -100,15 +101,15 @@ async def test_bound_to_every_address_the_invite_names_a_lan_address(tmp_path, m
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(discovery, "Advertiser", Advertiser)
+    monkeypatch.setattr(lan, "Advertiser", Advertiser)
     app = DiceTableApp(profile_dir=tmp_path / "ann")
     async with app.run_test(size=(80, 24)) as pilot:
       try:
         await host_with(pilot, app, address="0.0.0.0")
         await wait_until(pilot, lambda: isinstance(app.screen, WaitingRoomScreen) and app.screen.table.invite)
-        lan = discovery.advertised_addresses("0.0.0.0")
-        assert Invite.decode(app.screen.table.invite).address == lan[0]
-        await wait_until(pilot, lambda: heard == [lan])  # announced on the LAN, not in this machine's lobby
-        assert not list(machine_lobby.lobby_dir().glob("*.table"))
+        addresses = lan.advertised_addresses("0.0.0.0")
+        assert Invite.decode(app.screen.table.invite).address == addresses[0]
+        await wait_until(pilot, lambda: heard == [addresses])  # announced on the LAN, not in this machine's lobby
+        assert not list(same_machine.lobby_dir().glob("*.table"))
       finally:
         close_tables(app)

@@ -1,6 +1,6 @@
 """`dicetable deal --host --seats N --port P [--bind ADDR]` / `dicetable deal --join INVITE`.
 
-The dealer-less deal on its own, no game needed (net/deal_session.py): Tricolor Line's 9 ID cards
+The dealer-less deal on its own, no game needed (net/table/deal_table.py): Tricolor Line's 9 ID cards
 are dealt one to each of N seats over the network. Each peer prints only its own card (`your card:
 <colour>`); then every seat opens its keys, every peer replays and checks the whole deal, and prints
 `verified` and `assignment: seat 0 <colour>, seat 1 ...`. A fault ends the command with exit 1 and
@@ -12,10 +12,10 @@ from __future__ import annotations
 import signal
 import sys
 
-from dicetable.net.deadlines import Timing
-from dicetable.net.deal_session import DealHost, DealPeer
-from dicetable.net.session import NetEvent, SessionError
-from dicetable.net.transport import DEFAULT_BIND
+from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.deal_table import DealHost, DealPeer
+from dicetable.net.table.session import NetEvent, SessionError
+from dicetable.net.reach.transport import DEFAULT_BIND
 from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import check_transcript_flag, profile_for
 

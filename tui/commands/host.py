@@ -1,6 +1,6 @@
 """`dicetable host GAME --port P [--bind ADDR] [--seats N] --bot NAME [--transcript FILE]`.
 
-Opens a table (net/host.py), prints `invite: <code>` for the joiners, plays its seat with the bot,
+Opens a table (net/table/host.py), prints `invite: <code>` for the joiners, plays its seat with the bot,
 and at the end prints `transcript: <path>` and `result: <...>`. Other happenings (joins, refusals,
 drops, claims) are printed as `<kind>: <text>` lines. Errors a person can meet: one line, exit 2.
 """
@@ -11,12 +11,12 @@ import signal
 import sys
 
 from dicetable.core import registry
-from dicetable.net.deadlines import Timing
-from dicetable.net.host import HostSession, TakenOver
-from dicetable.net.peer import PeerSession
+from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.host import HostSession, TakenOver
+from dicetable.net.table.joiner import PeerSession
 from dicetable.net.identity import ProfileError, load_or_create
-from dicetable.net.session import NetEvent, SessionError, bot_chooser
-from dicetable.net.transport import DEFAULT_BIND
+from dicetable.net.table.session import NetEvent, SessionError, bot_chooser
+from dicetable.net.reach.transport import DEFAULT_BIND
 from dicetable.tui.commands.args import CommandError, parse_options
 
 QUIET = {"record", "your_turn", "invite", "result", "transcript", "error"}  # error: raised, printed once

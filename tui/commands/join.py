@@ -8,8 +8,8 @@ invite, an unreachable host or a full table: one line, exit 2.
 
 from __future__ import annotations
 
-from dicetable.net.peer import PeerSession
-from dicetable.net.session import SessionError, bot_chooser
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import (
     add_games_flag, add_timing_flags, check_transcript_flag, games_from, play, print_event, profile_for, timing_from,
@@ -60,11 +60,11 @@ def join_session(args, **kwargs) -> PeerSession:
 
 
 def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
-    """The invite a short code stands for, agreed with its host through the relay (net/codes.py)."""
-    from dicetable.net import codes
-    from dicetable.net.relay import BadRelay, RelayAddress
-    from dicetable.net.relay_link import invite_for_code
-    from dicetable.net.transport import TransportError
+    """The invite a short code stands for, agreed with its host through the relay (net/reach/codes.py)."""
+    from dicetable.net.reach import codes
+    from dicetable.net.reach.relay import BadRelay, RelayAddress
+    from dicetable.net.reach.relay_link import invite_for_code
+    from dicetable.net.reach.transport import TransportError
 
     try:
         codes.parse_code(code)

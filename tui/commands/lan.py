@@ -1,7 +1,7 @@
 """`dicetable lan [--interface IF] [--timeout S] [--json] [--trust FINGERPRINT]`: open tables on the LAN.
 
-Lists the tables announced by mDNS (net/discovery.py) and, unless only other interfaces are chosen,
-the tables hosted on this machine's loopback (its lobby, net/machine_lobby.py; `--interface lo`:
+Lists the tables announced by mDNS (net/reach/lan.py) and, unless only other interfaces are chosen,
+the tables hosted on this machine's loopback (its lobby, net/reach/same_machine.py; `--interface lo`:
 those alone) within the timeout, each with its trust
 (verified / unverified / forged), game, seats, host, host fingerprint, address and table id.
 `--trust FINGERPRINT` pins the host announcing with that fingerprint, so its tables show verified
@@ -19,8 +19,9 @@ import json
 import sys
 import time
 
-from dicetable.net import discovery, machine_lobby
-from dicetable.net.discovery import DiscoveryError
+from dicetable.net.reach import lan
+from dicetable.net.reach import same_machine
+from dicetable.net.reach.lan import DiscoveryError
 from dicetable.tui.commands.args import CommandError
 
 
@@ -50,7 +51,7 @@ def _own_profile():
 
 def _interface_addresses(args) -> list[str] | None:
     try:
-        return discovery.interface_addresses(args.interface) if args.interface else None
+        return lan.interface_addresses(args.interface) if args.interface else None
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
 
@@ -58,11 +59,11 @@ def _interface_addresses(args) -> list[str] | None:
 def _browsers(addresses: list[str] | None) -> list:
     """Who hears announcements: mDNS unless only loopback is chosen, this machine's lobby unless
     only other interfaces are (mDNS does not run on loopback; the lobby serves it)."""
-    here = machine_lobby.on_loopback(addresses) if addresses else None
-    browsers = [machine_lobby.Browser()] if here is not False else []
+    here = same_machine.on_loopback(addresses) if addresses else None
+    browsers = [same_machine.Browser()] if here is not False else []
     if not here:
         try:
-            browsers.append(discovery.Browser(addresses))
+            browsers.append(lan.Browser(addresses))
         except DiscoveryError as error:
             for browser in browsers:
                 browser.close()
@@ -70,14 +71,14 @@ def _browsers(addresses: list[str] | None) -> list:
     return browsers
 
 
-def _known() -> discovery.KnownHosts:
+def _known() -> lan.KnownHosts:
     try:
-        return discovery.KnownHosts()
+        return lan.KnownHosts()
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
 
 
-def row(ann: discovery.Announcement, trust: str, why: str, local=None) -> dict:
+def row(ann: lan.Announcement, trust: str, why: str, local=None) -> dict:
     return {
         "trust": trust,
         "why": why,
@@ -87,18 +88,18 @@ def row(ann: discovery.Announcement, trust: str, why: str, local=None) -> dict:
         "host": ann.host_name,
         "fingerprint": ann.fingerprint,
         "addresses": list(ann.addresses),
-        "address": discovery.best_address(ann.addresses, local) if ann.addresses else None,
+        "address": lan.best_address(ann.addresses, local) if ann.addresses else None,
         "port": ann.port,
         "table": ann.table_id.hex(),
         "service": ann.service.split(".")[0],
-        "invite": ann.invite(discovery.best_address(ann.addresses, local)).encode() if ann.addresses else None,
+        "invite": ann.invite(lan.best_address(ann.addresses, local)).encode() if ann.addresses else None,
     }
 
 
 def _local_networks(args):
     if not args.interface:
         return None
-    table = discovery.interfaces()
+    table = lan.interfaces()
     return [a for name in args.interface for a in table.get(name, [])]
 
 
@@ -116,7 +117,7 @@ def run(args) -> int:
     finally:
         for browser in browsers:
             browser.close()
-    rows = [row(a, *discovery.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
+    rows = [row(a, *lan.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
     if args.trust:
         wanted = args.trust.replace("-", "").upper()
         match = [a for a in tables if a.fingerprint.replace("-", "") == wanted and a.signature_ok]
@@ -124,7 +125,7 @@ def run(args) -> int:
             raise CommandError(f"no host with fingerprint {args.trust} announced a table within {args.timeout:g} s")
         known.pin(match[0].host_key, match[0].curve_key, match[0].host_name)
         print(f"pinned: {match[0].host_name} {match[0].fingerprint}", file=sys.stderr)
-        rows = [row(a, *discovery.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
+        rows = [row(a, *lan.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -154,10 +155,10 @@ def prepare_host(args) -> None:
             raise CommandError("--interface needs --lan")
         return
     try:
-        args.lan_addresses = discovery.advertised_addresses(args.bind, args.interface)
+        args.lan_addresses = lan.advertised_addresses(args.bind, args.interface)
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
-    if args.advertise is None and args.bind in discovery.WILDCARDS:
+    if args.advertise is None and args.bind in lan.WILDCARDS:
         args.advertise = args.lan_addresses[0]
 
 
@@ -167,8 +168,8 @@ def advertise_table(session, args):
     if not getattr(args, "lan", False):
         yield None
         return
-    announcer = machine_lobby.session_announcer(session, args.lan_addresses, _interface_addresses(args))
-    where = " (this machine's lobby)" if machine_lobby.on_loopback(args.lan_addresses) else ""
+    announcer = same_machine.session_announcer(session, args.lan_addresses, _interface_addresses(args))
+    where = " (this machine's lobby)" if same_machine.on_loopback(args.lan_addresses) else ""
     print(f"lan: announcing {session.profile.name} {session.game_name} {session.replica.table.hex()[:8]} "
           f"on {', '.join(args.lan_addresses)}{where}", flush=True)
     try:
@@ -200,11 +201,11 @@ def lan_invite(args) -> str | None:
     known, own = _known(), _own_profile()
     try:
         addresses = _interface_addresses(args)
-        ann, trust, why = discovery.find(
+        ann, trust, why = lan.find(
             args.timeout, known, own, addresses, browsers=_browsers(addresses),
             table=args.table, game=args.game, host_fingerprint=args.fingerprint,
         )
-        address = discovery.best_address(ann.addresses, _local_networks(args))
+        address = lan.best_address(ann.addresses, _local_networks(args))
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
     args.lan_found = (ann, trust)
@@ -219,10 +220,10 @@ def confirm_host(session, args) -> None:
     if found is None:
         return
     ann, trust = found
-    why = discovery.opening_mismatch(session, ann)
+    why = lan.opening_mismatch(session, ann)
     if why is not None:
         session.close()
         raise CommandError(why)
-    if trust != discovery.VERIFIED:
+    if trust != lan.VERIFIED:
         _known().pin(ann.host_key, ann.curve_key, ann.host_name)
         print(f"pinned: {ann.host_name} {ann.fingerprint}", flush=True)

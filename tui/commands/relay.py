@@ -2,7 +2,7 @@
 
 Prints `relay: HOST:PORT/KEY` when ready: players pass that line as `--relay` to `host`, `join` and
 `roll`. The relay's key is made once and kept (0600), so the line stays the same across restarts.
-Runs until SIGINT or SIGTERM (net/relay.py says what it is trusted for: delivery only).
+Runs until SIGINT or SIGTERM (net/reach/relay.py says what it is trusted for: delivery only).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from dicetable.net.identity import home
-    from dicetable.net.relay import RelayServer, load_relay_key
-    from dicetable.net.transport import TransportError
+    from dicetable.net.reach.relay import RelayServer, load_relay_key
+    from dicetable.net.reach.transport import TransportError
 
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port {args.port} is not between 0 and 65535")

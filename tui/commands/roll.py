@@ -18,9 +18,9 @@ from __future__ import annotations
 from dicetable.core.dice_expr import BadExpression, parse
 from dicetable.core.diceroom import OneRoll
 from dicetable.core.game import GameError
-from dicetable.net.host import HostSession
-from dicetable.net.session import SessionError, bot_chooser
-from dicetable.net.transport import DEFAULT_BIND
+from dicetable.net.table.host import HostSession
+from dicetable.net.table.session import SessionError, bot_chooser
+from dicetable.net.reach.transport import DEFAULT_BIND
 from dicetable.core import registry
 from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import (

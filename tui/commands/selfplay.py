@@ -59,7 +59,7 @@ def selfplay(game_name: str, bot_names: list[str], games: int, seed: int, option
         base = seed * 1_000_003 + number * 7919
         bots = [game.bots[name](game, random.Random(base + 1 + s)) for s, name in enumerate(order)]
         if record:  # the real protocol among in-process seats, each with its own keys and chain
-            from dicetable.net.local_seats import play_table
+            from dicetable.net.table.local_seats import play_table
 
             final = play_table(game, options, bots, [f"{n} {s}" for s, n in enumerate(order)],
                                random.Random(base), transcript=paths[number]).host

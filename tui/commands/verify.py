@@ -1,4 +1,4 @@
-"""`dicetable verify FILE [FILE...]`: re-check a game from its transcript (net/verify.py).
+"""`dicetable verify FILE [FILE...]`: re-check a game from its transcript (net/log/verify.py).
 
 Exit 0 and `valid: <game>, <n> moves, result: <...>`; exit 1 and the first fault, naming the seat at
 fault; exit 2 for a file that is not a transcript. Several files are copies of one table (one per
@@ -8,8 +8,8 @@ branches (exit 1).
 
 from __future__ import annotations
 
-from dicetable.net.transcript import DamagedTranscript, read
-from dicetable.net.verify import NotATranscript, compare, verify
+from dicetable.net.log.transcript import DamagedTranscript, read
+from dicetable.net.log.verify import NotATranscript, compare, verify
 from dicetable.tui.commands.args import CommandError
 
 

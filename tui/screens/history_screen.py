@@ -75,7 +75,7 @@ class GameRecordScreen(Screen):
 
     def _check(self) -> None:
         """In a thread: replay the transcript as `dicetable verify` does; its log in words."""
-        from dicetable.net.verify import verify
+        from dicetable.net.log.verify import verify
         from dicetable.tui.tables.net_table import fair_events, replica_log, seat_names
 
         verdict = verify(self.game.path)

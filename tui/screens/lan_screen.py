@@ -1,5 +1,5 @@
-"""LAN tables: the open tables announced near you (net/discovery.py) and on this machine (its lobby,
-net/machine_lobby.py: tables other users host on 127.0.0.1), updated live; Enter joins.
+"""LAN tables: the open tables announced near you (net/reach/lan.py) and on this machine (its lobby,
+net/reach/same_machine.py: tables other users host on 127.0.0.1), updated live; Enter joins.
 
 Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts is announced
 (`announce_hosted`): on a LAN address by mDNS, on 127.0.0.1 in this machine's lobby.
@@ -19,34 +19,35 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from dicetable.net import discovery, machine_lobby
-from dicetable.net.discovery import FORGED, VERIFIED, Announcement, DiscoveryError
+from dicetable.net.reach import lan
+from dicetable.net.reach import same_machine
+from dicetable.net.reach.lan import FORGED, VERIFIED, Announcement, DiscoveryError
 
 
 def announce_hosted(session, bind: str):
     """Announce a table the app hosts: on a LAN address to the LAN, on loopback to this machine's
     other users (an IPv4 bind address only)."""
     try:
-        addresses = discovery.advertised_addresses(bind)
+        addresses = lan.advertised_addresses(bind)
     except DiscoveryError:
         return None  # discovery is a convenience: the invite still works
-    return machine_lobby.session_announcer(session, addresses)
+    return same_machine.session_announcer(session, addresses)
 
 
 def opening_check(ann: Announcement, trust: str, directory):
     """The check run once seated (in the table's thread): the opening is signed by the announced
-    key (net/discovery.py `opening_mismatch`, as `join --lan` checks); then an unverified host is pinned."""
+    key (net/reach/lan.py `opening_mismatch`, as `join --lan` checks); then an unverified host is pinned."""
 
     def check(session) -> None:
-        from dicetable.net.session import SessionError
+        from dicetable.net.table.session import SessionError
 
-        why = discovery.opening_mismatch(session, ann)
+        why = lan.opening_mismatch(session, ann)
         if why is not None:
             session.close()
             raise SessionError(why)
         if trust != VERIFIED:
             try:
-                discovery.KnownHosts(directory).pin(ann.host_key, ann.curve_key, ann.host_name)
+                lan.KnownHosts(directory).pin(ann.host_key, ann.curve_key, ann.host_name)
             except (DiscoveryError, OSError) as error:
                 session.close()
                 raise SessionError(str(error)) from None
@@ -83,11 +84,11 @@ class LanScreen(Screen):
         table.add_columns(*COLUMNS)
         table.focus()
         if self.machine:
-            self.lobby = machine_lobby.Browser(on_change=lambda tables: self._from_browser("machine", tables))
+            self.lobby = same_machine.Browser(on_change=lambda tables: self._from_browser("machine", tables))
             self.call_after_refresh(self._heard, "machine", self.lobby.tables())  # `show` waits for the mount
         if self.browse:
             try:
-                self.browser = discovery.Browser(self.interface_addresses,
+                self.browser = lan.Browser(self.interface_addresses,
                                                  on_change=lambda tables: self._from_browser("lan", tables))
             except DiscoveryError as error:
                 self._note(str(error))
@@ -112,19 +113,19 @@ class LanScreen(Screen):
         if not self.is_mounted:
             return
         try:
-            known = discovery.KnownHosts(self.app.profile_dir)
+            known = lan.KnownHosts(self.app.profile_dir)
         except DiscoveryError as error:
             self._note(str(error))
             return
         own = self._own()
         grid = self.query_one(DataTable)
         keep = self.rows[grid.cursor_row][0].service if self.rows and 0 <= grid.cursor_row < len(self.rows) else None
-        self.rows = [(a, *discovery.assess(a, known, own)) for a in tables if a.open and a.addresses]
+        self.rows = [(a, *lan.assess(a, known, own)) for a in tables if a.open and a.addresses]
         grid.clear()
         for ann, trust, _ in self.rows:
             grid.add_row(
                 trust, ann.game, f"{ann.seats_taken}/{ann.seats_total}", ann.host_name, ann.fingerprint,
-                f"{discovery.best_address(ann.addresses)}:{ann.port}", key=ann.service,
+                f"{lan.best_address(ann.addresses)}:{ann.port}", key=ann.service,
             )
         services = [a.service for a, _, _ in self.rows]
         if keep in services:
@@ -160,8 +161,8 @@ class LanScreen(Screen):
         self.query_one("#lan-note", Static).update(text)
 
     def action_join(self) -> None:
-        from dicetable.net.peer import PeerSession
-        from dicetable.net.session import SessionError
+        from dicetable.net.table.joiner import PeerSession
+        from dicetable.net.table.session import SessionError
         from dicetable.tui.tables.net_table import NetTable
 
         row = self._current()

@@ -120,8 +120,8 @@ class Served:
     def invite(self, person: Presence) -> str:
         """Host a table of the chosen game on 127.0.0.1 and invite `person` to it."""
         from dicetable.core import registry
-        from dicetable.net.host import HostSession
-        from dicetable.net.session import SessionError
+        from dicetable.net.table.host import HostSession
+        from dicetable.net.table.session import SessionError
         from dicetable.tui.tables.net_table import NetTable
 
         profile = self.app.profile()
@@ -137,8 +137,8 @@ class Served:
         return f"Inviting {person.name} to {registry.get(self.game).title}…"
 
     def join(self, invite: str) -> str:
-        from dicetable.net.peer import PeerSession
-        from dicetable.net.session import SessionError
+        from dicetable.net.table.joiner import PeerSession
+        from dicetable.net.table.session import SessionError
         from dicetable.tui.tables.net_table import NetTable
 
         profile = self.app.profile()

@@ -1,4 +1,4 @@
-"""Host a table and join a table: the forms that open a network table (net/host.py, net/peer.py).
+"""Host a table and join a table: the forms that open a network table (net/table/host.py, net/table/joiner.py).
 
 Both end in the waiting room (tui/screens/waiting_room_screen.py), which turns into the game's screen when
 every seat has joined. The dice room starts here too: alone with local dice, or hosted.
@@ -139,18 +139,18 @@ class HostScreen(Screen):
 
     def action_open_table(self) -> None:
         from dicetable.core import registry
-        from dicetable.net import discovery
-        from dicetable.net.discovery import DiscoveryError
-        from dicetable.net.host import HostSession
-        from dicetable.net.deadlines import Timing
-        from dicetable.net.session import SessionError
+        from dicetable.net.reach import lan
+        from dicetable.net.reach.lan import DiscoveryError
+        from dicetable.net.table.host import HostSession
+        from dicetable.net.table.deadlines import Timing
+        from dicetable.net.table.session import SessionError
         from dicetable.tui.tables.net_table import NetTable
 
         address = self.query_one("#host-address", Input).value.strip()
         port_text = self.query_one("#host-port", Input).value.strip() or "0"
         relay = self.query_one("#host-relay", Input).value.strip() or None
         if relay is not None:
-            from dicetable.net.relay import BadRelay, RelayAddress
+            from dicetable.net.reach.relay import BadRelay, RelayAddress
 
             try:
                 RelayAddress.decode(relay)
@@ -165,9 +165,9 @@ class HostScreen(Screen):
         except ValueError as error:
             self.query_one("#net-note", Static).update(str(error))
             return
-        if advertise is None and address in discovery.WILDCARDS:  # every address: the invite names a LAN one
+        if advertise is None and address in lan.WILDCARDS:  # every address: the invite names a LAN one
             try:
-                advertise = discovery.advertised_addresses(address)[0]
+                advertise = lan.advertised_addresses(address)[0]
             except DiscoveryError as error:
                 self.query_one("#net-note", Static).update(str(error))
                 return
@@ -216,7 +216,7 @@ class JoinScreen(Screen):
     BINDINGS = [Binding("escape", "back", "back"), Binding("ctrl+l", "lan", "LAN tables")]
 
     def action_lan(self) -> None:
-        from dicetable.tui.screens.lan_screen import LanScreen  # tables announced nearby (net/discovery.py)
+        from dicetable.tui.screens.lan_screen import LanScreen  # tables announced nearby (net/reach/lan.py)
 
         self.app.switch_screen(LanScreen())
 
@@ -257,8 +257,8 @@ class JoinScreen(Screen):
 
     def by_code(self, code: str) -> None:
         """A short code: its invite is agreed with the host through the relay, off the UI thread."""
-        from dicetable.net import codes
-        from dicetable.net.relay import BadRelay, RelayAddress
+        from dicetable.net.reach import codes
+        from dicetable.net.reach.relay import BadRelay, RelayAddress
 
         note = self.query_one("#net-note", Static)
         try:
@@ -274,9 +274,9 @@ class JoinScreen(Screen):
         self.run_worker(lambda: self._claim(relay, code), thread=True, exclusive=True)
 
     def _claim(self, relay, code: str) -> None:
-        from dicetable.net import codes
-        from dicetable.net.relay_link import invite_for_code
-        from dicetable.net.transport import TransportError
+        from dicetable.net.reach import codes
+        from dicetable.net.reach.relay_link import invite_for_code
+        from dicetable.net.reach.transport import TransportError
 
         try:
             invite = invite_for_code(relay, code)
@@ -287,8 +287,8 @@ class JoinScreen(Screen):
         self.app.call_from_thread(self.join_invite, invite)
 
     def join_invite(self, invite: str) -> None:
-        from dicetable.net.peer import PeerSession
-        from dicetable.net.session import SessionError
+        from dicetable.net.table.joiner import PeerSession
+        from dicetable.net.table.session import SessionError
         from dicetable.tui.tables.net_table import NetTable
 
         profile = self.app.profile()

@@ -2,8 +2,8 @@
 reopened as `dicetable host --resume` / `join --resume` do, then played on in the usual screens;
 and the local games left unfinished, rebuilt from their saves (tui/tables/local_save.py).
 
-A game is listed when its transcript in the data directory (net/transcript.py `transcript_dir()`) has
-its seat file (net/seat_file.py) beside it, no result yet, and the player has not forgotten it (`x`:
+A game is listed when its transcript in the data directory (net/log/transcript.py `transcript_dir()`) has
+its seat file (net/table/seat_file.py) beside it, no result yet, and the player has not forgotten it (`x`:
 a local game's save is deleted; a network game's transcript stays, its seat file marked, since the
 transcript is the table's record). Reopening runs in a thread (a resumed
 host waits up to 5 s for its port, a joiner up to 5 s for the host); an error is one line here and
@@ -44,10 +44,10 @@ class Unfinished:
 def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
     """The game in `path` when it is unfinished, None when it is over or forgotten; raises ValueError
     (why) when it cannot be resumed by this profile."""
-    from dicetable.net import wire
+    from dicetable.net.log import wire
     from dicetable.net.identity import fingerprint
-    from dicetable.net.seat_file import SeatFileError, load_seat
-    from dicetable.net.transcript import DamagedTranscript, NotATranscript, read
+    from dicetable.net.table.seat_file import SeatFileError, load_seat
+    from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, read
 
     try:
         seat_data = load_seat(path)
@@ -75,7 +75,7 @@ def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
 def saved_address(path: Path, default: str) -> tuple[str, str | None]:
     """Where a host's table was bound and the address its invite names (its seat file keeps them),
     so joiners' invites still reach it; `default` for a seat file written without them."""
-    from dicetable.net.seat_file import load_seat
+    from dicetable.net.table.seat_file import load_seat
 
     seat = load_seat(path)
     bind, advertise = seat.get("bind"), seat.get("advertise")
@@ -108,7 +108,7 @@ def resumable_games(profile_dir=None) -> tuple[list, list[str]]:
     transcript: call it in a thread."""
     from dicetable.net import identity
     from dicetable.net.identity import home
-    from dicetable.net.transcript import transcript_dir
+    from dicetable.net.log.transcript import transcript_dir
     from dicetable.tui.tables.local_save import saved_games
 
     try:
@@ -147,7 +147,7 @@ class ResumeScreen(GameListScreen):
     def action_forget(self) -> None:
         """Take the highlighted game off the list: a local game's save is deleted; a network game's
         transcript stays (the table's record, which `dicetable verify` checks), its seat file marked."""
-        from dicetable.net.seat_file import SeatFileError, forget
+        from dicetable.net.table.seat_file import SeatFileError, forget
 
         menu = self.query_one("#resume-list", OptionList)
         if not self.loaded or menu.highlighted is None or not self.games or self.busy:
@@ -194,11 +194,11 @@ class ResumeScreen(GameListScreen):
 
     def _reopen(self, profile, game: Unfinished) -> None:
         """In a thread: open the table (host) or reach the host (joiner), as the CLI's --resume."""
-        from dicetable.net.host import HostSession, TakenOver
-        from dicetable.net.peer import PeerSession
-        from dicetable.net.seat_file import SeatFileError
-        from dicetable.net.session import SessionError
-        from dicetable.net.transport import DEFAULT_BIND
+        from dicetable.net.table.host import HostSession, TakenOver
+        from dicetable.net.table.joiner import PeerSession
+        from dicetable.net.table.seat_file import SeatFileError
+        from dicetable.net.table.session import SessionError
+        from dicetable.net.reach.transport import DEFAULT_BIND
         from dicetable.tui.tables.net_table import NetTable
 
         session = None

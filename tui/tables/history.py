@@ -13,7 +13,7 @@ in the data directory:
 The line is written whole and fsynced before the game-over dialog can be dismissed, so a crash
 loses at most the game being written; a torn last line (a crash mid-write) is skipped on reading
 and the next record starts on a line of its own. Network games are the transcripts in
-`transcripts/` (net/session.py): each is read for its header and result (each game's, for a table
+`transcripts/` (net/table/session.py): each is read for its header and result (each game's, for a table
 that played rematches), and checked in full by `dicetable verify` when opened.
 """
 
@@ -141,9 +141,9 @@ def _played(raw: bytes) -> Played:
 def network_games(directory: Path, key: bytes | None = None) -> tuple[list[Played], list[str]]:
     """The network games whose transcripts are in `directory`, and the files that could not be read;
     the seat of `key` (this profile's public key) is named `(you)`."""
-    from dicetable.net import wire
+    from dicetable.net.log import wire
     from dicetable.net.identity import fingerprint
-    from dicetable.net.transcript import DamagedTranscript, NotATranscript, read
+    from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, read
 
     games, unreadable = [], []
     for path in sorted(directory.glob("*.dtt")) if directory.is_dir() else []:

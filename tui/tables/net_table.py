@@ -1,4 +1,4 @@
-"""The network table controller: a `TableController` over a net session (net/host.py, net/peer.py).
+"""The network table controller: a `TableController` over a net session (net/table/host.py, net/table/joiner.py).
 
 The session runs its synchronous loop in a thread worker of the app (it outlives the waiting room
 and the game screen); it reports through `on_event`, called in that thread, where this controller
@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-from dicetable.net.deadlines import answer_default
+from dicetable.net.table.deadlines import answer_default
 from dicetable.tui.tables.controller import TableController, outcome_words
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.tables.view import (
@@ -86,7 +86,7 @@ class NetTable(TableController):
         self.on_connected = on_connected
         self.target = None
         self.invite = ""
-        self.code = ""  # the short code at the relay, when hosting through one (net/codes.py)
+        self.code = ""  # the short code at the relay, when hosting through one (net/reach/codes.py)
         self.closed_reason = ""
         self.away: set[int] = set()
         self._view: TableView | None = None
@@ -129,7 +129,7 @@ class NetTable(TableController):
         self.session.chat(text)
 
     def verify(self) -> str:
-        from dicetable.net.verify import NotATranscript, verify
+        from dicetable.net.log.verify import NotATranscript, verify
 
         path = self.session.transcript_path
         if path is None or not path.exists():
@@ -180,7 +180,7 @@ class NetTable(TableController):
 
     # -- the session's thread ------------------------------------------------------------------
     def _run(self) -> None:
-        from dicetable.net.session import SessionError
+        from dicetable.net.table.session import SessionError
 
         try:
             if self.on_connected is not None:

@@ -1,0 +1,264 @@
+"""Re-check a finished game from its transcript alone (FAIRNESS.md §5): no network, no secrets.
+The algorithm, step by step: PROTOCOL.md §16.3 (one copy), §16.4 (several copies).
+
+Every frame is replayed through a fresh Replica (net/log/replica.py) — signatures, order, sequence
+numbers, every reveal against its committed chain, every derived outcome, every move's legality in
+the core engine, every "deal" record (net/cards/table_deals.py's TableDeals: a game's own hidden steps and any declared deck,
+whose end-of-game replay names a cheating seat; every deck a finished game formed must have been
+opened by every seat and replayed, else the seat that did not open it is named) — then the header is checked against the log and the recorded result against the
+replayed one. The first fault found is reported with the seat at fault where the log names one.
+A table that played rematches holds every game in one log: the replica checks each next game's
+consents and options (PROTOCOL.md §5.10), and the verdict lists each game's result.
+
+What a lone transcript cannot prove is said as such (FAIRNESS.md §4, §5): a result that rests on a
+default claim names what supports it — `seat 1 wins (seat 0 in default — unwitnessed claim by seat
+1)` when no other seat co-signed it (a 2-seat default), `claim by seat 0, witnessed by seat 2` when
+others did, `, disputed by seat 1` when the accused answered it with a signed dispute; decks a claim
+or resignation left unopened are a card audit not done. A copy that ends in its owner's dispute of a
+claim it refused (its owner left the host's log there) is `disputed: ...`, not a finished game.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+from dicetable.core.game import GameError, Result
+from dicetable.net.cards.table_deals import TableDeals
+from dicetable.net.refusals import DealError, Refusal
+from dicetable.net.log.replica import Replica
+from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, Transcript, read
+
+__all__ = ["Verdict", "verify", "verify_transcript", "NotATranscript"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    game: str
+    moves: int
+    result: str | None = None  # Result.describe() when valid, with what supports a default claim it rests on
+    fault: str | None = None  # one line: where, what, who
+    fault_kind: str | None = None  # the Refusal's fault name ("bad reveal", ...) or a transcript fault
+    seat: int | None = None  # the seat at fault, when known
+    record: int | None = None  # transcript record number (0 = header)
+    replica: Replica | None = None
+    deals: int = 0  # card deals replayed and checked
+    unopened: int = 0  # decks never opened because the game ended by a default or resignation
+
+
+    @property
+    def valid(self) -> bool:
+        return self.fault is None
+
+    def line(self) -> str:
+        if self.valid:
+            checked = f"; {self.deals} card deal{'s' if self.deals != 1 else ''} checked" if self.deals else ""
+            replica = self.replica
+            if self.unopened:
+                cause = "a claim" if replica is not None and replica.ending is not None else "a resignation"
+                decks = f"{self.unopened} deck{'s' if self.unopened != 1 else ''}"
+                checked += f"; card audit not done: {decks} never opened (the game ended by {cause})"
+            went_on = [c for c in replica.claims if c.state == "out" and c != replica.ending] if replica is not None else []
+            if went_on:  # defaults the game went on without (FAIRNESS.md §4)
+                each = ", ".join(f"seat {c.against} in default ({replica.basis(c)})" for c in went_on)
+                checked += f"; {each}, the game went on without"
+            return f"valid: {self.game}, {self.moves} moves, result: {self.result}{checked}"
+        if self.fault_kind == "disputed":
+            return f"disputed: {self.fault}"
+        return f"invalid: {self.fault}"
+
+
+def _fault(replica: Replica, game: str, kind: str, text: str, seat=None, record=None) -> Verdict:
+    return Verdict(game, replica.moves, fault=text, fault_kind=kind, seat=seat, record=record, replica=replica)
+
+
+def verify_transcript(transcript: Transcript) -> Verdict:
+    header = transcript.header
+    game = header["game"]
+    book = TableDeals()  # checks "deal" records live and replays every opened deal at the end
+    replica = Replica(deal_handler=book)
+    for index, frame in enumerate(transcript.frames):
+        number = index + 1  # record 0 is the header
+        try:
+            replica.accept(frame)
+        except Refusal as refusal:
+            who = f" by {replica.who(refusal.seat)}" if refusal.seat is not None else ""
+            text = f"record {number}: {refusal.fault}{who}: {refusal.reason}"
+            return _fault(replica, game, refusal.fault, text, refusal.seat, number)
+        except GameError as error:  # an engine refusing a derived outcome: the log cannot be replayed
+            return _fault(replica, game, "engine", f"record {number}: {error}", None, number)
+    mismatch = _header_mismatch(header, replica)
+    if mismatch:
+        return _fault(replica, game, "header", f"header: {mismatch}", None, 0)
+    try:
+        book.check()
+    except DealError as fault:
+        who = f" by {replica.who(fault.seat)}" if fault.seat is not None else ""
+        return _fault(replica, game, "deal", f"card deal{who}: {fault.reason}", fault.seat, None)
+    refused = [d for d in replica.disputes if not d.held]
+    if replica.result is None and refused:  # its owner refused a claim the host's log holds, and left
+        dispute = refused[-1]
+        text = f"{replica.game.name}, {replica.moves} moves, no result: {replica.log[dispute.index].note}"
+        return _fault(replica, game, "disputed", text, dispute.claimant, dispute.index + 1)
+    if replica.result is None:
+        end = " (the last record is torn)" if transcript.torn else ""
+        waiting = replica.waiting_for
+        seat = waiting.seats[0] if len(waiting.seats) == 1 else None
+        text = f"the game is unfinished{end}: the log ends waiting for {waiting}"
+        return _fault(replica, game, "unfinished", text, seat, len(transcript.frames))
+    unopened = [(label, missing) for label, missing in book.unchecked() if missing]
+    if unopened and replica.forced is None:  # a game that ended by its rules opens every deck
+        label, missing = unopened[0]
+        text = f"card deal: deck {label.removeprefix('game:')} was never opened by {replica.who(missing[0])}"
+        return _fault(replica, game, "deal", text, missing[0], None)
+    if transcript.result is None:
+        return _fault(replica, game, "result", "the transcript does not record the result", None, None)
+    series = replica.series  # a table that played rematches: one recorded result per game, in order
+    if len(transcript.results) != len(series):
+        text = f"the transcript records {len(transcript.results)} results, the log plays {len(series)} games"
+        return _fault(replica, game, "result", text, None, None)
+    for number, (data, replayed) in enumerate(zip(transcript.results, series), 1):
+        try:
+            recorded = Result.from_data(data)
+        except (KeyError, TypeError):
+            return _fault(replica, game, "result", "the recorded result is unreadable", None, None)
+        if recorded != replayed:
+            which = f" of game {number}" if len(series) > 1 else ""
+            text = (
+                f"the recorded result{which} ({recorded.describe()}) differs from the replayed one"
+                f" ({replayed.describe()})"
+            )
+            return _fault(replica, game, "result", text, None, None)
+    result = replica.result
+    if replica.ending is not None:  # FAIRNESS.md §5: what the claim rests on, never a plain win
+        result = replace(result, reason=f"{result.reason} — {replica.basis(replica.ending)}")
+    words = result.describe()
+    if len(series) > 1:
+        words = "; ".join(f"game {n}: {r.describe()}" for n, r in enumerate((*series[:-1], result), 1))
+    return Verdict(replica.game.name, replica.moves, words, replica=replica, deals=book.checked,
+                   unopened=len(unopened))
+
+
+def _header_mismatch(header: dict, replica: Replica) -> str | None:
+    if replica.game is None:
+        return "the log has no opening"
+    if header["game"] != replica.game.name:
+        return f"names the game {header['game']!r:.40}, the log plays {replica.game.name}"
+    if header["table"] != replica.table:
+        return "names another table id than the log"
+    try:
+        options = replica.game.resolve_options(header["options"])
+    except GameError as error:
+        return f"bad options: {error}"
+    if options != replica.options:
+        return "names other options than the log"
+    if len(header["seats"]) != len(replica.seats):
+        return f"names {len(header['seats'])} seats, the log {len(replica.seats)}"
+    for seat, (named, joined) in enumerate(zip(header["seats"], replica.seats)):
+        if joined is None or named["key"] != joined.key or named["name"] != joined.name:
+            return f"seat {seat}'s name or key differs from its join in the log"
+    return None
+
+
+def verify(path: str | os.PathLike) -> Verdict:
+    """The verdict on the transcript at `path`; raises NotATranscript for a file that is not one."""
+    try:
+        transcript = read(path)
+    except DamagedTranscript as error:
+        return Verdict("?", 0, fault=str(error), fault_kind="damaged", record=error.index)
+    return verify_transcript(transcript)
+
+
+# -- several seats' copies of one table (FAIRNESS.md §5) -----------------------------------------------
+@dataclass(frozen=True)
+class Agreement:
+    """How copies of one table's log compare: `fork` is None when each is a prefix of the longest."""
+
+    copies: int
+    entries: int  # entries of the longest copy
+    fork: str | None = None  # one line: where the copies part and who signed the fork, if anyone
+    forker: int | None = None  # the seat proven to have forked (it signed both branches)
+
+    def line(self) -> str:
+        if self.fork is None:
+            return f"copies agree: {self.copies} copies, the longest {self.entries} entries, each a prefix of it"
+        return f"copies fork: {self.fork}"
+
+
+def _signed_by_seat(frame: bytes, keys: dict[int, bytes]):
+    """The envelope of `frame` if it carries a valid signature of the seat it names, else None."""
+    from dicetable.net.log import wire
+
+    try:
+        env = wire.decode(frame)
+    except wire.WireError:
+        return None
+    key = keys.get(env.seat)
+    return env if env.signature and key is not None and env.signed_by(key) else None
+
+
+def _authored(frame: bytes, keys: dict[int, bytes]):
+    """The envelope of `frame` if it is its seat's own: signed by it, or an unsigned reveal (its hash
+    chain authenticates it, which the verdict on that copy checks)."""
+    from dicetable.net.log import wire
+
+    env = _signed_by_seat(frame, keys)
+    if env is not None:
+        return env
+    try:
+        env = wire.decode(frame)
+    except wire.WireError:
+        return None
+    return env if not env.signature and env.kind in wire.UNSIGNED_KINDS else None
+
+
+def compare(transcripts: list[Transcript]) -> Agreement:
+    """Check that copies of one table agree, or name where they fork and who signed both branches.
+
+    Two different frames signed by one seat with one sequence number, in any two copies, prove that
+    seat forked the log. Without such a pair the orderer (the host) showed seats different logs — or a
+    copy was cut short and its owner appended its own frames. Either way, a claim on one branch against
+    the author of a frame on the other (its move, its reveal, its dispute) is disputed by that frame."""
+    tables = {t.header["table"] for t in transcripts}
+    if len(tables) != 1:
+        raise ValueError("the transcripts are of different tables: compare copies of one table")
+    keys = {seat: s["key"] for seat, s in enumerate(transcripts[0].header["seats"])}
+    longest = max(transcripts, key=lambda t: len(t.frames))
+    first_fork = None
+    for copy in transcripts:
+        for index, frame in enumerate(copy.frames):
+            if index >= len(longest.frames) or longest.frames[index] != frame:
+                if first_fork is None or index < first_fork[0]:
+                    first_fork = (index, copy)
+                break
+    if first_fork is None:
+        return Agreement(len(transcripts), len(longest.frames))
+    index, copy = first_fork
+    ours, theirs = copy.frames[index], longest.frames[index] if index < len(longest.frames) else None
+    if theirs is None:  # cannot happen: a shorter copy that differs is a fork at a common index
+        return Agreement(len(transcripts), len(longest.frames))
+    a, b = _authored(ours, keys), _authored(theirs, keys)
+    where, disputed = f"at entry {index + 1} the copies hold different frames", ""
+    if a is not None and b is not None:
+        where += f" ({a.kind} by seat {a.seat} / {b.kind} by seat {b.seat})"
+        for claim, other in ((a, b), (b, a)):
+            if claim.kind == "claim" and claim.body["against"] == other.seat:
+                signed = "signed " if other.signature else ""
+                disputed = (f"seat {claim.seat}'s claim against seat {other.seat} is disputed by seat {other.seat}'s "
+                            f"{signed}{other.kind} on the same log")
+    # signed proof: one seat, one sequence number, two different frames
+    placed: dict[tuple[int, int], bytes] = {}
+    for copy in transcripts:
+        for frame in copy.frames:
+            env = _signed_by_seat(frame, keys)
+            if env is None:
+                continue
+            other = placed.setdefault((env.seat, env.seq), frame)
+            if other != frame:
+                text = (f"seat {env.seat} ({transcripts[0].header['seats'][env.seat]['name']}) signed two different "
+                        f"frames with sequence number {env.seq}: it forked the log")
+                return Agreement(len(transcripts), len(longest.frames), text + (f"; {disputed}" if disputed else ""), env.seat)
+    if disputed:
+        return Agreement(len(transcripts), len(longest.frames), f"{where}; {disputed}")
+    where += "; no seat signed both branches: the host ordered different logs, or a copy was cut and added to"
+    return Agreement(len(transcripts), len(longest.frames), where)

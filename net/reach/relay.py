@@ -1,0 +1,423 @@
+"""The relay: one reachable port through which hosts and joiners behind NAT reach each other's tables.
+
+Every party dials OUT to the relay (CurveZMQ; the relay is authenticated by the key in its address,
+`RelayAddress`), so no router needs a forwarded port. The relay serves many tables at once. For
+each table it only carries packets between the table's host seat and its joiners, and it keeps the
+mailboxes of short codes (net/reach/mailbox.py, net/reach/codes.py). It holds no seat and is trusted for
+delivery only: the host still orders the log and every seat checks every frame (net/table/host.py,
+net/table/joiner.py), frames are signed by their seats, the log is hash-linked, and a joiner leaves a table
+whose opening is not signed by the owner key its invite names (net/reach/invite.py `dr1-`). So a relay can
+delay or drop packets, which the seats see as a slow or absent host, but it cannot forge a frame,
+bias a roll, read a hidden card (a card's keys travel boxed to their seat's own key: net/cards/deal.py),
+seat itself at a table, or show two seats two different logs without the hash links telling. It
+does read what is not sealed: table chat and moves, as every seat does.
+
+Packets are the table's own `[op, body]` (net/reach/transport.py). Between the relay and a host:
+
+    host  -> relay  relay_hello {}                       on every new connection
+    relay -> host   relay_who {nonce}                    HMAC of the connection id (no state kept)
+    host  -> relay  serve {table, key, proof[, deputies]}  proof: the host's Ed25519 signature of
+                                                         SERVE_LABEL ‖ table ‖ relay key ‖ nonce;
+                                                         deputies: the owner's signed list (net/table/deputies.py)
+    relay -> host   serving {table} | relay_refused {reason}
+    relay -> host   from {peer, data, source}            a joiner's packet, as it sent it, and a tag of
+                                                         its source address (net/reach/sources.py), the same
+                                                         for every connection from there
+    host  -> relay  to {peer, data}                      a packet for one joiner of this table
+    host  -> relay  relay_ping {}                        keeps the host counted as present
+    host  -> relay  deputies {owner, keys, proof}        the owner's signed list of its seats' keys
+    relay -> host   relay_taken {key}                    another key of the table serves it now
+
+A table belongs to the first key that serves it (or, with a signed list, to the list's signer); a
+host that comes back (a new connection, or a restarted relay) proves the same key again. Once the
+table has started, its owner names the other seats' keys in a list it signs (net/table/deputies.py), which
+whoever serves the table presents again in every `serve`, so a restarted relay learns it back; while
+no key is serving it (the serving host silent past `host_away`, or the relay started less than
+`host_away` ago), one of those keys, or the owner's, may serve it: a seat that takes over ordering
+the log when the host seat is gone (net/table/succession.py). A second key never displaces a present one
+(it hears `relay_taken`, as does a displaced host when it speaks again), and a key the owner did not
+name never serves. A joiner's connection first sends `dial {table}`; the
+relay then carries its packets to that table's host (`relay_wait {reason}` tells it when the table
+has no host right now, and its packets are dropped until the host is back). A host reaches only
+connections that dialled its table. Everything the relay keeps is capped, and idle connections and
+tables are forgotten, so a flood of connections or tables costs bounded memory. What one stranger
+can take from everyone is capped by its source address, whatever number of connections and keys it
+uses (net/reach/sources.py): short codes only for a table it serves here, a few at a time, and a few tries
+at other people's codes (net/reach/mailbox.py); each joiner's packet reaches its host with a tag of its
+source, so a host can limit seat holds per source too (net/table/host.py).
+
+A relay restart loses nothing that matters: the seats hold the log. The host's and joiners'
+connections renew themselves (net/reach/transport.py), the host serves its table again, and the joiners
+catch up by log index as after any drop. The relay's key is kept in a file, so its address stays the
+same across restarts.
+
+Scale (scripts/bench_relay.py): one process holds a thousand idle tables in tens of MB and carries
+the packets of a hundred busy ones. Relays scale out side by side: each is its own process, port and
+key (its own RELAY line), tables and codes live at the relay that took them, and relays share
+nothing, so an operator runs as many as the load needs and gives each group of players one line (a
+code's number is only meaningful at the relay that issued it).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import zmq
+from zmq.utils import z85
+
+from dicetable.net.table import deputies
+from dicetable.net.reach import mailbox
+from dicetable.net.reach import sources
+from dicetable.net.identity import verify_signature
+from dicetable.net.reach.transport import (
+    MAX_PACKET, BadPacket, TransportError, _heartbeat, _seed_auto_ids, bind_socket, curve_keypair, curve_public,
+    frame_address, is_joiner_id, pack, unpack, wait_port_free,
+)
+
+SERVE_LABEL = b"dicetable/relay-serve/v1\x00"
+TABLE_BYTES = 16
+WRAP = 1024  # bytes a `from`/`to` wrapping adds around a table packet, at most
+MAX_TABLES = 20_000  # tables held at once (an idle one costs a few hundred bytes)
+MAX_CONNECTIONS = 50_000  # connections remembered at once
+MAX_DIALLED = 64  # joiner connections per table (a table has at most 16 seats; reconnects leave stale ones)
+CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten (seats ping every second)
+HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
+TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (its owner key kept)
+SWEEP_EVERY = 1.0
+
+
+class BadRelay(ValueError):
+    """A relay address that cannot be read; the message says what is wrong with it."""
+
+
+@dataclass(frozen=True, slots=True)
+class RelayAddress:
+    """Where a relay listens and its CurveZMQ key: printed as `HOST:PORT/KEY` (KEY in base32)."""
+
+    address: str
+    port: int
+    key: bytes
+
+    def encode(self) -> str:
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"{host}:{self.port}/{base64.b32encode(self.key).decode().rstrip('=').lower()}"
+
+    @property
+    def endpoint(self) -> str:
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"tcp://{host}:{self.port}"
+
+    @classmethod
+    def decode(cls, text: str) -> "RelayAddress":
+        text = "".join(str(text).split())
+        if text.lower().startswith("relay:"):
+            text = text[len("relay:"):]
+        where, slash, key_text = text.rpartition("/")
+        if not slash or not where:
+            raise BadRelay("a relay looks like HOST:PORT/KEY, as `dicetable relay` prints it")
+        host, colon, port_text = where.rpartition(":")
+        if not colon or not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            raise BadRelay(f"the relay's {where!r} is not HOST:PORT with a port from 1 to 65535")
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]
+            try:
+                ipaddress.IPv6Address(host)
+            except ValueError:
+                raise BadRelay(f"{host!r} is not an IPv6 address") from None
+        try:
+            key = base64.b32decode(key_text.upper() + "=" * (-len(key_text) % 8))
+        except ValueError:
+            raise BadRelay("the relay's key is not base32 (copy the whole relay line again)") from None
+        if len(key) != 32:
+            raise BadRelay("the relay's key is cut short or too long (copy the whole relay line again)")
+        return cls(host, int(port_text), key)
+
+
+def serve_bytes(table: bytes, relay_key: bytes, nonce: bytes) -> bytes:
+    """What a host signs to serve `table` on the connection the relay challenged with `nonce`."""
+    return SERVE_LABEL + table + relay_key + nonce
+
+
+def load_relay_key(path: Path) -> bytes:
+    """The relay's CurveZMQ secret key from `path`, made there (0600) the first time."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        secret = curve_keypair()[1]
+        temp = path.with_name(path.name + ".new")
+        temp.write_bytes(z85.encode(secret))
+        temp.chmod(0o600)
+        temp.replace(path)
+        return secret
+    except OSError as error:
+        raise TransportError(f"cannot read the relay key {path}: {error.strerror}") from None
+    try:
+        secret = z85.decode(data.strip())
+    except Exception:  # z85 raises several types on garbage
+        secret = b""
+    if len(secret) != 32:
+        raise TransportError(f"{path} is not a relay key (40 Z85 characters); move it away to make a new one")
+    return secret
+
+
+@dataclass
+class _Table:
+    owner: bytes  # the Ed25519 key that first served it
+    host: bytes | None = None  # the serving connection
+    host_seen: float = 0.0
+    dialled: set[bytes] = field(default_factory=set)
+    touched: float = 0.0
+    server: bytes = b""  # the key serving it now: the owner's, or a deputy's
+    deputies: frozenset[bytes] = frozenset()  # the seats' keys the owner named (net/table/succession.py)
+
+
+@dataclass
+class _Connection:
+    seen: float
+    caller: mailbox.Caller  # its source, and the codes it took and tried (net/reach/mailbox.py)
+    table: bytes | None = None  # the table it dialled, for a joiner
+    serves: bytes | None = None  # the table it serves, for a host
+    address: str = ""  # the source address its packets come from
+    tag: bytes = b""  # what the host of its table is told of that address (PROTOCOL.md §12.2)
+
+
+class RelayServer:
+    """The relay's ROUTER and its tables; `step()` handles what arrives, `run()` until stopped."""
+
+    def __init__(self, secret_key: bytes, bind: str = "127.0.0.1", port: int = 0, context=None, clock=time.monotonic,
+                 host_away: float = HOST_AWAY):
+        self.context = context or zmq.Context.instance()
+        self.clock, self.host_away = clock, host_away
+        self.public_key = curve_public(secret_key)
+        _seed_auto_ids()
+        socket = self.context.socket(zmq.ROUTER)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.ROUTER_HANDOVER, 0)  # an id already in use belongs to its first connection
+        _heartbeat(socket)
+        socket.curve_server = True
+        socket.curve_secretkey = z85.encode(secret_key)
+        socket.curve_publickey = z85.encode(self.public_key)
+        socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET + WRAP)
+        self.port = bind_socket(socket, bind, port, 5.0 if port else 0.0, "a relay")
+        self.socket, self.bind = socket, bind
+        self.tables: dict[bytes, _Table] = {}
+        self.connections: dict[bytes, _Connection] = {}
+        self.boxes = mailbox.Mailboxes(clock=clock)
+        self._secret = secrets.token_bytes(32)
+        self._swept = self.started = clock()
+        self.stopped = False
+        self.forwarded = 0  # packets carried between hosts and joiners
+
+    def address(self, advertise: str | None = None) -> RelayAddress:
+        return RelayAddress(advertise or self.bind, self.port, self.public_key)
+
+    # -- the loop --------------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            while not self.stopped:
+                self.step(0.2)
+        finally:
+            self.close()
+
+    def step(self, timeout: float) -> None:
+        wait = int(timeout * 1000)
+        while self.socket.poll(wait):
+            wait = 0
+            try:
+                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                break
+            if len(frames) == 2 and is_joiner_id(frames[0].bytes):
+                self.handle(frames[0].bytes, frames[1].bytes, frame_address(frames[1]))
+        now = self.clock()
+        if now - self._swept >= SWEEP_EVERY:
+            self._swept = now
+            self.sweep(now)
+
+    def close(self) -> None:
+        self.socket.close(0)
+        wait_port_free(self.bind, self.port)
+
+    def send(self, peer: bytes, op: str, body: dict) -> None:
+        self._send_raw(peer, pack(op, body))
+
+    def _send_raw(self, peer: bytes, data: bytes) -> None:
+        try:
+            self.socket.send_multipart([peer, data], flags=zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass  # a full queue or a gone peer: delivery is all the relay promises, and the seats resend
+
+    # -- packets ---------------------------------------------------------------------------------
+    def handle(self, peer: bytes, data: bytes, address: str = "") -> None:
+        """One packet from connection `peer`, which came from the source `address` (its IP)."""
+        try:
+            op, body = unpack(data, limit=MAX_PACKET + WRAP)
+        except BadPacket:
+            return
+        now = self.clock()
+        conn = self.connections.get(peer)
+        if conn is None:
+            if len(self.connections) >= MAX_CONNECTIONS:
+                self.sweep(now)
+                if len(self.connections) >= MAX_CONNECTIONS:
+                    return  # full: the newest connection waits (it retries on its own)
+            conn = self.connections[peer] = _Connection(now, mailbox.Caller(""))
+        conn.seen = now
+        if address != conn.address or not conn.caller.source:
+            conn.address, conn.caller.source, conn.tag = address, sources.source_of(address), b""
+        if op == "relay_hello":
+            self.send(peer, "relay_who", {"nonce": self._challenge(peer)})
+        elif op == "serve":
+            self._serve(peer, conn, body, now)
+        elif conn.serves is not None:
+            self._from_host(peer, conn, op, body, now)
+        elif op == "dial":
+            self._dial(peer, conn, body, now)
+        elif op.startswith("mb_"):
+            conn.caller.table = None
+            answer = mailbox.answer(self.boxes, op, body, conn.caller)
+            if answer is not None:
+                self.send(peer, *answer)
+        elif conn.table is not None and len(data) <= MAX_PACKET:
+            self._to_host(peer, conn, data, now)
+
+    def _challenge(self, peer: bytes) -> bytes:
+        return hmac.new(self._secret, b"dicetable/relay-challenge/v1" + peer, hashlib.sha256).digest()
+
+    def _serve(self, peer: bytes, conn: _Connection, body: dict, now: float) -> None:
+        table, key, proof = body.get("table"), body.get("key"), body.get("proof")
+        if type(table) is not bytes or len(table) != TABLE_BYTES or type(key) is not bytes or len(key) != 32 \
+                or type(proof) is not bytes or len(proof) != 64:
+            self.send(peer, "relay_refused", {"reason": "a malformed serve: it has a 16-byte table, a key and a proof"})
+            return
+        if not verify_signature(key, serve_bytes(table, self.public_key, self._challenge(peer)), proof):
+            self.send(peer, "relay_refused", {"reason": "the serve does not prove its key on this connection"})
+            return
+        owner, named = key, frozenset()
+        if "deputies" in body:
+            listing = deputies.read(body["deputies"], table)
+            if listing is None:
+                self.send(peer, "relay_refused", {"reason": "the serve's deputies list is not signed for this table"})
+                return
+            owner, named = listing
+        entry = self.tables.get(table)
+        if entry is not None and "deputies" in body:
+            if owner != entry.owner:
+                self.send(peer, "relay_refused", {"reason": "the serve's deputies list is not signed by this table's owner key"})
+                return
+            entry.deputies = named
+        if entry is not None:
+            owner, named = entry.owner, entry.deputies
+        if key != owner and key not in named:
+            self.send(peer, "relay_refused", {"reason": "this table belongs to another key at this relay"})
+            return
+        if entry is not None and entry.server not in (b"", key) and self._host_present(entry, now):
+            self.send(peer, "relay_taken", {"key": entry.server})  # one key orders at a time: the present one
+            return
+        if key != owner and now - self.started <= self.host_away:  # a restarted relay: its owner may be on its way back
+            self.send(peer, "relay_wait", {"reason": "the relay has just started: it lets a seat serve the table only "
+                                                     "once its owner has had time to come back"})
+            return
+        if entry is None:
+            if len(self.tables) >= MAX_TABLES:
+                self.sweep(now)
+            if len(self.tables) >= MAX_TABLES:
+                self.send(peer, "relay_refused", {"reason": f"the relay holds its most tables ({MAX_TABLES}); try later"})
+                return
+            entry = self.tables[table] = _Table(owner, deputies=named)
+        entry.host, entry.host_seen, entry.touched, entry.server = peer, now, now, key
+        conn.serves = table
+        self.send(peer, "serving", {"table": table})
+
+    def _dial(self, peer: bytes, conn: _Connection, body: dict, now: float) -> None:
+        table = body.get("table")
+        if type(table) is not bytes or len(table) != TABLE_BYTES or conn.table is not None:
+            return  # one table per connection; a joiner that wants another dials anew
+        entry = self.tables.get(table)
+        if entry is not None:
+            if len(entry.dialled) >= MAX_DIALLED:
+                self._forget_stale(entry, now)
+            if len(entry.dialled) >= MAX_DIALLED:
+                self.send(peer, "full", {"reason": "too many connections to this table at the relay"})
+                return
+            entry.dialled.add(peer)
+        conn.table = table
+        if not self._host_present(entry, now):
+            self._tell_wait(peer)
+
+    def _host_present(self, entry: _Table | None, now: float) -> bool:
+        return entry is not None and entry.host is not None and now - entry.host_seen <= self.host_away
+
+    def _tell_wait(self, peer: bytes) -> None:
+        self.send(peer, "relay_wait", {"reason": "the relay has no host for this table right now: "
+                                                 "the host is offline or the table has closed"})
+
+    def _to_host(self, peer: bytes, conn: _Connection, data: bytes, now: float) -> None:
+        entry = self.tables.get(conn.table)
+        if entry is not None and peer not in entry.dialled:  # dialled before the table was served
+            if len(entry.dialled) >= MAX_DIALLED:
+                return
+            entry.dialled.add(peer)
+        if not self._host_present(entry, now):
+            return  # dropped: the joiner's session resends what matters when the host is back
+        entry.touched = now
+        self.forwarded += 1
+        if not conn.tag:  # per table: a host learns which of its joiners share an address, nothing more
+            label = b"dicetable/relay-source/v1" + conn.table + conn.caller.source.encode()
+            conn.tag = hmac.new(self._secret, label, hashlib.sha256).digest()[:8]
+        self.send(entry.host, "from", {"peer": peer, "data": data, "source": conn.tag})
+
+    def _from_host(self, peer: bytes, conn: _Connection, op: str, body: dict, now: float) -> None:
+        entry = self.tables.get(conn.serves)
+        if entry is None or entry.host != peer:
+            conn.serves = None
+            if entry is not None:  # displaced while silent: it learns who serves now
+                self.send(peer, "relay_taken", {"key": entry.server})
+            return
+        entry.host_seen = entry.touched = now
+        if op == "deputies":
+            self._deputies(conn.serves, entry, body)
+        elif op == "to":
+            target, data = body.get("peer"), body.get("data")
+            if type(target) is bytes and type(data) is bytes and len(data) <= MAX_PACKET and target in entry.dialled:
+                self.forwarded += 1
+                self._send_raw(target, data)
+        elif op.startswith("mb_"):
+            conn.caller.table = conn.serves  # a code is taken for the table this connection serves
+            answer = mailbox.answer(self.boxes, op, body, conn.caller)
+            if answer is not None:
+                self.send(peer, *answer)
+
+    def _deputies(self, table: bytes, entry: _Table, body: dict) -> None:
+        """The owner's signed word on which seats' keys may serve its table while nobody serves it."""
+        listing = deputies.read(body, table)
+        if listing is not None and listing[0] == entry.owner:  # only the owner names them: nobody lets a stranger in
+            entry.deputies = listing[1]
+
+    # -- forgetting --------------------------------------------------------------------------------
+    def sweep(self, now: float) -> None:
+        """Forget silent connections and long-hostless tables (bounded memory under any flood)."""
+        for peer in [p for p, c in self.connections.items() if now - c.seen > CONNECTION_IDLE]:
+            conn = self.connections.pop(peer)
+            entry = self.tables.get(conn.table or conn.serves or b"")
+            if entry is not None:
+                entry.dialled.discard(peer)
+                if entry.host == peer:
+                    entry.host = None
+        for table in [t for t, e in self.tables.items() if e.host is None and now - e.touched > TABLE_IDLE]:
+            del self.tables[table]
+        self.boxes.expire()
+
+    def _forget_stale(self, entry: _Table, now: float) -> None:
+        for peer in list(entry.dialled):
+            conn = self.connections.get(peer)
+            if conn is None or now - conn.seen > 3 * self.host_away:
+                entry.dialled.discard(peer)

@@ -1,0 +1,294 @@
+"""The host's packets to a joiner, tagged end to end: a relay (or anything on the path) can drop them, never forge or replay them.
+(PROTOCOL.md §10.4)
+
+Frames are signed by their seats, but the host's own control packets (`welcome`, `full`, `refused`,
+`pong`, `presence`, `fault`, and the `entries` that carry the log) are not frames: through a relay
+(net/reach/relay.py) the relay could otherwise speak for the host, e.g. tell every seat "seat 2 is away"
+until they claim an honest seat in default. So every packet the host sends to a connection whose
+hello proved its key travels as
+
+    tagged {n: int, packet: bin, tag: bin16}     packet: the inner `[op, body]`, as the host packed it
+
+with `tag` = HMAC-SHA256(key, TAG_LABEL ‖ n as 8 bytes ‖ packet), cut to 16 bytes, and `n` counting
+up from 1 per key. The key is one hello's: the joiner makes a fresh X25519 key pair for each hello
+and puts its public half (`box`) into the hello, under its signed proof (`wire.hello_bytes`); the
+host answers with its own static X25519 key, which the joiner already holds from the invite:
+
+    direct invite (`dt1-`)   the host's CurveZMQ key (the invite's host key: the same profile key)
+    relay invite (`dr1-`)    the owner's Ed25519 key as an X25519 key (the birational map libsodium uses)
+
+    key = HMAC-SHA256(crypto_box_beforenm(host box, joiner box), KEY_LABEL ‖ table ‖ host box ‖
+                      joiner box ‖ challenge ‖ joiner's Ed25519 key)
+
+Only the host and that joiner can compute it, it is new for every hello (fresh box, and the host's
+challenge changes with each connection and host run), and it is bound to the table and to this one
+direction (only the host tags). The joiner keeps the keys of its last few hellos, takes a packet only
+under one of them with a counter above the last it took under that key, and once a newer hello's key
+is in use takes nothing under the older ones, so a packet held back and delivered late, or copied from
+another connection or an earlier host run, is refused. (A late answer to a superseded hello — two
+hellos racing after a reconnect — is still known as the host's: dropped, but blamed on nobody.) `who` (the host's challenge, before any key) is the
+one untagged packet: all it can make a joiner do is say hello again.
+
+The joiner's packets to the orderer (`ping`, `submit`, `give`: all but the hello itself) travel the
+same way under the same key, with SEAT_LABEL in place of TAG_LABEL and the joiner's own counter, tagged
+for the newest hello the orderer answered (`HostLink.seal`); before any answer they go plain. The
+orderer (`Tagger.take`) opens them under that hello's key, or an earlier hello's of the same seat
+until one under the newer key arrives (sent before the answer came); any other packet before then
+makes it ask for a hello again (the seat may have missed the answer, e.g. after a hand-over). Once the seat has used the key, a plain, replayed or unopenable
+packet on its connection is not the seat's (`Forged`): a relay cannot keep a gone seat "present" with
+its old pings, nor have its old submit ordered again.
+
+A seat that orders in the host seat's place (net/table/succession.py) tags with its own seat key, its
+Ed25519 key from its join frame mapped to X25519 (`host_box(profile, relayed=True)`, as the owner's).
+A joiner takes those tags only once its own clock says the orderer is gone past the grace (`trust`,
+called by the succession logic), and only from seats of the log; until then the owner's key alone
+opens anything. Each hello is answered by one orderer: the first whose tag opens a packet under it,
+after which no other seat's key opens anything under that hello, nor under a later one until `trust`
+is called again (the next hand-over); `orderer` names that seat, so a seat that sent what does not
+fit the log is named, not "the host or the relay".
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+
+from nacl.bindings import crypto_box_beforenm
+from nacl.exceptions import CryptoError
+from nacl.public import PrivateKey
+from nacl.signing import VerifyKey
+
+from dicetable.net.reach.transport import BadPacket, pack, unpack
+
+KEY_LABEL = b"dicetable/control-key/v1"
+TAG_LABEL = b"dicetable/host-to-seat/v1"
+SEAT_LABEL = b"dicetable/seat-to-host/v1"
+TAG_BYTES = 16
+BOX_BYTES = 32
+MAX_COUNTER = 2**63 - 1
+KEYS_KEPT = 4  # a joiner's hellos whose answer may still be on its way (a lost ping makes a second)
+FIELDS = frozenset({"n", "packet", "tag"})
+LATE = ("late", {})  # HostLink.open: an answer to a superseded hello
+
+
+class BadBox(ValueError):
+    """A box key no shared secret comes from (a low-order point): the hello proved a useless key."""
+
+
+class Forged(ValueError):
+    """A packet on a seat's connection that the seat did not send (the message says how it fails)."""
+
+
+def host_box(profile, relayed: bool) -> PrivateKey:
+    """The host's static X25519 key, as its joiners' invites name it (module docstring)."""
+    if relayed:
+        return profile.signing_key.to_curve25519_private_key()
+    return PrivateKey(profile.curve_secret)
+
+
+def host_box_public(invite) -> bytes:
+    """The host's X25519 key the joiner holding `invite` trusts: from the owner key, or the host key."""
+    if invite.owner is None:
+        return invite.host_key
+    box = seat_box_public(invite.owner)
+    if box is None:
+        raise BadBox("its owner key is not an Ed25519 public key")
+    return box
+
+
+def seat_box_public(key: bytes) -> bytes | None:
+    """The X25519 key a seat with Ed25519 key `key` tags with when it orders, or None if it has none."""
+    try:
+        return bytes(VerifyKey(key).to_curve25519_public_key())
+    except (CryptoError, ValueError, TypeError):  # not a point of the curve: nobody holds its secret
+        return None
+
+
+def link_key(shared: bytes, table: bytes, host_public: bytes, joiner_box: bytes, challenge: bytes, joiner_key: bytes) -> bytes:
+    return hmac.digest(shared, KEY_LABEL + table + host_public + joiner_box + challenge + joiner_key, "sha256")
+
+
+def _tag(key: bytes, n: int, packet: bytes, label: bytes = TAG_LABEL) -> bytes:
+    return hmac.digest(key, label + n.to_bytes(8, "big") + packet, "sha256")[:TAG_BYTES]
+
+
+def _sealed(key: bytes, n: int, op: str, body: dict | None, label: bytes) -> dict:
+    packet = pack(op, body)
+    return {"n": n, "packet": packet, "tag": _tag(key, n, packet, label)}
+
+
+def _fields(body) -> tuple[int, bytes, bytes] | None:
+    """A `tagged` body's counter, packet and tag, or None when it is not one."""
+    if type(body) is not dict or set(body) != FIELDS:
+        return None
+    n, packet, tag = body["n"], body["packet"], body["tag"]
+    if type(n) is not int or not 0 < n <= MAX_COUNTER or type(packet) is not bytes or type(tag) is not bytes:
+        return None
+    return n, packet, tag
+
+
+@dataclass
+class Tagger:
+    """The host's side of one hello: tags every packet it sends that connection, opens the seat's."""
+
+    key: bytes
+    sent: int = 0
+    received: int = 0  # the last counter taken from the seat under this key
+    older: list["Tagger"] = field(default_factory=list, repr=False)  # the seat's earlier hellos, until this one is used
+
+    @classmethod
+    def answering(cls, box: PrivateKey, joiner_box: bytes, table: bytes, challenge: bytes, joiner_key: bytes) -> "Tagger":
+        """The tagger for a hello that proved `joiner_key` and offered `joiner_box`; BadBox if it is useless."""
+        try:
+            shared = crypto_box_beforenm(joiner_box, bytes(box))
+        except (CryptoError, ValueError, TypeError):
+            raise BadBox("the hello's box key gives no shared secret") from None
+        return cls(link_key(shared, table, bytes(box.public_key), joiner_box, challenge, joiner_key))
+
+    def seal(self, op: str, body: dict | None) -> dict:
+        """The body of the `tagged` packet that carries `[op, body]`."""
+        self.sent += 1
+        return _sealed(self.key, self.sent, op, body, TAG_LABEL)
+
+    def keep(self, previous: list["Tagger"]) -> None:
+        """The same seat's earlier hellos (this connection's, or its last one's) still open what it sent
+        before this hello's answer reached it, until a packet under this one's key arrives."""
+        self.older = [t for p in previous for t in (*p.older, p)][-(KEYS_KEPT - 1):]
+
+    def take(self, op: str, body) -> tuple[str, dict] | None:
+        """The seat's packet `[op, body]` opened; None when it may be the seat's own from before this
+        key (plain: it has no answer yet; tagged: an earlier orderer's key); Forged when it is not."""
+        fields = _fields(body) if op == "tagged" else None
+        if fields is not None:
+            n, packet, tag = fields
+            for tagger in (self, *reversed(self.older)):
+                if hmac.compare_digest(_tag(tagger.key, n, packet, SEAT_LABEL), tag):
+                    if n <= tagger.received:
+                        raise Forged("replayed")
+                    try:
+                        opened = unpack(packet)
+                    except BadPacket:
+                        raise Forged("not a packet inside its tag") from None
+                    tagger.received = n
+                    if tagger is self:
+                        self.older = []
+                    return opened
+        if self.received:  # the seat tags everything once it has used this key
+            raise Forged("altered or forged" if op == "tagged" else "untagged")
+        return None
+
+
+@dataclass
+class Hello:
+    """One hello of the joiner: its fresh box, and the key each orderer it may hear from answers with."""
+
+    mine: PrivateKey
+    challenge: bytes
+    joiner_key: bytes
+    keys: dict[int, list] = field(default_factory=dict)  # orderer's seat -> [key, last counter taken]
+    answered: bool = False  # a packet under it opened: its orderer is the one left in `keys`
+    sent: int = 0  # packets this joiner tagged under it
+
+    def add(self, table: bytes, seat: int, public: bytes) -> bool:
+        """Derive the key under which `seat` (X25519 key `public`) answers this hello; False if none."""
+        try:
+            shared = crypto_box_beforenm(public, bytes(self.mine))
+        except (CryptoError, ValueError, TypeError):
+            return False
+        box = bytes(self.mine.public_key)
+        self.keys[seat] = [link_key(shared, table, public, box, self.challenge, self.joiner_key), 0]
+        return True
+
+
+@dataclass
+class HostLink:
+    """The joiner's side: a fresh box for each hello, and the check of every packet from the orderer
+    (the host seat, or after a hand-over a seat `trust` named)."""
+
+    table: bytes
+    host_public: bytes
+    orderers: dict[int, bytes] = field(default_factory=dict)  # seat -> X25519 key it may tag with; 0: the host's
+    hellos: list[Hello] = field(default_factory=list, repr=False)  # oldest first; their keys are secrets
+    retired: list[Hello] = field(default_factory=list, repr=False)  # older hellos a newer one's answer superseded
+    refused: int = 0  # packets that were not the orderer's, or not new
+    orderer: int | None = None  # the seat whose tag opened the last packet taken
+
+    def __post_init__(self):
+        self.orderers.setdefault(0, self.host_public)
+
+    def box_for(self, challenge: bytes, joiner_key: bytes) -> bytes:
+        """A fresh box public key for a hello answering `challenge`; its keys are kept for the answer."""
+        hello = Hello(PrivateKey.generate(), challenge, joiner_key)
+        if not hello.add(self.table, 0, self.host_public):
+            raise BadBox("the invite's host key gives no shared secret (a damaged invite?)")
+        for seat, public in self.orderers.items():
+            if seat != 0:
+                hello.add(self.table, seat, public)
+        self._retire(self.hellos[:-(KEYS_KEPT - 1)])
+        self.hellos = [*self.hellos[-(KEYS_KEPT - 1):], hello]
+        return bytes(hello.mine.public_key)
+
+    def trust(self, orderers: dict[int, bytes]) -> None:
+        """Also take tags from these seats (seat -> X25519 key): the orderer is gone past the grace
+        (net/table/succession.py). Hellos no orderer has answered yet take them too; the host's key stays."""
+        for seat, public in orderers.items():
+            if seat in self.orderers:
+                continue
+            self.orderers[seat] = public
+            for hello in self.hellos:
+                if not hello.answered:
+                    hello.add(self.table, seat, public)
+
+    def seal(self, op: str, body: dict | None) -> tuple[str, dict | None]:
+        """A packet for the orderer: tagged under the newest hello it answered, or plain before any answer."""
+        for hello in reversed(self.hellos):
+            if hello.answered:
+                ((key, _),) = hello.keys.values()
+                hello.sent += 1
+                return "tagged", _sealed(key, hello.sent, op, body, SEAT_LABEL)
+        return op, body
+
+    def open(self, body: dict) -> tuple[str, dict] | None:
+        """The orderer's packet inside a `tagged` body; None (counted) when it is forged, altered or
+        replayed; LATE when it answers a hello a newer one's answer superseded: the orderer's own word,
+        stale (two hellos racing after a reconnect), so taken never and blamed on nobody."""
+        fields = _fields(body)
+        if fields is None:
+            return self._refuse()
+        n, packet, tag = fields
+        for index in range(len(self.hellos) - 1, -1, -1):
+            hello = self.hellos[index]
+            for seat, (key, last) in hello.keys.items():
+                if hmac.compare_digest(_tag(key, n, packet), tag):
+                    if n <= last:
+                        return self._refuse()  # a replay, or a packet held back past a later one
+                    try:
+                        opened = unpack(packet)
+                    except BadPacket:
+                        return self._refuse()
+                    self._retire(self.hellos[:index])  # a newer hello answered: the older keys take nothing any more
+                    self.hellos = self.hellos[index:]
+                    hello.keys, hello.answered = {seat: [key, n]}, True  # no other seat speaks under this hello
+                    if self.orderer != seat:
+                        self._settle(seat)
+                    self.orderer = seat
+                    return opened
+        for hello in self.retired:
+            if any(hmac.compare_digest(_tag(key, n, packet), tag) for key, _ in hello.keys.values()):
+                return LATE
+        return self._refuse()
+
+    def _retire(self, hellos: list[Hello]) -> None:
+        """Keep superseded hellos' keys a while, to know a late answer to one (not to take it)."""
+        self.retired = [*self.retired, *hellos][-KEYS_KEPT:]
+
+    def _settle(self, seat: int) -> None:
+        """`seat` orders now: until `trust` is called again, only it and the host may answer a hello."""
+        self.orderers = {s: public for s, public in self.orderers.items() if s in (0, seat)}
+        for hello in self.hellos:
+            if not hello.answered:
+                hello.keys = {s: k for s, k in hello.keys.items() if s in self.orderers}
+
+    def _refuse(self) -> None:
+        self.refused += 1
+        return None
