@@ -1,32 +1,8 @@
 """LAN discovery: a hosted table announces itself by mDNS / DNS-SD; joiners browse for open tables.
 
 Service type `_dicetable._tcp.local.`; one service instance per table, with the table's addresses
-(A records), its port (SRV) and these TXT keys:
-
-    v      "1"                      format version
-    game   game name                e.g. "trice"
-    seats  "taken/total"            seats joined so far / seats of the table
-    host   host's player name
-    table  16-byte table id, hex
-    curve  host's CurveZMQ public key, hex (the invite's key: the joiner's socket refuses any other)
-    key    host's Ed25519 profile key, hex
-    sig    Ed25519 signature by `key` over DOMAIN ‖ msgpack([game, taken, total, host, table, curve,
-           key, port]) (the SRV port is signed too; the addresses are not: the curve key is what
-           authenticates the host, wherever it is reached)
-
-An announcement is a convenience, never an authority. What a person sees as its trust:
-
-    verified    good signature and the Ed25519 key is pinned with this curve key (known_hosts.json in
-                the profile directory), or it is this profile's own table
-    unverified  good signature by a key never met: compare the fingerprint with the host's
-    forged      bad signature, a pinned key announced with another curve key, or the name of a
-                pinned host announced under another key; `join --lan` never follows it
-
-A joiner connects with the curve key from the announcement, so the CurveZMQ handshake completes
-only with the holder of that key's secret (a replayed announcement pointing elsewhere fails the
-handshake); it then checks that the table's opening is signed by the announced Ed25519 key
-(`opening_mismatch`). A forged announcement therefore cannot lead anyone to a table whose keys
-differ from what it shows.
+(A records), its port (SRV) and the signed TXT record of net/reach/announcement.py, which also says
+how far a joiner trusts what it hears.
 
 The advertiser announces while seats are free, republishes the seat count, and withdraws when the
 table is full, started or closed; it works in its own thread so a session loop never waits on mDNS.
@@ -34,275 +10,23 @@ IPv4 only. Interfaces are chosen by name (`--interface eth0`); a host bound to o
 on that address's interface and announces that address only, so a multi-homed host does not
 announce addresses its LAN cannot reach. A browser limited to interfaces lists only tables with an
 address on their networks (and dials only those addresses).
+
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
-import os
 import socket
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Callable, Iterable
+from dataclasses import asdict, replace
+from typing import Callable
 
-import msgpack
-
-from dicetable.net.identity import Profile, fingerprint, home, verify_signature
-from dicetable.net.reach.invite import Invite
+from dicetable.net.identity import Profile
+from dicetable.net.reach.announcement import Announcement, KnownHosts, choose, parse, properties
+from dicetable.net.reach.local_networks import DiscoveryError, networks_of
 
 SERVICE_TYPE = "_dicetable._tcp.local."
-DOMAIN = b"dicetable/lan/v1\x00"
-KNOWN_HOSTS = "known_hosts.json"
-WILDCARDS = ("0.0.0.0", "", "*")
-_TXT_VERSION = b"1"
-
-VERIFIED, UNVERIFIED, FORGED = "verified", "unverified", "forged"
-
-
-class DiscoveryError(Exception):
-    """A discovery problem a person can meet (unknown interface, no table found): one sentence."""
-
-
-# -- interfaces ---------------------------------------------------------------------------------
-def interfaces() -> dict[str, list[tuple[str, int]]]:
-    """IPv4 (address, prefix length) of every network interface, by interface name."""
-    import ifaddr
-
-    found: dict[str, list[tuple[str, int]]] = {}
-    for adapter in ifaddr.get_adapters():
-        found[adapter.nice_name] = [(ip.ip, ip.network_prefix) for ip in adapter.ips if isinstance(ip.ip, str)]
-    return found
-
-
-def interface_addresses(names: Iterable[str] | None) -> list[str]:
-    """The IPv4 addresses of the named interfaces; an unknown or address-less name is an error."""
-    table = interfaces()
-    addresses: list[str] = []
-    for name in names or ():
-        if name not in table:
-            raise DiscoveryError(f"no network interface named {name!r} (interfaces: {', '.join(sorted(table))})")
-        if not table[name]:
-            raise DiscoveryError(f"network interface {name!r} has no IPv4 address")
-        addresses += [ip for ip, _ in table[name] if ip not in addresses]
-    return addresses
-
-
-def advertised_addresses(bind: str, names: Iterable[str] | None = None) -> list[str]:
-    """What a host bound to `bind` announces: its bind address, or (bound to every address) the
-    addresses of the chosen interfaces, else every non-loopback IPv4 address (loopback if none)."""
-    chosen = interface_addresses(names) if names else None
-    if bind not in WILDCARDS:
-        try:
-            ipaddress.IPv4Address(bind)
-        except ValueError:
-            raise DiscoveryError(f"LAN discovery needs an IPv4 bind address, not {bind!r}") from None
-        if chosen is not None and bind not in chosen:
-            raise DiscoveryError(f"the table is bound to {bind}, which is on none of the chosen interfaces")
-        return [bind]
-    if chosen is not None:
-        return chosen
-    everywhere = [ip for ips in interfaces().values() for ip, _ in ips]
-    outside = [ip for ip in everywhere if not ipaddress.IPv4Address(ip).is_loopback]
-    return outside or ["127.0.0.1"]
-
-
-def _networks_of(addresses: Iterable[str]) -> list[ipaddress.IPv4Network]:
-    """The networks (address/prefix of their interface) that `addresses` are on."""
-    prefixes = {ip: prefix for ips in interfaces().values() for ip, prefix in ips}
-    return [ipaddress.IPv4Network(f"{a}/{prefixes.get(a, 32)}", strict=False) for a in addresses]
-
-
-def best_address(addresses: Iterable[str], local: Iterable[tuple[str, int]] | None = None) -> str:
-    """The announced address to dial: the first one on a network this machine is on, else the first."""
-    addresses = list(addresses)
-    if not addresses:
-        raise DiscoveryError("the announcement has no IPv4 address to connect to")
-    local = list(local) if local is not None else [a for ips in interfaces().values() for a in ips]
-    for address in addresses:
-        for ip, prefix in local:
-            if ipaddress.IPv4Address(address) in ipaddress.IPv4Network(f"{ip}/{prefix}", strict=False):
-                return address
-    return addresses[0]
-
-
-# -- announcements --------------------------------------------------------------------------------
-def signed_bytes(game: str, taken: int, total: int, host: str, table: bytes, curve: bytes, key: bytes, port: int) -> bytes:
-    return DOMAIN + msgpack.packb([game, taken, total, host, table, curve, key, port], use_bin_type=True)
-
-
-def properties(profile: Profile, game: str, taken: int, total: int, table: bytes, port: int) -> dict[bytes, bytes]:
-    """The signed TXT record of a table hosted by `profile`."""
-    data = signed_bytes(game, taken, total, profile.name, table, profile.curve_public, profile.public_key, port)
-    return {
-        b"v": _TXT_VERSION,
-        b"game": game.encode(),
-        b"seats": f"{taken}/{total}".encode(),
-        b"host": profile.name.encode(),
-        b"table": table.hex().encode(),
-        b"curve": profile.curve_public.hex().encode(),
-        b"key": profile.public_key.hex().encode(),
-        b"sig": profile.sign(data).hex().encode(),
-    }
-
-
-@dataclass(frozen=True)
-class Announcement:
-    """One table as announced on the LAN (nothing in it is trusted until `assess` says so)."""
-
-    service: str  # the DNS-SD instance name
-    game: str
-    seats_taken: int
-    seats_total: int
-    host_name: str
-    table_id: bytes
-    curve_key: bytes
-    host_key: bytes
-    port: int
-    addresses: tuple[str, ...]
-    signature_ok: bool
-    seen_at: float = field(default_factory=time.time, compare=False)
-
-    @property
-    def fingerprint(self) -> str:
-        return fingerprint(self.host_key)
-
-    @property
-    def open(self) -> bool:
-        return self.seats_taken < self.seats_total
-
-    def invite(self, address: str | None = None) -> Invite:
-        """The invite this announcement stands for, dialling `address` (default: the best one)."""
-        return Invite(address or best_address(self.addresses), self.port, self.curve_key, self.table_id)
-
-
-def parse(service: str, props: dict, port: int, addresses: Iterable[str]) -> Announcement | None:
-    """An Announcement from a service's TXT record, SRV port and A records; None if not ours."""
-
-    def text(key: bytes) -> str:
-        value = props.get(key)
-        if not isinstance(value, bytes):
-            raise ValueError(key)
-        return value.decode("utf-8")
-
-    try:
-        if props.get(b"v") != _TXT_VERSION:
-            return None
-        game, host = text(b"game"), text(b"host")
-        taken, _, total = text(b"seats").partition("/")
-        taken_n, total_n = int(taken), int(total)
-        table, curve, key = (bytes.fromhex(text(k)) for k in (b"table", b"curve", b"key"))
-        signature = bytes.fromhex(text(b"sig"))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if len(table) != 16 or len(curve) != 32 or len(key) != 32 or not 0 <= taken_n <= total_n <= 64:
-        return None
-    if not 1 <= port <= 65535:
-        return None
-    ok = verify_signature(key, signed_bytes(game, taken_n, total_n, host, table, curve, key, port), signature)
-    ipv4 = tuple(a for a in addresses if _is_ipv4(a))
-    return Announcement(service, game, taken_n, total_n, host, table, curve, key, port, ipv4, ok)
-
-
-def _is_ipv4(address: str) -> bool:
-    try:
-        ipaddress.IPv4Address(address)
-    except ValueError:
-        return False
-    return True
-
-
-# -- trust ---------------------------------------------------------------------------------------
-class KnownHosts:
-    """Hosts this profile has pinned: Ed25519 key -> (name, curve key), in known_hosts.json."""
-
-    def __init__(self, directory: Path | None = None) -> None:
-        self.path = (Path(directory) if directory is not None else home()) / KNOWN_HOSTS
-        self.hosts: dict[bytes, dict] = {}
-        try:
-            data = json.loads(self.path.read_text())
-            for entry in data.get("hosts", []):
-                self.hosts[bytes.fromhex(entry["key"])] = {"name": entry["name"], "curve": bytes.fromhex(entry["curve"])}
-        except FileNotFoundError:
-            pass
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            raise DiscoveryError(f"the known hosts file {self.path} is damaged (move it away to start afresh)") from None
-
-    def pin(self, key: bytes, curve: bytes, name: str) -> None:
-        self.hosts[key] = {"name": name, "curve": curve}
-        entries = [
-            {"name": v["name"], "key": k.hex(), "curve": v["curve"].hex(), "fingerprint": fingerprint(k)}
-            for k, v in self.hosts.items()
-        ]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".new")
-        tmp.write_text(json.dumps({"hosts": entries}, indent=2) + "\n")
-        os.replace(tmp, self.path)
-
-    def named(self, name: str) -> list[bytes]:
-        return [k for k, v in self.hosts.items() if v["name"] == name]
-
-
-def assess(ann: Announcement, known: KnownHosts, own: Profile | None = None) -> tuple[str, str]:
-    """(trust, why) of an announcement: VERIFIED, UNVERIFIED or FORGED, with one sentence."""
-    if not ann.signature_ok:
-        return FORGED, "its signature does not match what it announces"
-    if own is not None and ann.host_key == own.public_key:
-        if ann.curve_key != own.curve_public:
-            return FORGED, "it carries your own key with a curve key that is not yours"
-        return VERIFIED, "your own table"
-    pinned = known.hosts.get(ann.host_key)
-    if pinned is not None:
-        if pinned["curve"] != ann.curve_key:
-            return FORGED, f"its curve key is not the one pinned for {pinned['name']}"
-        return VERIFIED, f"the host you know as {pinned['name']}"
-    if known.named(ann.host_name):
-        return FORGED, f"it calls itself {ann.host_name} but its key {ann.fingerprint} is not the {ann.host_name} you know"
-    return UNVERIFIED, f"first meeting with this host: compare the fingerprint {ann.fingerprint} with theirs"
-
-
-def choose(
-    tables: Iterable[Announcement],
-    known: KnownHosts,
-    own: Profile | None = None,
-    table: str | None = None,
-    game: str | None = None,
-    host_fingerprint: str | None = None,
-) -> tuple[Announcement, str, str] | None:
-    """The open table to join among `tables` (verified first, then the earliest seen), with its trust.
-
-    `table` matches a host name, an instance name or a table id prefix. Forged announcements are
-    never chosen: if only forged ones match, DiscoveryError says why; no match at all is None.
-    """
-    matching, forged = [], []
-    for ann in tables:
-        if not ann.open or (game and ann.game != game):
-            continue
-        if table and table not in (ann.host_name, ann.service.split(".")[0]) and not ann.table_id.hex().startswith(table.lower()):
-            continue
-        if host_fingerprint and ann.fingerprint.replace("-", "") != host_fingerprint.replace("-", "").upper():
-            continue
-        trust, why = assess(ann, known, own)
-        (forged if trust == FORGED else matching).append((ann, trust, why))
-    if matching:
-        matching.sort(key=lambda m: (m[1] != VERIFIED, m[0].seen_at))
-        return matching[0]
-    if forged:
-        ann, _, why = forged[0]
-        raise DiscoveryError(f"the only matching table announced ({ann.service.split('.')[0]}) is forged: {why}; not joining it")
-    return None
-
-
-def opening_mismatch(session, ann: Announcement) -> str | None:
-    """Why the connected table's opening is not signed by the announced keys, or None when it is
-    (`join --lan` and the app's LAN list both check this before trusting a host)."""
-    seats = session.replica.seats
-    host = seats[0] if seats else None
-    if host is None or host.key != ann.host_key or (host.curve is not None and host.curve != ann.curve_key):
-        return f"the table reached is not opened by the key {ann.fingerprint} its announcement showed; left it"
-    return None
 
 
 # -- zeroconf ------------------------------------------------------------------------------------
@@ -473,7 +197,7 @@ class Browser:
         self.on_change = on_change
         # A multicast socket hears groups joined on any interface (Linux's IP_MULTICAST_ALL), so
         # "only these interfaces" is kept by address: a table must be on one of their networks.
-        self.networks = _networks_of(interface_addresses) if interface_addresses else None
+        self.networks = networks_of(interface_addresses) if interface_addresses else None
         self._tables: dict[str, Announcement] = {}
         self._lock = threading.Lock()
         self._zc = _zeroconf(interface_addresses)

@@ -9,12 +9,12 @@ record (net/reach/lan.py `properties`) with its port and address:
     {"port": 40123, "addresses": ["127.0.0.1"], "txt": {"v": "1", "game": "trice", ... "sig": "..."}}
 
 It rewrites the file every HEARTBEAT seconds while seats are free and removes it when the table is
-full, started or closed. A browser reads it as discovery reads a TXT record (`lan.parse`, so
+full, started or closed. A browser reads it as discovery reads a TXT record (`announcement.parse`, so
 the same trust: verified / unverified / forged) and skips a file not rewritten within STALE_AFTER
 seconds (its host is gone), a file larger than FILE_MAX, anything not a regular file, anything not
 JSON of that shape, and any address that is not loopback. Any user may write any file there: an
 announcement is a convenience, never an authority — the joiner's socket accepts only the announced
-curve key and the opening must be signed by the announced key (`lan.opening_mismatch`).
+curve key and the opening must be signed by the announced key (`announcement.opening_mismatch`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from dicetable.net.reach import lan
-from dicetable.net.reach.lan import Announcement, DiscoveryError
+from dicetable.net.reach import announcement, lan
+from dicetable.net.reach.announcement import Announcement
+from dicetable.net.reach.local_networks import DiscoveryError
 
 LOBBY_ENV = "DICETABLE_LOBBY_DIR"
 DEFAULT_DIR = "/tmp/dicetable-lobby"  # not $TMPDIR: it must be the same directory for every user
@@ -93,7 +94,7 @@ class Advertiser(lan.Announcing):
         super().__init__(profile, table, game, seats, port, addresses)
 
     def record(self, taken: int) -> bytes:
-        txt = lan.properties(self.profile, self.game, taken, self.total, self.table, self.port)
+        txt = announcement.properties(self.profile, self.game, taken, self.total, self.table, self.port)
         return json.dumps({"port": self.port, "addresses": self.addresses,
                            "txt": {k.decode(): v.decode() for k, v in txt.items()}}).encode()
 
@@ -172,7 +173,7 @@ def parse(name: str, data: bytes) -> Announcement | None:
         props = {k.encode(): v.encode() for k, v in txt.items()}
     except UnicodeEncodeError:  # a lone surrogate from JSON's \ud800
         return None
-    ann = lan.parse(name, props, port, addresses[:8])
+    ann = announcement.parse(name, props, port, addresses[:8])
     if ann is None:
         return None
     near = tuple(a for a in ann.addresses if on_loopback([a]))

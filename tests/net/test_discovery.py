@@ -15,8 +15,9 @@ import time
 
 import pytest
 
-from dicetable.net.reach import lan
-from dicetable.net.reach.lan import FORGED, UNVERIFIED, VERIFIED, Announcement, DiscoveryError, KnownHosts
+from dicetable.net.reach import announcement, lan, local_networks
+from dicetable.net.reach.announcement import FORGED, UNVERIFIED, VERIFIED, Announcement, KnownHosts
+from dicetable.net.reach.local_networks import DiscoveryError
 from dicetable.net.identity import Profile
 from net_helpers import COMMAND, private_lan
 
@@ -26,11 +27,11 @@ TABLE = bytes(range(16))
 def announce(profile: Profile, game="trice", taken=1, total=2, table=TABLE, port=40000, addresses=("10.231.0.1",),
              service=None, tamper=None) -> Announcement:
     """An announcement as a browser would parse it from `profile`'s signed TXT record."""
-    props = lan.properties(profile, game, taken, total, table, port)
+    props = announcement.properties(profile, game, taken, total, table, port)
     for key, value in (tamper or {}).items():
         props[key] = value
     name = service or f"{profile.name} {game} {table.hex()[:8]}.{lan.SERVICE_TYPE}"
-    return lan.parse(name, props, port, addresses)
+    return announcement.parse(name, props, port, addresses)
 
 
 @pytest.fixture
@@ -65,13 +66,13 @@ def test_a_signed_record_round_trips(host):
 def test_any_changed_field_breaks_the_signature(host, known, field, value):
     ann = announce(host, tamper={field: value})
     assert ann is not None and not ann.signature_ok
-    assert lan.assess(ann, known) == (FORGED, "its signature does not match what it announces")
+    assert announcement.assess(ann, known) == (FORGED, "its signature does not match what it announces")
 
 
 def test_the_port_is_signed(host, known):
-    props = lan.properties(host, "trice", 1, 2, TABLE, 40000)
-    ann = lan.parse("x", props, 40001, ["10.231.0.1"])
-    assert not ann.signature_ok and lan.assess(ann, known)[0] == FORGED
+    props = announcement.properties(host, "trice", 1, 2, TABLE, 40000)
+    ann = announcement.parse("x", props, 40001, ["10.231.0.1"])
+    assert not ann.signature_ok and announcement.assess(ann, known)[0] == FORGED
 
 
 @pytest.mark.parametrize("tamper", [{b"v": b"2"}, {b"table": b"zz"}, {b"seats": b"3/2"}, {b"curve": b"abcd"}, {b"host": b"\xff"}])
@@ -82,27 +83,27 @@ def test_records_that_are_not_ours_are_ignored(host, tamper):
 # -- trust -----------------------------------------------------------------------------------------
 def test_trust_levels(host, known, tmp_path):
     ann = announce(host)
-    trust, why = lan.assess(ann, known)
+    trust, why = announcement.assess(ann, known)
     assert trust == UNVERIFIED and host.fingerprint in why
     known.pin(host.public_key, host.curve_public, "Host")
-    assert lan.assess(ann, KnownHosts(tmp_path)) == (VERIFIED, "the host you know as Host")  # pinned on disk
-    assert lan.assess(ann, known, own=host) == (VERIFIED, "your own table")
+    assert announcement.assess(ann, KnownHosts(tmp_path)) == (VERIFIED, "the host you know as Host")  # pinned on disk
+    assert announcement.assess(ann, known, own=host) == (VERIFIED, "your own table")
 
 
 def test_a_forger_with_a_known_hosts_name_is_forged(host, known):
     known.pin(host.public_key, host.curve_public, "Host")
     forger = Profile.generate("Host")  # right name, wrong key
-    trust, why = lan.assess(announce(forger), known)
+    trust, why = announcement.assess(announce(forger), known)
     assert trust == FORGED and "calls itself Host" in why and forger.fingerprint in why
 
 
 def test_a_pinned_key_with_another_curve_key_is_forged(host, known):
     known.pin(host.public_key, bytes(32), "Host")
-    assert lan.assess(announce(host), known)[0] == FORGED
+    assert announcement.assess(announce(host), known)[0] == FORGED
 
 
 def test_a_damaged_known_hosts_file_is_one_clear_error(tmp_path):
-    (tmp_path / lan.KNOWN_HOSTS).write_text("{not json")
+    (tmp_path / announcement.KNOWN_HOSTS).write_text("{not json")
     with pytest.raises(DiscoveryError, match="is damaged"):
         KnownHosts(tmp_path)
 
@@ -114,33 +115,33 @@ def test_join_prefers_verified_and_never_follows_forged(host, known):
     early = announce(stranger, table=bytes(16))
     real = announce(host)
     forged = announce(host, tamper={b"curve": bytes(32).hex().encode()}, service="Host trice swapped")
-    ann, trust, _ = lan.choose([forged, early, real], known)
+    ann, trust, _ = announcement.choose([forged, early, real], known)
     assert ann is real and trust == VERIFIED
-    assert lan.choose([early, forged], known)[0] is early  # unverified, but honest about its key
+    assert announcement.choose([early, forged], known)[0] is early  # unverified, but honest about its key
     with pytest.raises(DiscoveryError, match="is forged: its signature"):
-        lan.choose([forged], known, table="Host")
-    assert lan.choose([real], known, game="triad") is None
-    assert lan.choose([announce(host, taken=2, total=2)], known) is None  # a full table
-    assert lan.choose([early, real], known, host_fingerprint=stranger.fingerprint.lower())[0] is early
-    assert lan.choose([early, real], known, table=TABLE.hex()[:6])[0] is real
+        announcement.choose([forged], known, table="Host")
+    assert announcement.choose([real], known, game="triad") is None
+    assert announcement.choose([announce(host, taken=2, total=2)], known) is None  # a full table
+    assert announcement.choose([early, real], known, host_fingerprint=stranger.fingerprint.lower())[0] is early
+    assert announcement.choose([early, real], known, table=TABLE.hex()[:6])[0] is real
 
 
 def test_the_address_on_a_local_network_is_dialled():
     local = [("192.168.7.20", 24), ("10.231.0.3", 24)]
-    assert lan.best_address(["10.231.99.1", "10.231.0.1"], local) == "10.231.0.1"
-    assert lan.best_address(["172.16.0.1", "172.16.0.2"], local) == "172.16.0.1"
+    assert local_networks.best_address(["10.231.99.1", "10.231.0.1"], local) == "10.231.0.1"
+    assert local_networks.best_address(["172.16.0.1", "172.16.0.2"], local) == "172.16.0.1"
     with pytest.raises(DiscoveryError):
-        lan.best_address([], local)
+        local_networks.best_address([], local)
 
 
 def test_advertised_addresses():
-    assert lan.advertised_addresses("127.0.0.1") == ["127.0.0.1"]
-    assert lan.advertised_addresses("127.0.0.1", ["lo"]) == ["127.0.0.1"]
-    assert lan.advertised_addresses("0.0.0.0", ["lo"]) == ["127.0.0.1"]
+    assert local_networks.advertised_addresses("127.0.0.1") == ["127.0.0.1"]
+    assert local_networks.advertised_addresses("127.0.0.1", ["lo"]) == ["127.0.0.1"]
+    assert local_networks.advertised_addresses("0.0.0.0", ["lo"]) == ["127.0.0.1"]
     with pytest.raises(DiscoveryError, match="no network interface named 'nosuch0'"):
-        lan.advertised_addresses("0.0.0.0", ["nosuch0"])
+        local_networks.advertised_addresses("0.0.0.0", ["nosuch0"])
     with pytest.raises(DiscoveryError, match="on none of the chosen interfaces"):
-        lan.advertised_addresses("10.231.0.1", ["lo"])
+        local_networks.advertised_addresses("10.231.0.1", ["lo"])
 
 
 # -- command line mistakes: one line, exit 2, nothing sent ----------------------------------------
@@ -160,7 +161,7 @@ def test_mistakes_on_the_command_line(tmp_path, monkeypatch, capsys, argv, says)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / lan.KNOWN_HOSTS).exists()
+    assert not (tmp_path / announcement.KNOWN_HOSTS).exists()
 
 
 # -- over mDNS, inside network namespaces -----------------------------------------------------------
@@ -199,8 +200,8 @@ FORGER = r"""
 import os, socket, sys, time
 from pathlib import Path
 from zeroconf import IPVersion, ServiceInfo, Zeroconf
-from dicetable.net.reach import lan
 from dicetable.net.identity import load
+from dicetable.net.reach import announcement, lan
 from dicetable.net.reach.transport import HostSocket
 
 forger, real_key = load(Path(sys.argv[1])), bytes.fromhex(sys.argv[2])
@@ -218,7 +219,7 @@ def announce(name, props, port):
         cooperating_responders=True)
 
 # 1. its own keys under the real host's name
-announce("Host dicebreaker f1f1f1f1", lan.properties(forger, "dicebreaker", 1, 3, os.urandom(16), 40001), 40001)
+announce("Host dicebreaker f1f1f1f1", announcement.properties(forger, "dicebreaker", 1, 3, os.urandom(16), 40001), 40001)
 # 2. the real record with the forger's curve key swapped in
 swapped = dict(captured.properties)
 swapped[b"curve"] = forger.curve_public.hex().encode()

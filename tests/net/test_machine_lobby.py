@@ -13,9 +13,8 @@ import time
 
 import pytest
 
-from dicetable.net.reach import lan
-from dicetable.net.reach import same_machine
-from dicetable.net.reach.lan import FORGED, UNVERIFIED, KnownHosts
+from dicetable.net.reach import announcement, local_networks, same_machine
+from dicetable.net.reach.announcement import FORGED, UNVERIFIED, KnownHosts
 from dicetable.net.identity import Profile
 from net_helpers import COMMAND, ROOT, spawn, wait_until
 
@@ -28,7 +27,7 @@ def lobby(tmp_path):
 
 
 def record(profile: Profile, table=TABLE, taken=1, total=2, port=40000, addresses=("127.0.0.1",), txt=None) -> bytes:
-    props = {k.decode(): v.decode() for k, v in lan.properties(profile, "trice", taken, total, table, port).items()}
+    props = {k.decode(): v.decode() for k, v in announcement.properties(profile, "trice", taken, total, table, port).items()}
     return json.dumps({"port": port, "addresses": list(addresses), "txt": {**props, **(txt or {})}}).encode()
 
 
@@ -104,7 +103,7 @@ def test_hostile_stale_and_forged_files_are_never_trusted(lobby, tmp_path):
     tables = same_machine.scan()
     assert {a.service for a in tables} == good | {"forged.table"}
     known = KnownHosts(tmp_path / "bob")
-    assert {a.service: lan.assess(a, known)[0] for a in tables} == {
+    assert {a.service: announcement.assess(a, known)[0] for a in tables} == {
         f"{TABLE.hex()}.table": UNVERIFIED, "forged.table": FORGED}
     assert same_machine.scan(tmp_path / "nowhere") == []
 
@@ -113,7 +112,7 @@ def test_a_lobby_that_is_not_a_directory_is_refused(tmp_path, monkeypatch):
     (tmp_path / "target").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "target")
     monkeypatch.setenv(same_machine.LOBBY_ENV, str(tmp_path / "link"))
-    with pytest.raises(lan.DiscoveryError, match="is not a directory"):
+    with pytest.raises(local_networks.DiscoveryError, match="is not a directory"):
         same_machine.Advertiser(Profile.generate("Ann"), TABLE, "trice", 2, 40000, ["127.0.0.1"])
     assert not list((tmp_path / "target").iterdir())
 

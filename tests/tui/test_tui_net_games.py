@@ -16,8 +16,8 @@ from textual.widgets import DataTable
 from dicetable.core import registry
 from dicetable.core.dicebreaker import LATENT, THROW, TRUMP_THROW
 from dicetable.core.triad import INDEX, act
-from dicetable.net.reach import lan
-from dicetable.net.reach.lan import FORGED, UNVERIFIED, VERIFIED, KnownHosts
+from dicetable.net.reach import announcement, lan
+from dicetable.net.reach.announcement import FORGED, UNVERIFIED, VERIFIED, KnownHosts
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.session import bot_chooser
@@ -171,14 +171,14 @@ async def test_the_lan_list_shows_trust_and_joins_with_enter(tmp_path):
     thread = threading.Thread(target=host.run, daemon=True)
     thread.start()
     port, table = host.socket.port, host.replica.table
-    real = lan.parse(f"Ann trice {table.hex()[:8]}.{lan.SERVICE_TYPE}",
-                           lan.properties(ann, "trice", 1, 2, table, port), port, ["127.0.0.1"])
+    real = announcement.parse(f"Ann trice {table.hex()[:8]}.{lan.SERVICE_TYPE}",
+                           announcement.properties(ann, "trice", 1, 2, table, port), port, ["127.0.0.1"])
     impostor = Profile.generate("Ann")  # right name, wrong key
-    forged = lan.parse(f"Ann trice 00000000.{lan.SERVICE_TYPE}",
-                             lan.properties(impostor, "trice", 1, 2, bytes(16), port), port, ["127.0.0.1"])
+    forged = announcement.parse(f"Ann trice 00000000.{lan.SERVICE_TYPE}",
+                             announcement.properties(impostor, "trice", 1, 2, bytes(16), port), port, ["127.0.0.1"])
     elsewhere = bytes(range(16))  # another table: a host never met, and a full one
-    stranger, full = (lan.parse(f"{who.name} trice {elsewhere.hex()[:8]}.{lan.SERVICE_TYPE}",
-                                      lan.properties(who, "trice", taken, 2, elsewhere, 40000), 40000, ["127.0.0.1"])
+    stranger, full = (announcement.parse(f"{who.name} trice {elsewhere.hex()[:8]}.{lan.SERVICE_TYPE}",
+                                      announcement.properties(who, "trice", taken, 2, elsewhere, 40000), 40000, ["127.0.0.1"])
                       for who, taken in ((Profile.generate("Cy"), 1), (Profile.generate("Di"), 2)))
     bob = tmp_path / "bob"
     KnownHosts(bob).pin(ann.public_key, ann.curve_public, "Ann")

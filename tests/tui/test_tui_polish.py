@@ -112,7 +112,7 @@ async def test_home_opens_the_lan_list_and_a_join_checks_the_opening_key(tmp_pat
     import threading
     from dataclasses import replace
 
-    from dicetable.net.reach import lan
+    from dicetable.net.reach import announcement, lan
     from dicetable.net.table.host import HostSession
     from dicetable.net.identity import Profile
     from dicetable.net.table.session import bot_chooser
@@ -122,8 +122,8 @@ async def test_home_opens_the_lan_list_and_a_join_checks_the_opening_key(tmp_pat
 
     def announced(profile, host):
         port, table = host.socket.port, host.replica.table
-        return lan.parse(f"{profile.name} trice {table.hex()[:8]}.{lan.SERVICE_TYPE}",
-                               lan.properties(profile, "trice", 1, 2, table, port), port, ["127.0.0.1"])
+        return announcement.parse(f"{profile.name} trice {table.hex()[:8]}.{lan.SERVICE_TYPE}",
+                               announcement.properties(profile, "trice", 1, 2, table, port), port, ["127.0.0.1"])
 
     def hosting(profile):
         host = HostSession(profile, "trice", 2, bind="127.0.0.1", port=0,
@@ -150,20 +150,20 @@ async def test_home_opens_the_lan_list_and_a_join_checks_the_opening_key(tmp_pat
             assert isinstance(screen, LanScreen)
             screen.show([lie])
             await pilot.pause()
-            assert str(screen.query_one(DataTable).get_row_at(0)[0]) == lan.UNVERIFIED
+            assert str(screen.query_one(DataTable).get_row_at(0)[0]) == announcement.UNVERIFIED
             await pilot.press("enter")
             room = app.screen
             assert isinstance(room, WaitingRoomScreen)
             await wait_until(pilot, lambda: "not opened by the key" in str(room.query_one("#room-status").render()))
             assert eve.fingerprint in str(room.query_one("#room-status").render())
-            assert not (bob / lan.KNOWN_HOSTS).exists(), "a host failing the check is not pinned"
+            assert not (bob / announcement.KNOWN_HOSTS).exists(), "a host failing the check is not pinned"
             await pilot.press("escape", "l")
             screen = app.screen
             screen.show([honest])
             await pilot.pause()
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen))
-            assert list(lan.KnownHosts(bob).hosts) == [cy.public_key]  # met and checked: pinned
+            assert list(announcement.KnownHosts(bob).hosts) == [cy.public_key]  # met and checked: pinned
             await pilot.press("ctrl+q")
     finally:
         for host, thread in hosts:

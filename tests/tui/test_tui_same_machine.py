@@ -8,8 +8,7 @@ import functools
 import pytest
 from textual.widgets import DataTable, Input, Static
 
-from dicetable.net.reach import lan
-from dicetable.net.reach import same_machine
+from dicetable.net.reach import announcement, lan, local_networks, same_machine
 from dicetable.net.reach.invite import Invite
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.lan_screen import LanScreen
@@ -57,14 +56,14 @@ async def test_another_user_of_the_machine_sees_the_table_and_joins_with_enter(t
         await wait_until(pilots, lambda: isinstance(bob.screen, LanScreen) and bob.screen.query(DataTable)
                          and grid().row_count == 1)
         trust, game, seats, name, fingerprint, address = (str(cell) for cell in grid().get_row_at(0))
-        assert (trust, game, seats) == (lan.UNVERIFIED, "trice", "1/2")
+        assert (trust, game, seats) == (announcement.UNVERIFIED, "trice", "1/2")
         assert address.startswith("127.0.0.1:") and fingerprint == ann.profile().fingerprint
         await join.press("enter")
         await wait_until(pilots, lambda: all(isinstance(app.screen, TriceScreen) and app.screen.view is not None
                                              and app.screen.view.state is not None for app in (ann, bob)))
         # Full: withdrawn from the lobby while the game goes on.
         await wait_until(pilots, lambda: not (lobby / f"{table.hex()}.table").exists())
-        assert list(lan.KnownHosts(tmp_path / "bob").hosts) == [ann.profile().public_key]  # checked, pinned
+        assert list(announcement.KnownHosts(tmp_path / "bob").hosts) == [ann.profile().public_key]  # checked, pinned
       finally:
         close_tables(ann, bob)
 
@@ -107,7 +106,7 @@ async def test_bound_to_every_address_the_invite_names_a_lan_address(tmp_path, m
       try:
         await host_with(pilot, app, address="0.0.0.0")
         await wait_until(pilot, lambda: isinstance(app.screen, WaitingRoomScreen) and app.screen.table.invite)
-        addresses = lan.advertised_addresses("0.0.0.0")
+        addresses = local_networks.advertised_addresses("0.0.0.0")
         assert Invite.decode(app.screen.table.invite).address == addresses[0]
         await wait_until(pilot, lambda: heard == [addresses])  # announced on the LAN, not in this machine's lobby
         assert not list(same_machine.lobby_dir().glob("*.table"))

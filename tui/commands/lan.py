@@ -19,9 +19,8 @@ import json
 import sys
 import time
 
-from dicetable.net.reach import lan
-from dicetable.net.reach import same_machine
-from dicetable.net.reach.lan import DiscoveryError
+from dicetable.net.reach import announcement, lan, local_networks, same_machine
+from dicetable.net.reach.local_networks import DiscoveryError
 from dicetable.tui.commands.args import CommandError
 
 
@@ -51,7 +50,7 @@ def _own_profile():
 
 def _interface_addresses(args) -> list[str] | None:
     try:
-        return lan.interface_addresses(args.interface) if args.interface else None
+        return local_networks.interface_addresses(args.interface) if args.interface else None
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
 
@@ -71,14 +70,14 @@ def _browsers(addresses: list[str] | None) -> list:
     return browsers
 
 
-def _known() -> lan.KnownHosts:
+def _known() -> announcement.KnownHosts:
     try:
-        return lan.KnownHosts()
+        return announcement.KnownHosts()
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
 
 
-def row(ann: lan.Announcement, trust: str, why: str, local=None) -> dict:
+def row(ann: announcement.Announcement, trust: str, why: str, local=None) -> dict:
     return {
         "trust": trust,
         "why": why,
@@ -88,18 +87,18 @@ def row(ann: lan.Announcement, trust: str, why: str, local=None) -> dict:
         "host": ann.host_name,
         "fingerprint": ann.fingerprint,
         "addresses": list(ann.addresses),
-        "address": lan.best_address(ann.addresses, local) if ann.addresses else None,
+        "address": local_networks.best_address(ann.addresses, local) if ann.addresses else None,
         "port": ann.port,
         "table": ann.table_id.hex(),
         "service": ann.service.split(".")[0],
-        "invite": ann.invite(lan.best_address(ann.addresses, local)).encode() if ann.addresses else None,
+        "invite": ann.invite(local_networks.best_address(ann.addresses, local)).encode() if ann.addresses else None,
     }
 
 
 def _local_networks(args):
     if not args.interface:
         return None
-    table = lan.interfaces()
+    table = local_networks.interfaces()
     return [a for name in args.interface for a in table.get(name, [])]
 
 
@@ -117,7 +116,7 @@ def run(args) -> int:
     finally:
         for browser in browsers:
             browser.close()
-    rows = [row(a, *lan.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
+    rows = [row(a, *announcement.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
     if args.trust:
         wanted = args.trust.replace("-", "").upper()
         match = [a for a in tables if a.fingerprint.replace("-", "") == wanted and a.signature_ok]
@@ -125,7 +124,7 @@ def run(args) -> int:
             raise CommandError(f"no host with fingerprint {args.trust} announced a table within {args.timeout:g} s")
         known.pin(match[0].host_key, match[0].curve_key, match[0].host_name)
         print(f"pinned: {match[0].host_name} {match[0].fingerprint}", file=sys.stderr)
-        rows = [row(a, *lan.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
+        rows = [row(a, *announcement.assess(a, known, own), _local_networks(args)) for a in tables if a.addresses]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -155,10 +154,10 @@ def prepare_host(args) -> None:
             raise CommandError("--interface needs --lan")
         return
     try:
-        args.lan_addresses = lan.advertised_addresses(args.bind, args.interface)
+        args.lan_addresses = local_networks.advertised_addresses(args.bind, args.interface)
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
-    if args.advertise is None and args.bind in lan.WILDCARDS:
+    if args.advertise is None and args.bind in local_networks.WILDCARDS:
         args.advertise = args.lan_addresses[0]
 
 
@@ -205,7 +204,7 @@ def lan_invite(args) -> str | None:
             args.timeout, known, own, addresses, browsers=_browsers(addresses),
             table=args.table, game=args.game, host_fingerprint=args.fingerprint,
         )
-        address = lan.best_address(ann.addresses, _local_networks(args))
+        address = local_networks.best_address(ann.addresses, _local_networks(args))
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
     args.lan_found = (ann, trust)
@@ -220,10 +219,10 @@ def confirm_host(session, args) -> None:
     if found is None:
         return
     ann, trust = found
-    why = lan.opening_mismatch(session, ann)
+    why = announcement.opening_mismatch(session, ann)
     if why is not None:
         session.close()
         raise CommandError(why)
-    if trust != lan.VERIFIED:
+    if trust != announcement.VERIFIED:
         _known().pin(ann.host_key, ann.curve_key, ann.host_name)
         print(f"pinned: {ann.host_name} {ann.fingerprint}", flush=True)

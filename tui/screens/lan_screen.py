@@ -19,16 +19,16 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from dicetable.net.reach import lan
-from dicetable.net.reach import same_machine
-from dicetable.net.reach.lan import FORGED, VERIFIED, Announcement, DiscoveryError
+from dicetable.net.reach import announcement, lan, local_networks, same_machine
+from dicetable.net.reach.announcement import FORGED, VERIFIED, Announcement
+from dicetable.net.reach.local_networks import DiscoveryError
 
 
 def announce_hosted(session, bind: str):
     """Announce a table the app hosts: on a LAN address to the LAN, on loopback to this machine's
     other users (an IPv4 bind address only)."""
     try:
-        addresses = lan.advertised_addresses(bind)
+        addresses = local_networks.advertised_addresses(bind)
     except DiscoveryError:
         return None  # discovery is a convenience: the invite still works
     return same_machine.session_announcer(session, addresses)
@@ -41,13 +41,13 @@ def opening_check(ann: Announcement, trust: str, directory):
     def check(session) -> None:
         from dicetable.net.table.session import SessionError
 
-        why = lan.opening_mismatch(session, ann)
+        why = announcement.opening_mismatch(session, ann)
         if why is not None:
             session.close()
             raise SessionError(why)
         if trust != VERIFIED:
             try:
-                lan.KnownHosts(directory).pin(ann.host_key, ann.curve_key, ann.host_name)
+                announcement.KnownHosts(directory).pin(ann.host_key, ann.curve_key, ann.host_name)
             except (DiscoveryError, OSError) as error:
                 session.close()
                 raise SessionError(str(error)) from None
@@ -113,19 +113,19 @@ class LanScreen(Screen):
         if not self.is_mounted:
             return
         try:
-            known = lan.KnownHosts(self.app.profile_dir)
+            known = announcement.KnownHosts(self.app.profile_dir)
         except DiscoveryError as error:
             self._note(str(error))
             return
         own = self._own()
         grid = self.query_one(DataTable)
         keep = self.rows[grid.cursor_row][0].service if self.rows and 0 <= grid.cursor_row < len(self.rows) else None
-        self.rows = [(a, *lan.assess(a, known, own)) for a in tables if a.open and a.addresses]
+        self.rows = [(a, *announcement.assess(a, known, own)) for a in tables if a.open and a.addresses]
         grid.clear()
         for ann, trust, _ in self.rows:
             grid.add_row(
                 trust, ann.game, f"{ann.seats_taken}/{ann.seats_total}", ann.host_name, ann.fingerprint,
-                f"{lan.best_address(ann.addresses)}:{ann.port}", key=ann.service,
+                f"{local_networks.best_address(ann.addresses)}:{ann.port}", key=ann.service,
             )
         services = [a.service for a, _, _ in self.rows]
         if keep in services:

@@ -139,8 +139,8 @@ class HostScreen(Screen):
 
     def action_open_table(self) -> None:
         from dicetable.core import registry
-        from dicetable.net.reach import lan
-        from dicetable.net.reach.lan import DiscoveryError
+        from dicetable.net.reach import local_networks
+        from dicetable.net.reach.local_networks import DiscoveryError
         from dicetable.net.table.host import HostSession
         from dicetable.net.table.deadlines import Timing
         from dicetable.net.table.session import SessionError
@@ -165,9 +165,9 @@ class HostScreen(Screen):
         except ValueError as error:
             self.query_one("#net-note", Static).update(str(error))
             return
-        if advertise is None and address in lan.WILDCARDS:  # every address: the invite names a LAN one
+        if advertise is None and address in local_networks.WILDCARDS:  # every address: the invite names a LAN one
             try:
-                advertise = lan.advertised_addresses(address)[0]
+                advertise = local_networks.advertised_addresses(address)[0]
             except DiscoveryError as error:
                 self.query_one("#net-note", Static).update(str(error))
                 return
