@@ -307,7 +307,9 @@ async def test_the_dice_room_fits():
             for expr in ("d20", "3d6", "4d6kh3+12", "10d10"):
                 await pilot.press(*expr, "enter")
             await seen.look(pilot, f"the dice room after rolls ({kind.__name__})")
-            await pilot.press("f", "v")
+            await pilot.press("f4")
+            await seen.look(pilot, "the dice room's dice at a glance")
+            await pilot.press("escape", "f", "v")
             await seen.look(pilot, "the dice room's fairness panel")
     seen.assert_none()
 

@@ -258,3 +258,29 @@ async def test_no_color_drops_colour_but_keeps_the_letters(monkeypatch, no_color
         assert ("#e8790c" in svg.lower()) is not no_color
         pool = "".join(str(app.screen.query_one(f"#pool-{i}").render()) for i in range(12))
         assert all(letter in pool for letter in "WPO")
+
+
+async def test_the_dice_room_shows_each_die_size_against_fair_dice():
+    app = DiceTableApp(bot_delay=0, seed=7)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("d", "a")
+        room = app.screen
+        await wait_until(pilot, lambda: room.view is not None and room.view.my_turn())
+        for n, expr in enumerate(("20#3d6", "20#3d6", "3d6!", "2d20"), start=1):
+            await pilot.press(*expr, "enter")
+            await wait_until(pilot, lambda: len(room.view.state.rolls) == n)
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "DiceStatsScreen")
+        stats = app.screen
+        shown = str(stats.query_one("#stats-charts").render())
+        sixes = sum(1 for r in room.view.state.rolls for t in r.tallies for d in t.dice if d.sides == 6)
+        assert f"d6 — {sixes} dice: chi-square" in shown and "degrees of freedom, p = " in shown
+        assert "d20 — 2 dice: too few to judge (about 100 d20 needed)" in shown
+        assert shown.count("│ marks what fair dice give") == 2
+        assert "The dice of everyone — 4 rolls" in str(stats.query_one("#stats-title").render())
+        await pilot.press("right")  # the one person of a room alone: the same dice, and their rolls
+        assert f"The dice of {room.view.names[0]} — 4 rolls" in str(stats.query_one("#stats-title").render())
+        shown = str(stats.query_one("#stats-charts").render())
+        assert f"Rolls of {room.view.names[0]}" in shown and "rolled 3d6!:" in shown
+        await pilot.press("escape")
+        assert app.screen is room

@@ -22,6 +22,7 @@ from dicetable.core.dice_expr import MAX_TEXT, BadExpression, parse
 from dicetable.core.game import Move, may_act
 from dicetable.tui.tables.controller import TableController
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+from dicetable.tui.screens.dice_stats_screen import DiceStatsScreen
 from dicetable.tui.tables.view import FAULT, VERIFIED, WAITING, TableView, reason_words
 from dicetable.tui.widgets.chat import ChatPanel
 from dicetable.tui.widgets.die import face_rows
@@ -69,11 +70,13 @@ def may_roll(view: TableView | None) -> bool:
 _MARK = {VERIFIED: ("✓", "green"), WAITING: ("…", "yellow"), FAULT: ("✗", "bold red")}
 
 
-def history_lines(view: TableView) -> list[Text]:
+def history_lines(view: TableView, seat: int | None = None) -> list[Text]:
     """One line per roll, oldest first: who rolled what, total and dice, and each seat's reveal check;
-    then the roll being decided and the rolls queued behind it."""
+    then the roll being decided and the rolls queued behind it. With `seat`, that person's rolls only."""
     state, names, lines = view.state, view.names, []
     for number, roll in enumerate(state.rolls, start=1):
+        if seat is not None and roll.seat != seat:
+            continue
         line = Text(f"{number:>3}. ")
         line.append(f"{names[roll.seat]} rolled {roll.expr}: ", "bold")
         for n, tally in enumerate(roll.tallies):
@@ -90,6 +93,8 @@ def history_lines(view: TableView) -> list[Text]:
         elif event is not None:
             line.append("   (local dice)", "dim")
         lines.append(line)
+    if seat is not None:
+        return lines
     if state.pending and view.result is not None:  # closed (a seat left or defaulted) before every reveal came
         lines.append(Text(f"     {names[state.rolling]} rolled {state.pending}: not decided, the room closed first", "dim"))
     elif state.pending:
@@ -152,6 +157,7 @@ class DiceRoomScreen(PanelActions, Screen):
         Binding("l", "panel('log')", "log", show=False),
         Binding("t", "panel('chat')", "chat", show=False),
         Binding("v", "verify", "verify", show=False),
+        Binding("f4", "dice_stats", "dice"),
         Binding("escape", "leave", "leave"),
     ]
 
@@ -207,6 +213,8 @@ class DiceRoomScreen(PanelActions, Screen):
             self._keys = keys
             self.refresh_bindings()
         self.query_one(FairnessPanel).show(view)
+        if isinstance(self.app.screen, DiceStatsScreen):  # the charts follow the room
+            self.app.screen.show(view)
         box = self.query_one("#roll-input", Input)
         box.disabled = not mine
         chatting = isinstance(self.focused, Input) and self.focused.id == "chat-input"
@@ -270,6 +278,10 @@ class DiceRoomScreen(PanelActions, Screen):
     def action_close_room(self) -> None:
         if may_roll(self.view) and self._may("close_room"):
             self.controller.submit(Move("close"))
+
+    def action_dice_stats(self) -> None:
+        if self.view is not None and self.view.state is not None:
+            self.app.push_screen(DiceStatsScreen(self.view, history_lines))
 
     def action_leave(self) -> None:
         if isinstance(self.focused, Input) and self.focused.id == "chat-input":
