@@ -124,9 +124,7 @@ class Fuzz:
 
     @staticmethod
     def fresh() -> Replica:
-        replica = copy.copy(BASE)  # every attribute is immutable but the log, its heads and its index
-        replica._log, replica._heads, replica._frames = list(BASE._log), list(BASE._heads), dict(BASE._frames)
-        return replica
+        return copy.deepcopy(BASE)  # the replica and its parts, which point back at it, copied together
 
     def feed(self, frame: bytes) -> None:
         self.counts["envelopes"] += 1
