@@ -52,7 +52,7 @@ class Dispute:
 
 
 class DefaultClaims:
-    FIELDS = ("claims", "disputes", "ending")
+    FIELDS = ("claims", "disputes", "ending")  # what an Effect may set here
 
     def __init__(self, replica) -> None:  # the replica this part belongs to
         self.replica = replica

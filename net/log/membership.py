@@ -25,7 +25,7 @@ class SeatInfo:
 
 
 class Membership:
-    FIELDS = ("game", "options", "seat_count", "seats", "opener")
+    FIELDS = ("game", "options", "seat_count", "seats", "opener")  # what an Effect may set here
 
     def __init__(self, replica) -> None:  # the replica this part belongs to
         self.replica = replica

@@ -52,7 +52,7 @@ class ChainTrack:
 
 
 class Play:
-    FIELDS = ("state", "events", "pending", "forced", "moves", "steps", "out", "chains")
+    FIELDS = ("state", "events", "pending", "forced", "moves", "steps", "out", "chains")  # what an Effect may set here
 
     def __init__(self, replica) -> None:  # the replica this part belongs to
         self.replica = replica

@@ -15,7 +15,7 @@ from dicetable.net.refusals import BadRematch, NotDue
 
 
 class Rematches:
-    FIELDS = ("game_number", "game_options", "game_start", "results", "consents", "declined")
+    FIELDS = ("game_number", "game_options", "game_start", "results", "consents", "declined")  # what an Effect may set here
 
     def __init__(self, replica) -> None:  # the replica this part belongs to
         self.replica = replica

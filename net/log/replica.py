@@ -150,7 +150,7 @@ class Waiting:
 
 
 class Replica:
-    FIELDS = ("table", "phase", "_seqs", "_seen")
+    FIELDS = ("table", "phase", "_seqs", "_seen")  # what an Effect may set on the replica itself
 
     def __init__(
         self,

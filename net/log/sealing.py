@@ -37,7 +37,7 @@ class Sealing:
 
 
 class SealedAnswers:
-    FIELDS = ("sealing",)
+    FIELDS = ("sealing",)  # what an Effect may set here
 
     def __init__(self, replica) -> None:  # the replica this part belongs to
         self.replica = replica
