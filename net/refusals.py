@@ -99,7 +99,7 @@ class BadSeal(Refusal):
 
 
 class BadRematch(Refusal):
-    """A rematch consent for options the previous game's end does not give (net/log/replica.py)."""
+    """A rematch consent for options the previous game's end does not give (net/log/rematch.py)."""
 
     fault = "bad rematch"
 

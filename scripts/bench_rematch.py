@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_rematch.py [--games 12] [--bot random]
 
 A host and a joiner (each its own process, CurveZMQ on 127.0.0.1) play a TRIAD series of `--games`
-games with bots, agreeing to every rematch through the log (net/log/replica.py, "rematch"). The host
+games with bots, agreeing to every rematch through the log (net/log/rematch.py). The host
 times, from its own log:
 - move: from one move record to the next (the other seat's bot choosing, signing, the round trip,
   both replicas' checks and the transcript's fsync): the baseline;

@@ -8,7 +8,7 @@ seat, when it sent an answer the log does not hold.
 Who decides a default
 ---------------------
 No one party's clock. A default claim is a signed statement that every peer checks against its own
-view (the log rules are net/log/replica.py's):
+view (the log rules are net/log/claims.py's):
 - a seat claims when its own clock says the seat awaited is in default (`default_reason`);
 - while 3 or more seats are in, the claim takes effect only once a majority of the seats in, the
   accused excepted, have signed it: the claimant and "witness" frames, which a session sends only

@@ -124,9 +124,7 @@ class Fuzz:
 
     @staticmethod
     def fresh() -> Replica:
-        replica = copy.copy(BASE)  # every attribute is immutable but the log, its heads and its index
-        replica._log, replica._heads, replica._frames = list(BASE._log), list(BASE._heads), dict(BASE._frames)
-        return replica
+        return copy.deepcopy(BASE)  # the replica and its parts, which point back at it, copied together
 
     def feed(self, frame: bytes) -> None:
         self.counts["envelopes"] += 1
@@ -205,3 +203,8 @@ def test_mutated_envelopes_never_crash_and_never_change_state():
     assert fuzz.counts["envelopes"] == MUTATIONS
     assert fuzz.counts["decoded"] > 1_000 and fuzz.counts["bad signature"] > 100
     assert fuzz.counts["out of order"] + fuzz.counts["not due"] > 100
+
+
+def test_every_kind_the_wire_decodes_has_its_handler():
+    """A decoded frame of any kind reaches the part that checks it, never a missing entry (a crash)."""
+    assert set(Replica().handlers) == set(wire.SCHEMAS)

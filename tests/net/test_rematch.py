@@ -18,7 +18,9 @@ from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import Table
 from dicetable.net.table.joiner import PeerSession
-from dicetable.net.log.replica import Effect, Replica
+from dicetable.net.log.records import Effect
+from dicetable.net.log.rematch import Rematches
+from dicetable.net.log.replica import Replica
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.log.transcript import TranscriptWriter, header_for, read
 from dicetable.net.log.verify import compare, verify
@@ -210,48 +212,55 @@ def test_a_person_declines_the_offer_and_both_seats_finish_after_one_game(tmp_pa
         assert verify(tmp_path / f"{name}.dtt").valid
 
 
-class SameFirstReplica(Replica):
+class SameFirstRematches(Rematches):
     """A cheating host's own gate: the rematch keeps the colours, and the last game's starter starts again."""
 
     @property
     def next_options(self):
-        fair = Replica.next_options.fget(self)
+        fair = Rematches.next_options.fget(self)
         return fair and {**fair, "first": self.game_options["first"]}
 
 
-class StartsAloneReplica(Replica):
-    """A cheating host's own gate: its "start" begins the next game without anyone's consent."""
+def same_first(replica: Replica) -> None:
+    replica.rematches.__class__ = SameFirstRematches
 
-    def _start(self, env):
-        if self.phase != "over":
-            return super()._start(env)
-        state = self.game.new(self.seat_count, self.next_options)
-        return Effect({"phase": "playing", "game_number": self.game_number + 1, **self._after(state, self.events)},
-                      "seat 0 starts game 2 alone")
+
+def starts_alone(replica: Replica) -> None:
+    """A cheating host's own gate: its "start" begins the next game without anyone's consent."""
+    fair = replica.handlers["start"]
+
+    def start(env):
+        if replica.phase != "over":
+            return fair(env)
+        state = replica.game.new(replica.seat_count, replica.next_options)
+        changes = {"phase": "playing", "game_number": replica.game_number + 1, **replica.play.after(state, replica.events)}
+        return Effect(changes, "seat 0 starts game 2 alone")
+
+    replica.handlers["start"] = start
 
 
 class CheatingHost(HostSession):
-    gate = Replica
+    gate = staticmethod(lambda replica: None)
 
     def open(self) -> str:
-        self.replica.__class__ = self.gate
+        self.gate(self.replica)
         return super().open()
 
     def play_on(self) -> None:
-        if self.gate is StartsAloneReplica and self.can_rematch() and not self._sent:
+        if self.gate is starts_alone and self.can_rematch() and not self._sent:
             self.author("start", {})
         else:
             super().play_on()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("gate, fault", [(SameFirstReplica, "bad rematch: seat 0: game 2's options follow from "
-                                                             "game 1's end: first="),
-                                         (StartsAloneReplica, "not due: seat 0: a next game starts only once every "
-                                                              "seat has agreed")],
+@pytest.mark.parametrize("gate, fault", [(same_first, "bad rematch: seat 0: game 2's options follow from "
+                                                       "game 1's end: first="),
+                                         (starts_alone, "not due: seat 0: a next game starts only once every "
+                                                         "seat has agreed")],
                          ids=["itself-first-again", "no-consent"])
 def test_a_joiner_refuses_a_rematch_its_host_cheats_and_leaves_naming_it(tmp_path, gate, fault):
-    host_class = type("Cheat", (CheatingHost,), {"gate": gate})
+    host_class = type("Cheat", (CheatingHost,), {"gate": staticmethod(gate)})
     host, thread, peer, events = series_seats(tmp_path, 2, None, host_class=host_class)
     peer.chooser = bot_chooser(TRIAD, "greedy", 2)  # it never consents to anything (games=None, nobody answers)
     try:

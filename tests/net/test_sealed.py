@@ -1,4 +1,4 @@
-"""Sealed answers (net/chance/seal.py, net/log/replica.py): Dice Breaker's Latent Dice claim asks every seat at
+"""Sealed answers (net/chance/seal.py, net/log/sealing.py): Dice Breaker's Latent Dice claim asks every seat at
 once, so over the network each answer is a commitment first and is opened only once every seat has
 sealed its own. Real frames between in-process seats (net/table/local_seats.py), each checked by every replica.
 """

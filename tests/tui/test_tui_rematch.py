@@ -1,7 +1,7 @@
 """The networked TRIAD rematch in the app (issue 19): a `dicetable host --games 2` process offers a
 rematch at the game's end; the app, joined by its invite, sees the offer in the game-over dialog and
 accepts it by key (the next game starts with the colours kept and the other player first) or declines
-it by key; every copy of the one log verifies (net/log/replica.py, "rematch"). 80 × 24.
+it by key; every copy of the one log verifies (net/log/rematch.py). 80 × 24.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-from dicetable.net.table.deadlines import answer_default
+from dicetable.net.table import deadlines
 from dicetable.tui.tables.controller import TableController, outcome_words
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.tables.view import (
@@ -205,7 +205,7 @@ class NetTable(TableController):
 
     def _on_event(self, event) -> None:
         kind, seat = event.kind, event.seat
-        default = answer_default(self.session.replica) if kind == "claimable" else None
+        default = deadlines.answer_default(self.session.replica) if kind == "claimable" else None
         if kind == "invite":
             self.invite = event.text
         elif kind == "code":
@@ -266,13 +266,10 @@ class NetTable(TableController):
         names = list(self._names())
         me = session.seat
         waiting = replica.waiting_for
-        key = (waiting.action, replica.moves, len(replica.events))
+        key = deadlines.waiting_key(replica)  # the wait the sessions' clocks and claims are about
         if key != self._waiting_key:
             self._waiting_key, self._waiting_since = key, time.monotonic()
-        limit = session.timing.turn_deadline if waiting.action == "move" else 0  # reveals are automatic
-        if waiting.action in ("move", "seal", "unseal") and answer_default(replica) is not None:  # late: the default
-            limit = min(x for x in (limit, session.timing.answer_deadline, float("inf")) if x)
-            limit = 0 if limit == float("inf") else limit
+        limit = deadlines.deadline(replica, session.timing)
         due = set(waiting.seats) if limit and replica.phase == "playing" else set()
         seats = []
         for seat in range(replica.seat_count):

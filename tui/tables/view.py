@@ -183,7 +183,7 @@ class TableView:
     thinking: int | None = None  # a bot seat that is working out its move
     final: Any = None  # a Result the engine did not make (a resignation, a default claim)
     acting: frozenset[int] | None = None  # at a sealed step: the seats still to answer (None: the actor)
-    # a network table's next game (net/log/replica.py, "rematch"): "" none, "open" this seat may offer,
+    # a network table's next game (net/log/rematch.py): "" none, "open" this seat may offer,
     # "offered" it agreed and waits, "asked" another seat offered, "declined" or "closed": no more games
     rematch: str = ""
 

@@ -1,0 +1,113 @@
+"""The table's opening and its seats in the log: "open" and "join" (PROTOCOL.md §5.2).
+
+`Membership` owns what the opening set (the game, its options, the number of seats, the opener's
+key) and who sits where; it names seats for every other part's notes and refusals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dicetable.core.game import GameError, GameInfo
+from dicetable.net.identity import fingerprint
+from dicetable.net.log import wire
+from dicetable.net.log.play import ChainTrack, Commitment
+from dicetable.net.log.records import JOINING, NEW, READY, Effect
+from dicetable.net.refusals import BadJoin, BadOpen, BadSignature, NotDue, NotSeated, SeatTaken
+
+
+@dataclass(frozen=True)
+class SeatInfo:
+    seat: int
+    name: str
+    key: bytes
+    curve: bytes | None
+    fingerprint: str
+
+
+class Membership:
+    FIELDS = ("game", "options", "seat_count", "seats", "opener")  # what an Effect may set here
+
+    def __init__(self, replica) -> None:  # the replica this part belongs to
+        self.replica = replica
+        self.game: GameInfo | None = None
+        self.options: dict = {}
+        self.seat_count = 0
+        self.seats: tuple[SeatInfo | None, ...] = ()
+        self.opener = b""  # the Ed25519 key that signed the table's opening
+
+    # -- views ---------------------------------------------------------------------------------
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name if s else f"seat {i}" for i, s in enumerate(self.seats))
+
+    def seat_of(self, key: bytes) -> int | None:
+        for info in self.seats:
+            if info is not None and info.key == key:
+                return info.seat
+        return None
+
+    def who(self, seat: int) -> str:
+        if 0 <= seat < len(self.seats) and self.seats[seat] is not None:
+            return f"seat {seat} ({self.seats[seat].name})"
+        return f"seat {seat}"
+
+    # -- kinds ---------------------------------------------------------------------------------
+    def open(self, env: wire.Envelope) -> Effect:
+        replica, seat, body = self.replica, env.seat, env.body
+        if replica.phase != NEW:
+            raise NotDue(seat, "the table is already open")
+        if seat != 0:
+            raise BadOpen(seat, "only seat 0 (the host) opens a table")
+        if not env.signed_by(body["key"]):
+            raise BadSignature(seat, "the open is not signed by the host key it names")
+        replica.check_seq(env)
+        replica.check_link(env)
+        try:
+            game = replica.games(body["game"])
+            game.check_seats(body["seats"])
+            options = game.resolve_options(body["options"])
+        except GameError as error:
+            raise BadOpen(seat, str(error)) from None
+        n = body["seats"]
+        changes = {
+            "table": env.table,
+            "game": game,
+            "options": options,
+            "game_options": options,
+            "consents": (None,) * n,
+            "seat_count": n,
+            "seats": (None,) * n,
+            "chains": (None,) * n,
+            "phase": JOINING,
+            "opener": body["key"],
+        }
+        return Effect(changes, f"seat 0 opens a {game.title} table for {n}")
+
+    def join(self, env: wire.Envelope) -> Effect:
+        replica, seat, body = self.replica, env.seat, env.body
+        if replica.phase != JOINING:
+            raise NotDue(seat, "the table is not taking players")
+        if seat >= self.seat_count:
+            raise NotSeated(seat, f"the table has seats 0 to {self.seat_count - 1}")
+        if self.seats[seat] is not None:
+            raise SeatTaken(seat, f"seat {seat} is already taken by {self.seats[seat].name}")
+        if not env.signed_by(body["key"]):
+            raise BadSignature(seat, "the join is not signed by the key it names")
+        replica.check_seq(env)
+        replica.check_link(env)
+        if seat == 0 and body["key"] != self.opener:
+            raise BadJoin(seat, "seat 0 must join with the host key that opened the table")
+        if self.seat_of(body["key"]) is not None:
+            raise BadJoin(seat, f"the key already sits at seat {self.seat_of(body['key'])}")
+        play = replica.play
+        copied = play.anchor_owner(body["anchor"])
+        if copied is not None:
+            raise BadJoin(seat, f"its chain anchor is {self.who(copied)}'s: a copied chain (chains are bound to their seat)")
+        info = SeatInfo(seat, body["name"], body["key"], body.get("curve"), fingerprint(body["key"]))
+        seats = list(self.seats)
+        seats[seat] = info
+        chains = list(play.chains)
+        chains[seat] = ChainTrack((Commitment(body["anchor"], body["length"], 1),), 0, body["anchor"])
+        phase = READY if all(seats) else JOINING
+        changes = {"seats": tuple(seats), "chains": tuple(chains), "phase": phase}
+        return Effect(changes, f"{body['name']} joins at seat {seat} ({info.fingerprint})")
