@@ -103,7 +103,7 @@ from typing import Any, Callable
 
 from dicetable.core import registry
 from dicetable.core.game import (
-    ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, rematch_options, sealed_seats,
+    ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result,
 )
 from dicetable.net.chance import reveal_chain as hashchain
 from dicetable.net.chance import outcomes
@@ -381,7 +381,7 @@ class Replica:
         `rematch_options`: TRIAD keeps the colours and the other player starts), else the table's."""
         if self.phase != _OVER or self.state is None:
             return None
-        following = rematch_options(self.state)
+        following = self.state.rematch_options()
         return self.game.resolve_options(following) if following is not None else dict(self.options)
 
     @property
@@ -423,7 +423,7 @@ class Replica:
 
     def deal_owing(self) -> tuple[int, ...]:
         """Seats the card deal waits for (none without a deal handler that can say)."""
-        owing = getattr(self.deal_handler, "owing", None)
+        owing = self.deal_handler.owing if self.deal_handler is not None else None
         if owing is None or self.phase not in (_PLAYING, _OVER):
             return ()
         return owing(self)
@@ -669,12 +669,12 @@ class Replica:
         """Phase and pending event for a new game state (a chance step opens the next event).
 
         A seat out of the game after a default never acts again: where it would, the state's
-        `without(seat)` skips it; a game without that hook ends scored as it stands.
+        `without(seat)` skips it; where it cannot (None), the game ends scored as it stands.
         """
         out = self.out if out is None else out
         changes: dict = {"pending": None, "steps": self.steps + 1, "sealing": None}
         while out and state.result is None and state.actor is not None and state.actor in out:
-            skipped = state.without(state.actor) if hasattr(state, "without") else None
+            skipped = state.without(state.actor)
             if skipped is None:
                 ending = next((c for c in reversed(self.claims) if c.state == "out"), None)  # the default that led here
                 changes.update({"forced": self._as_it_stands(state, out), "phase": _OVER, "ending": ending})
@@ -690,7 +690,7 @@ class Replica:
             if not chance.hidden:  # a hidden-card step is resolved by the deal handler instead
                 reveals = tuple(b"" if s in out else None for s in range(self.seat_count))
                 changes["pending"] = Event(len(events) + 1, chance.label, chance, reveals)
-        elif order := sealed_seats(state):
+        elif order := state.sealed():
             none = (None,) * self.seat_count
             asked = tuple(s for s in order if s not in out)
             changes["sealing"] = Sealing(changes["steps"], order, asked, none, none)
@@ -698,8 +698,7 @@ class Replica:
 
     def _as_it_stands(self, state: Any, out: frozenset[int]) -> Result:
         """The result of a game its rules cannot go on with: the game's own score, else the others share."""
-        score_now = getattr(state, "score_now", None)
-        result = score_now() if score_now is not None else None
+        result = state.score_now()
         return result or self._ending(set(out), f"{', '.join(f'seat {s}' for s in sorted(out))} in default")
 
     def _decide(self, event: Event, out: frozenset[int] | None = None) -> tuple[dict, Event]:
@@ -740,7 +739,7 @@ class Replica:
             raise NotDue(seat, f"{self.who(self.declined)} declined a rematch: this table plays no more games")
         if self.deal_owing():
             raise NotDue(seat, "a rematch once every deck of this game is opened")
-        if getattr(self.deal_handler, "formed", None):
+        if self.deal_handler is not None and self.deal_handler.formed:
             raise BadRematch(seat, "a table with a card deal plays one game: open a new table")
         if body["game"] != number:
             raise BadRematch(seat, f"a consent to game {body['game']}, but the next game at this table is game {number}")
@@ -777,7 +776,7 @@ class Replica:
             raise NotDue(seat, "no move is due: " + ("the game is over" if self.phase == _OVER else "the game has not started"))
         if self.sealing is not None:
             raise NotDue(seat, f"the answers to step {self.sealing.step} are sealed: a seal, then its opening, not a move")
-        if seat in self.out or not may_act(self.state, seat):
+        if seat in self.out or not self.state.may_act(seat):
             if seat in self.out:
                 raise NotDue(seat, f"seat {seat} is out of the game")
             if self.pending is not None:
@@ -794,14 +793,14 @@ class Replica:
             cards = paid_cards(self.state, move)
             if cards is None and move not in self.state.legal_moves():
                 raise GameError(f"{move} is not a legal move now")
-            state = apply_as(self.state, seat, move)
+            state = self.state.apply_as(seat, move)
         except GameError as error:
             raise IllegalMoveRefused(seat, str(error)) from None
         if self.pending is not None and (state.actor != CHANCE or state.chance() != self.pending.chance):
             # A move made while an event collects reveals may not change what that event decides.
             raise IllegalMoveRefused(seat, f"{move} would change event {self.pending.number}, still being decided")
         if cards:
-            pay = getattr(self.deal_handler, "pay", None)
+            pay = self.deal_handler.pay if self.deal_handler is not None else None
             if pay is None:
                 raise DealRefused(seat, f"{move} pays hidden cards at a table without a card deal")
             pay(seat, cards)  # DealRefused unless every card was shown from seat's hand; then marks them paid
@@ -893,7 +892,7 @@ class Replica:
             return {"sealing": sealing, "moves": moves}
         state = self.state
         for s in sealing.order:
-            state = apply_as(state, s, sealing.answers[s] or state.default_move())
+            state = state.apply_as(s, sealing.answers[s] or state.default_move())
         return {"moves": moves, **self._after(state, self.events)}
 
     def _anchor(self, env: wire.Envelope) -> Effect:
@@ -1010,7 +1009,7 @@ class Replica:
             else:
                 changes.update(self._after(self.state, self.events, out))
             return self._settled(changes, claim, "out"), "claims a default:", f"{reason} ({why}); the game goes on without it"
-        if self.seat_count > 2 and hasattr(self.state, "score_now"):
+        if self.seat_count > 2 and self.state.score_now() is not None:
             result = self._as_it_stands(self.state, out)
         else:
             result = self._ending(set(out), reason)
@@ -1096,8 +1095,8 @@ class Replica:
 
     def _default_move(self, seat: int) -> Move | None:
         """The move `seat` is taken to make when it does not answer in time, if its step has one."""
-        default = getattr(self.state, "default_move", None)
-        if default is None or self.pending is not None:
+        default = self.state.default_move
+        if self.pending is not None:
             return None
         if self.sealing is not None:
             return self.state.asking(seat).default_move() if seat in self.waiting_for.seats else None
@@ -1105,11 +1104,9 @@ class Replica:
 
     def _goes_on_without(self, seat: int) -> bool:
         """The rules allow play without `seat`: the game can skip it, and no card deal needs its keys."""
-        if not hasattr(self.state, "without") or getattr(self.deal_handler, "formed", None):
+        if self.deal_handler is not None and self.deal_handler.formed:
             return False
-        if self.pending is None and self.state.actor == seat:
-            return self.state.without(seat) is not None
-        return True
+        return self.state.without(seat) is not None  # None where the rules cannot skip it (core/game.py)
 
     def _deal(self, env: wire.Envelope) -> Effect:
         if self.deal_handler is None:
