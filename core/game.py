@@ -272,8 +272,8 @@ class GameState:
         return -1
 
     def paid_cards(self, move: Move) -> tuple[int, ...] | None:
-        """The identities of the hidden cards `move` pays or discards ("Hidden cards" above); None
-        in a game without hidden hands to pay from."""
+        """The identities of the hidden cards `move` pays or discards (module docstring, "Hidden
+        cards"); None in a game without hidden hands to pay from."""
         return None
 
     def key(self) -> Hashable | None:

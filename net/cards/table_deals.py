@@ -10,10 +10,10 @@ The payment hook (core/game.py, "Hidden cards"): a game with hidden hands overri
 `paid_cards(move) -> tuple[int, ...]`, the identities of the hidden cards `move` pays or discards
 (empty for a move that pays none; None, the default, in a game without hidden hands), and may name
 the hidden deck they come from in `PAID_DECK` (the prefix of its Chance.deck, e.g. "resource"),
-since identities repeat between decks (Tricolor's ID card 1 and resource card 1). A game that has it is checked by `apply` against the seat's own
-view (other hands are unknown handles, so `legal_moves()` of a peer cannot list another seat's
-payments); the Replica then calls `TableDeals.pay`, which refuses a card its payer did not show
-from its own committed hand first (core/tricolor.py has both).
+since identities repeat between decks (Tricolor's ID card 1 and resource card 1). Such a game is
+checked by `apply` against the seat's own view (other hands are unknown handles, so `legal_moves()`
+of a peer cannot list another seat's payments); the Replica then calls `TableDeals.pay`, which
+refuses a card its payer did not show from its own committed hand first (core/tricolor.py has both).
 """
 
 from __future__ import annotations
