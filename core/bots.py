@@ -9,15 +9,9 @@ from __future__ import annotations
 
 import random
 import threading
-from typing import Any, Protocol
+from typing import Any
 
-from dicetable.core.game import CHANCE, GameInfo, Move
-
-
-class Bot(Protocol):
-    name: str
-
-    def choose(self, view: Any) -> Move: ...
+from dicetable.core.game import CHANCE, Bot, GameInfo, Move
 
 
 def value_for(state: Any, seat: int) -> float:
@@ -28,7 +22,7 @@ def value_for(state: Any, seat: int) -> float:
     return 0.0 if not result.winners else -1.0
 
 
-class RandomBot:
+class RandomBot(Bot):
     name = "random"
 
     def __init__(self, game: GameInfo, rng: random.Random, **settings: Any) -> None:
@@ -38,7 +32,7 @@ class RandomBot:
         return self.rng.choice(view.legal_moves())
 
 
-class GreedyBot:
+class GreedyBot(Bot):
     """Takes a move that wins now; avoids a move that loses now or lets an opponent win at once.
 
     "At once" follows the mover's own further moves until another seat acts (in TRICE a placement
@@ -87,7 +81,7 @@ class GreedyBot:
         return worst
 
 
-class SearchBot:
+class SearchBot(Bot):
     """Alpha-beta over the engine with iterative deepening inside a node budget.
 
     Leaves that are not over are scored by the game's heuristic; a chance node is a leaf. The
@@ -140,7 +134,8 @@ class SearchBot:
         actor = state.actor
         if depth <= 0 or actor == CHANCE:
             return self.game.heuristic(state, me)
-        key = (state.key(), depth) if hasattr(state, "key") else None
+        identity = state.key()
+        key = (identity, depth) if identity is not None else None
         if key is not None and key in self.table:
             return self.table[key]
         maximise = actor == me
@@ -165,15 +160,15 @@ class _OutOfNodes(Exception):
     pass
 
 
-def hurry(bot: Any) -> bool:
+def hurry(bot: Bot) -> bool:
     """Ask a thinking bot to move now: a bot that searches (a `hurry` event) plays the best move it
     has found so far, still a move of its own choosing; False when `bot` does not search."""
-    event = getattr(bot, "hurry", None)
-    if event is None:
+    if bot.hurry is None:
         return False
-    event.set()
+    bot.hurry.set()
     return True
 
 
 # The generic bots, bound by core/registry.py to the games that have no bots of their own.
 BOTS = {"random": RandomBot, "greedy": GreedyBot, "search": SearchBot}
+HEURISTIC = None  # the rules module's own evaluation stands (core/registry.py)

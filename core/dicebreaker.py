@@ -37,6 +37,7 @@ from dicetable.core.game import (
     BadOutcome,
     Chance,
     GameInfo,
+    GameState,
     IllegalMove,
     Move,
     Option,
@@ -78,7 +79,7 @@ def _below(value: int, num: int) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class DiceBreakerState:
+class DiceBreakerState(GameState):
     options: tuple[tuple[str, Any], ...]
     seats: int
     phase: str = THROWOFF

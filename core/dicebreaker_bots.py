@@ -27,7 +27,7 @@ from dicetable.core import bots as generic
 from dicetable.core import dicebreaker as db
 from dicetable.core import dicebreaker_hands as hands
 from dicetable.core.chance import LocalSource
-from dicetable.core.game import CHANCE, Move
+from dicetable.core.game import CHANCE, Bot, Move
 
 FIVE_VALUE = 20.0  # five of a kind wins the game: worth more than any scoring hand
 DEEPER = 15  # measured: a lookahead one throw deeper asks for about 13 times as many positions
@@ -92,7 +92,7 @@ def _best(scored: list[tuple[float, Move]], rng: random.Random) -> Move:
     return rng.choice([move for score, move in scored if score >= top - 1e-9])
 
 
-class GreedyBot:
+class GreedyBot(Bot):
     name = "greedy"
 
     def __init__(self, game: Any, rng: random.Random, **settings: Any) -> None:
@@ -144,7 +144,7 @@ def round_value(state: db.DiceBreakerState, seat: int) -> float:
     return state.points(seat) - max(state.points(s) for s in range(state.seats) if s != seat)
 
 
-class SearchBot:
+class SearchBot(Bot):
     """Monte-Carlo playouts to the end of the round, `playouts` per candidate move, among at most
     `candidates` moves (the best by greedy expectation).
 
@@ -306,7 +306,7 @@ def _each_throw(thrower, other, trump):
 _PAIRS = tuple(itertools.combinations_with_replacement(range(1, 7), 2))  # (g, f), g <= f
 
 
-class LookaheadBot:
+class LookaheadBot(Bot):
     """Two-seat expectimax over the throws still to come in the round, deepened one throw at a time:
     `depth` throws always, then deeper up to `deepest` while the search, having asked for at most
     `nodes` positions in all, is expected to finish the next depth within them (`DEEPER`), and
@@ -483,3 +483,4 @@ def _mine_first(outcomes, turn):
 
 
 BOTS = {"random": generic.RandomBot, "greedy": GreedyBot, "search": SearchBot, "lookahead": LookaheadBot}
+HEURISTIC = None  # the rules module's own evaluation stands (core/registry.py)

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from dicetable.core.dice_expr import BadExpression, Tally, parse
-from dicetable.core.game import (ANYONE, CHANCE, BadOption, BadOutcome, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result,
-                       outcome_values)
+from dicetable.core.game import (ANYONE, CHANCE, BadOption, BadOutcome, Bot, Chance, GameInfo, GameState, IllegalMove, Move,
+                       Option, Outcome, Result, outcome_values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ MAX_QUEUED = 4  # rolls one seat may have under way at once in a free room (a bo
 
 
 @dataclass(frozen=True, slots=True)
-class DiceRoomState:
+class DiceRoomState(GameState):
     seats: int
     options: tuple[tuple[str, Any], ...]
     turn: int = 0
@@ -143,7 +143,11 @@ class DiceRoomState:
             return ()
         return _RoomMoves((Move("roll", (self.option["expr"],)), Move("pass"), Move("close")))
 
-    def apply(self, move: Move, seat: int | None = None) -> "DiceRoomState":
+    def apply(self, move: Move) -> "DiceRoomState":
+        """`move` with no seat named: the turn's seat's in a room of turns; a free room refuses it."""
+        return self.apply_as(None, move)
+
+    def apply_as(self, seat: int | None, move: Move) -> "DiceRoomState":
         if self.free:
             return self._apply_free(move, seat)
         if seat is not None and seat != self.turn and self.result is None and not self.pending:
@@ -254,7 +258,7 @@ def new(seats: int, options: Mapping[str, Any]) -> DiceRoomState:
     return DiceRoomState(seats=seats, options=tuple(sorted(options.items())))
 
 
-class RollerBot:
+class RollerBot(Bot):
     """Rolls the room's expression: on its turn, or in a free room whenever no roll is under way."""
 
     name = "roller"

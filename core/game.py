@@ -12,35 +12,24 @@ questions (ARCHITECTURE.md, "core: one shape for every game"):
     state.result           -> Result or None
     state.to_data()        -> plain msgpack-able data; GameInfo.load(data) rebuilds the state
 
-Who may act. By default exactly one seat may move: the actor. A state may instead let several
-seats move (a dice room where anyone rolls at any moment) with two optional members:
+What a game can do beyond that set is declared on `GameState`, the base of every state: each
+member answers as a game without the capability would, and a game overrides the ones its rules have,
+so callers ask every state the same questions and never probe for members.
 
-    state.may_act(seat)    -> bool: may `seat` move now (default: seat == state.actor)
-    state.apply(move, seat)-> a state with `may_act` takes the mover's seat as a second argument
-and use `actor == ANYONE` when it waits for no seat in particular (no seat is due: no turn deadline,
-no default claim). Such a state may even accept moves while its actor is CHANCE (a roll made while
-another is being decided is queued by the state; the chance it asks for must not change). Callers
-use the helpers `may_act(state, seat)` and `apply_as(state, seat, move)` below, which fall back to
-the single actor, so games without these members are unchanged.
+Who may act. By default exactly one seat may move: the actor. A state may instead let several
+seats move (a dice room where anyone rolls at any moment) by overriding `may_act(seat)` and
+`apply_as(seat, move)`, which tells the state who moved; it uses `actor == ANYONE` when it waits for
+no seat in particular (no seat is due: no turn deadline, no default claim). Such a state may even
+accept moves while its actor is CHANCE (a roll made while another is being decided is queued by the
+state; the chance it asks for must not change).
 
 Sealed answers. A step where several seats each give one answer that no seat may see before all
-have answered (Dice Breaker's Latent Dice claim) has two optional members:
-
-    state.sealed()         -> the seats the step asks, in the order the state applies their answers
-                              (empty when the step is not of this kind)
-    state.asking(seat)     -> the state as it asks `seat` (its actor is `seat`): that seat's prompt
-                              and the check of its answer
-A local table asks the seats one by one and the state's `view` hides answers already given; over the
-network each seat seals its answer with a hash commitment and the answers are opened, then applied
-in this order, only once every seat has sealed one (net/log/replica.py). `sealed_seats` below falls back
-to none.
-
-A rematch. A game whose rules say how the next game at the same table goes (TRIAD: the colours stay,
-the other player starts) has one optional member:
-
-    state.rematch_options() -> the options of the next game, with the seats kept as they are
-Callers use `rematch_options(state)` below, which gives None for games without it (a rematch is then
-a new game made as the first one was).
+have answered (Dice Breaker's Latent Dice claim) overrides `sealed()` (the seats the step asks, in the
+order the state applies their answers) and `asking(seat)` (the state as it asks `seat`: that seat's
+prompt and the check of its answer). A local table asks the seats one by one and the state's `view`
+hides answers already given; over the network each seat seals its answer with a hash commitment and
+the answers are opened, then applied in this order, only once every seat has sealed one
+(net/log/replica.py).
 
 Randomness never originates here: outcomes come from a source (core/chance.py locally, net/chance/outcomes.py
 over the network), which is why every engine is deterministic and replayable.
@@ -59,14 +48,16 @@ three forms, and for each the Outcome may be EMPTY, meaning "the resolving state
     deck by deck in the order the decks were formed, by position within a deck; every peer gets
     the same values (a full state may resolve with an empty Outcome).
 Paying or discarding a hidden card is a move naming the card: the move itself reveals it (the network
-checks the named card against the holder's commitment). Public chances (dice, piles, event decks)
+checks the named card against the holder's commitment); the state's `paid_cards(move)` names them. Public chances (dice, piles, event decks)
 leave all these fields at their defaults, so games without hidden cards are unchanged.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 CHANCE = -1  # the actor of a state that waits for a random outcome
 NOBODY = -2  # Chance.private of a hidden shuffle: no seat learns the order
@@ -87,33 +78,6 @@ class BadOption(GameError):
 
 class BadOutcome(GameError):
     """A chance outcome that does not fit the Chance the state asked for."""
-
-
-def may_act(state: Any, seat: int) -> bool:
-    """May `seat` move in `state` now: the state's own `may_act`, else only its single actor."""
-    hook = getattr(state, "may_act", None)
-    if hook is not None:
-        return bool(hook(seat))
-    return state.actor == seat
-
-
-def sealed_seats(state: Any) -> tuple[int, ...]:
-    """The seats a sealed step asks, in the order their answers apply (none: not a sealed step)."""
-    hook = getattr(state, "sealed", None)
-    return tuple(hook()) if hook is not None else ()
-
-
-def rematch_options(state: Any) -> dict[str, Any] | None:
-    """The options of a rematch after `state`, when its rules decide them (None: as the first game)."""
-    hook = getattr(state, "rematch_options", None)
-    return dict(hook()) if hook is not None else None
-
-
-def apply_as(state: Any, seat: int, move: "Move") -> Any:
-    """`move` made by `seat`: a state that lets several seats move is told who moved."""
-    if hasattr(state, "may_act"):
-        return state.apply(move, seat)
-    return state.apply(move)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +223,78 @@ class Result:
         return f"{', '.join(name(s) for s in self.winners)} share the win ({self.reason})"
 
 
+class GameState:
+    """The base of every game state: what a game may be able to do, each member answering as a game
+    without that capability does (module docstring). A game overrides what its rules have."""
+
+    __slots__ = ()
+
+    PAID_DECK: ClassVar[str] = ""  # the hidden decks `paid_cards` come from (a Chance.deck prefix; "" = any)
+
+    def may_act(self, seat: int) -> bool:
+        """May `seat` move now: by default only the actor."""
+        return seat == self.actor
+
+    def apply_as(self, seat: int, move: Move) -> "GameState":
+        """`move` made by `seat`: a state where several seats may move is told who moved."""
+        return self.apply(move)
+
+    def sealed(self) -> tuple[int, ...]:
+        """The seats a sealed step asks, in the order their answers apply (none: not a sealed step)."""
+        return ()
+
+    def asking(self, seat: int) -> "GameState":
+        """The sealed step as it asks `seat`, one of `sealed()`."""
+        raise IllegalMove(f"seat {seat} is not asked now")
+
+    def default_move(self) -> Move | None:
+        """The answer of a seat that does not answer in time, where its step has one (FAIRNESS.md §4)."""
+        return None
+
+    def without(self, seat: int) -> "GameState | None":
+        """The game going on without `seat`, out after a default (FAIRNESS.md §4): skipped where it
+        would act, the state as it is elsewhere; None where the rules cannot go on without it."""
+        return None
+
+    def score_now(self) -> Result | None:
+        """The result of a game cut short as it stands, where its rules score one."""
+        return None
+
+    def rematch_options(self) -> dict[str, Any] | None:
+        """The options of the next game at the table, where the rules decide them (TRIAD: the colours
+        stay, the other player starts); None: a rematch is made as the first game was."""
+        return None
+
+    @property
+    def first(self) -> int:
+        """The seat that starts, once chance has decided it; -1 before, or where no draw decides it
+        (a local table seats a person first or second by it)."""
+        return -1
+
+    def paid_cards(self, move: Move) -> tuple[int, ...] | None:
+        """The identities of the hidden cards `move` pays or discards (module docstring, "Hidden
+        cards"); None in a game without hidden hands to pay from."""
+        return None
+
+    def key(self) -> Hashable | None:
+        """A compact identity of the position for search tables; None: a search keeps none."""
+        return None
+
+
+class Bot:
+    """The base of every bot (`GameInfo.bots` makes them): `choose(view) -> Move` for its seat's view.
+
+    `hurry` is a searching bot's threading.Event: set, the bot plays the best move it has found so
+    far (core/bots.py `hurry`); None, the default, for a bot that answers at once.
+    """
+
+    name: str
+    hurry: threading.Event | None = None
+
+    def choose(self, view: Any) -> Move:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """A game option with its default; `choices` or `minimum`/`maximum` bound its values."""
@@ -310,7 +346,7 @@ class GameInfo:
     """A game's description and its entry points.
 
     `new(seats, options)` makes the initial state; `load(data)` rebuilds any state from `to_data()`;
-    `bots` maps a bot name to a factory `(rng, **settings) -> Bot` (core/bots.py); every game names
+    `bots` maps a bot name to a factory `(rng, **settings) -> Bot` (above; core/bots.py); every game names
     its bots `random`, `greedy` and `search`.
     """
 

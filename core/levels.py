@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Mapping
 
-from dicetable.core.game import Move
+from dicetable.core.game import Bot, Move
 
 # game: level: (algorithm bot, its settings, share of moves played at random instead)
 LEVELS: dict[str, dict[str, tuple[str, dict[str, Any], float]]] = {
@@ -38,16 +38,16 @@ LEVELS: dict[str, dict[str, tuple[str, dict[str, Any], float]]] = {
 NAMES = ("easy", "medium", "hard")
 
 
-class Slipping:
+class Slipping(Bot):
     """A bot that plays `slip` of its moves at random (from the same seeded rng): a weaker level
     made from a stronger bot, where no weaker algorithm sits between two levels."""
 
-    def __init__(self, bot: Any, rng: random.Random, slip: float) -> None:
+    def __init__(self, bot: Bot, rng: random.Random, slip: float) -> None:
         self.bot = bot
         self.rng = rng
         self.slip = slip
         self.name = bot.name
-        self.hurry = getattr(bot, "hurry", None)  # core/bots.py `hurry` reaches the bot inside
+        self.hurry = bot.hurry  # core/bots.py `hurry` reaches the bot inside
 
     def choose(self, view: Any) -> Move:
         if self.rng.random() < self.slip:

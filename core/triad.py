@@ -29,6 +29,7 @@ from dicetable.core.game import (
     BadOutcome,
     Chance,
     GameInfo,
+    GameState,
     IllegalMove,
     Move,
     Option,
@@ -224,7 +225,7 @@ DRAW, SETUP, TURN, REMOVE, OVER = "draw", "setup", "turn", "remove", "over"
 
 
 @dataclass(frozen=True, slots=True)
-class TriadState:
+class TriadState(GameState):
     options: tuple[tuple[str, Any], ...]
     phase: str = DRAW
     seat: int = CHANCE  # who acts now (CHANCE while drawing colours and rolling)

@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from dicetable.core import bots as generic
-from dicetable.core.game import GameInfo, Move
+from dicetable.core.game import Bot, GameInfo, Move
 from dicetable.core.triad import (
     BLACK,
     DIRECTION_NAMES,
@@ -149,7 +149,7 @@ def _position(view: Any) -> tuple[list[int], int, list[int]]:
     return board, side, removed
 
 
-class GreedyBot:
+class GreedyBot(Bot):
     """Scores when it can; otherwise avoids moves after which the opponent can score at once.
 
     When scoring, it prefers a removal that leaves the opponent no Triad; ties go to the seeded rng.
@@ -201,7 +201,7 @@ class GreedyBot:
         return self.rng.choice(safe or moves)
 
 
-class SearchBot:
+class SearchBot(Bot):
     """Alpha-beta over whole turns with iterative deepening inside a node budget.
 
     A leaf is scored for the side to move: removals ahead, plus most of a removal when that side
@@ -316,3 +316,4 @@ class _OutOfNodes(Exception):
 
 
 BOTS = {"random": generic.RandomBot, "greedy": GreedyBot, "search": SearchBot}
+HEURISTIC = None  # the rules module's own evaluation stands (core/registry.py)

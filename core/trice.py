@@ -15,6 +15,7 @@ from dicetable.core.game import (
     BadOutcome,
     Chance,
     GameInfo,
+    GameState,
     IllegalMove,
     Move,
     Option,
@@ -145,7 +146,7 @@ SETUP, CHOOSE, PLACE, INDICATE, SWAP, INCREMENT, OVER = (
 
 
 @dataclass(frozen=True, slots=True)
-class TriceState:
+class TriceState(GameState):
     options: tuple[tuple[str, Any], ...]
     phase: str = SETUP
     seat: int = CHANCE  # who acts now (CHANCE during setup rolls, None-equivalent when over)

@@ -40,6 +40,7 @@ from dicetable.core.game import (
     BadOutcome,
     Chance,
     GameInfo,
+    GameState,
     IllegalMove,
     Move,
     Option,
@@ -134,7 +135,7 @@ def _cards(tokens) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)  # not slots: `replace` copies the instance dict in one step
-class TricolorState:
+class TricolorState(GameState):
     options: tuple[tuple[str, Any], ...]
     seats: int
     phase: str = DEALING

@@ -34,7 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from dicetable.core.bots import RandomBot
-from dicetable.core.game import CHANCE, GameInfo, Move
+from dicetable.core.game import CHANCE, Bot, GameInfo, Move
 from dicetable.core.tricolor_routes import best_pair, best_single, board_grid, colour_counts, neighbour, winner_colours
 from dicetable.core.tricolor_tiles import (
     CARDS,
@@ -228,7 +228,7 @@ def estimate(state, seat: int) -> float:
     return max(-1.0, min(1.0, value(state, seat) / WIN))
 
 
-class TricolorGreedy:
+class TricolorGreedy(Bot):
     """The `greedy` bot (module docstring)."""
 
     name = "greedy"
@@ -324,7 +324,7 @@ class TricolorGreedy:
         return Move("draw", (4,))
 
 
-class TricolorSearch:
+class TricolorSearch(Bot):
     """The `search` bot (module docstring): determinized rollouts over greedy's best candidates."""
 
     name = "search"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 
 from dicetable.core.chance import LocalSource
-from dicetable.core.game import CHANCE, Chance, GameInfo, Outcome
+from dicetable.core.game import CHANCE, Chance, GameInfo, GameState, Outcome
 from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import ProtocolSeat
 from dicetable.net.log.replica import Replica
@@ -31,7 +31,7 @@ ROLL = Chance("two dice", (6, 6))
 
 
 @dataclass(frozen=True)
-class Rolls:
+class Rolls(GameState):
     """A bench-only game that is nothing but rolls: chance acts every step."""
 
     left: int

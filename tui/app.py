@@ -24,7 +24,6 @@ from dicetable.tui.tables.controller import LocalTable, Player, TableController
 from dicetable.tui.tables.history import history_path
 from dicetable.tui.tables.local_save import kept_table, new_save_path
 from dicetable.tui.screens.by_game import screen_for
-from dicetable.tui.tables.games import TABLE_GAMES
 from dicetable.tui.screens.too_small_screen import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 
 
@@ -110,7 +109,7 @@ class DiceTableApp(App):
         elif action in ("play_bot", "hot_seat"):
             from dicetable.tui.screens.new_game_screen import NewGameScreen
 
-            self.push_screen(NewGameScreen(list(TABLE_GAMES), hot_seat=action == "hot_seat"))
+            self.push_screen(NewGameScreen(registry.board_games(), hot_seat=action == "hot_seat"))
         elif action == "rules":
             from dicetable.tui.screens.rules_screen import RulesScreen
 

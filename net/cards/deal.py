@@ -660,12 +660,17 @@ class DealBook:
     other body goes to its deck's `Deal`. As a Replica's `deal_handler` (net/log/replica.py) its
     DealRefused reaches the replica as it is; `check()` after the log replays every opened deal, so
     `verify` needs no secrets and no game to check every deal of a transcript.
+
+    The Replica asks every deal handler `accept`, `owing`, `formed` and `pay`; here they answer for
+    declared decks only (the deal room), which no game step forms, waits for or pays from.
+    net/cards/table_deals.py's `TableDeals` answers for a game's own hidden cards.
     """
 
     def __init__(self, table_id: bytes | None = None, seats: int | None = None) -> None:
         self.table_id = table_id
         self.seats = seats
         self.deals: dict[bytes, Deal] = {}
+        self.formed: list[bytes] = []  # decks a game's hidden steps formed, in order (TableDeals); never a declared one
 
     def apply(self, seat: int, body) -> Deal:
         """Check and apply one body (DealRefused leaves the book unchanged); returns its deck's Deal."""
@@ -726,6 +731,16 @@ class DealBook:
         if self.table_id is None:
             self.table_id, self.seats = replica.table, replica.seat_count
         self.apply(envelope.seat, envelope.body)
+
+    def owing(self, replica) -> tuple[int, ...]:
+        """Seats the table waits for in the deal (deadlines and defaults, FAIRNESS.md §4): a declared
+        deck is dealt beside the game, so nobody is in default over it."""
+        return ()
+
+    def pay(self, seat: int, payment) -> None:
+        """The move check of a move paying hidden cards (a net/cards/table_deals.py Payment): refused,
+        since no declared deck is a hand."""
+        raise DealRefused(seat, "paid hidden cards at a table whose game deals none")
 
 
 def declaration(deck: Deck) -> dict:

@@ -6,22 +6,21 @@ resolves those steps. It also answers the table's questions: `owing(replica)`, t
 waits for now (deadlines and defaults, FAIRNESS.md §4), `can_pay`/`pay` for a move paying hidden
 cards, and `unchecked`/`checked` for the end-of-game opening of every deck.
 
-The payment hook (core/game.py, "Hidden cards"): a game with hidden hands gives its state a method
+The payment hook (core/game.py, "Hidden cards"): a game with hidden hands overrides its state's
 `paid_cards(move) -> tuple[int, ...]`, the identities of the hidden cards `move` pays or discards
-(empty for a move that pays none), and may name the hidden deck they come from in `PAID_DECK` (the
-prefix of its Chance.deck, e.g. "resource"), since identities repeat between decks (Tricolor's ID
-card 1 and resource card 1). A game that has it is checked by `apply` against the seat's own
-view (other hands are unknown handles, so `legal_moves()` of a peer cannot list another seat's
-payments); the Replica then calls `TableDeals.pay`, which refuses a card its payer did not show
-from its own committed hand first (core/tricolor.py has both).
+(empty for a move that pays none; None, the default, in a game without hidden hands), and may name
+the hidden deck they come from in `PAID_DECK` (the prefix of its Chance.deck, e.g. "resource"),
+since identities repeat between decks (Tricolor's ID card 1 and resource card 1). Such a game is
+checked by `apply` against the seat's own view (other hands are unknown handles, so `legal_moves()`
+of a peer cannot list another seat's payments); the Replica then calls `TableDeals.pay`, which
+refuses a card its payer did not show from its own committed hand first (core/tricolor.py has both).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from dicetable.core.game import CHANCE, NOBODY, Move, Outcome
+from dicetable.core.game import CHANCE, NOBODY, GameState, Move, Outcome
 from dicetable.net.cards.points import Deck
 from dicetable.net.cards.deal import Deal, DealBook, Party
 from dicetable.net.refusals import DealRefused
@@ -39,12 +38,10 @@ class Payment:
         return bool(self.cards)
 
 
-def paid_cards(state: Any, move: Move) -> Payment | None:
+def paid_cards(state: GameState, move: Move) -> Payment | None:
     """The hidden cards `move` pays in `state`; None when the game has no hidden hands to pay from."""
-    method = getattr(state, "paid_cards", None)
-    if method is None:
-        return None
-    return Payment(getattr(state, "PAID_DECK", ""), tuple(method(move)))
+    cards = state.paid_cards(move)
+    return None if cards is None else Payment(state.PAID_DECK, tuple(cards))
 
 
 class TableDeals(DealBook):
@@ -82,7 +79,6 @@ class TableDeals(DealBook):
         super().__init__()
         self.seat = seat
         self.parties: dict[bytes, Party] = {}
-        self.formed: list[bytes] = []  # deck ids in the order the game formed the decks
         self._secrets = {data["deck"]: data for data in secrets or []}  # until each deck forms again
         self.paid: set[tuple[bytes, int]] = set()  # (deck, position) of cards paid by moves
         self._before_reveal: dict[int, frozenset] = {}  # holder -> positions it had shown before
@@ -171,7 +167,7 @@ class TableDeals(DealBook):
             raise DealRefused(seat, "sent a deal message that is not a map")
         step = body.get("step")
         if step == "deck":
-            if getattr(replica.game, "name", None) != DEAL_ROOM or str(body.get("label")).startswith(GAME_DECK):
+            if replica.game is None or replica.game.name != DEAL_ROOM or str(body.get("label")).startswith(GAME_DECK):
                 raise DealRefused(seat, "declared a deck: a game's decks come from its own steps")
             return
         deck = body.get("deck")
@@ -245,8 +241,7 @@ class TableDeals(DealBook):
                 deal = self.deals[d]
                 if deal.phase not in ("shuffle", "lock"):
                     seats.update(s for s in range(replica.seat_count) if s not in deal.openings)
-        out = getattr(replica, "out", frozenset())
-        return tuple(sorted(s for s in seats if s not in out))
+        return tuple(sorted(s for s in seats if s not in replica.out))
 
     # -- paying hidden cards -------------------------------------------------------------------
     def _from(self, deck: str):

@@ -254,7 +254,7 @@ class DefaultClaims:
             else:
                 changes.update(play.after(play.state, play.events, out))
             return self._settled(changes, claim, "out"), "claims a default:", f"{reason} ({why}); the game goes on without it"
-        if replica.seat_count > 2 and hasattr(play.state, "score_now"):
+        if replica.seat_count > 2 and play.state.score_now() is not None:
             result = play.as_it_stands(play.state, out)
         else:
             result = play.ending(set(out), reason)
@@ -272,8 +272,8 @@ class DefaultClaims:
     def _default_move(self, seat: int) -> Move | None:
         """The move `seat` is taken to make when it does not answer in time, if its step has one."""
         replica, play = self.replica, self.replica.play
-        default = getattr(play.state, "default_move", None)
-        if default is None or play.pending is not None:
+        default = play.state.default_move
+        if play.pending is not None:
             return None
         if replica.sealing is not None:
             return play.state.asking(seat).default_move() if seat in replica.waiting_for.seats else None
@@ -282,8 +282,6 @@ class DefaultClaims:
     def _goes_on_without(self, seat: int) -> bool:
         """The rules allow play without `seat`: the game can skip it, and no card deal needs its keys."""
         replica, play = self.replica, self.replica.play
-        if not hasattr(play.state, "without") or getattr(replica.deal_handler, "formed", None):
+        if replica.deal_handler is not None and replica.deal_handler.formed:
             return False
-        if play.pending is None and play.state.actor == seat:
-            return play.state.without(seat) is not None
-        return True
+        return play.state.without(seat) is not None  # None where the rules cannot skip it (core/game.py)

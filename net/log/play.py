@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dicetable.core.game import CHANCE, GameError, Move, Result, apply_as, may_act, sealed_seats
+from dicetable.core.game import CHANCE, GameError, Move, Result
 from dicetable.net.cards.table_deals import paid_cards
 from dicetable.net.chance import outcomes
 from dicetable.net.chance import reveal_chain as hashchain
@@ -89,7 +89,7 @@ class Play:
             raise NotDue(seat, "no move is due: " + ("the game is over" if replica.phase == OVER else "the game has not started"))
         if replica.sealing is not None:
             raise NotDue(seat, f"the answers to step {replica.sealing.step} are sealed: a seal, then its opening, not a move")
-        if seat in self.out or not may_act(self.state, seat):
+        if seat in self.out or not self.state.may_act(seat):
             if seat in self.out:
                 raise NotDue(seat, f"seat {seat} is out of the game")
             if self.pending is not None:
@@ -106,14 +106,14 @@ class Play:
             cards = paid_cards(self.state, move)
             if cards is None and move not in self.state.legal_moves():
                 raise GameError(f"{move} is not a legal move now")
-            state = apply_as(self.state, seat, move)
+            state = self.state.apply_as(seat, move)
         except GameError as error:
             raise IllegalMoveRefused(seat, str(error)) from None
         if self.pending is not None and (state.actor != CHANCE or state.chance() != self.pending.chance):
             # A move made while an event collects reveals may not change what that event decides.
             raise IllegalMoveRefused(seat, f"{move} would change event {self.pending.number}, still being decided")
         if cards:
-            pay = getattr(replica.deal_handler, "pay", None)
+            pay = replica.deal_handler.pay if replica.deal_handler is not None else None
             if pay is None:
                 raise DealRefused(seat, f"{move} pays hidden cards at a table without a card deal")
             pay(seat, cards)  # DealRefused unless every card was shown from seat's hand; then marks them paid
@@ -205,13 +205,13 @@ class Play:
         """Phase and pending event for a new game state (a chance step opens the next event).
 
         A seat out of the game after a default never acts again: where it would, the state's
-        `without(seat)` skips it; a game without that hook ends scored as it stands.
+        `without(seat)` skips it; where it cannot (None), the game ends scored as it stands.
         """
         seat_count = self.replica.seat_count
         out = self.out if out is None else out
         changes: dict = {"pending": None, "steps": self.steps + 1, "sealing": None}
         while out and state.result is None and state.actor is not None and state.actor in out:
-            skipped = state.without(state.actor) if hasattr(state, "without") else None
+            skipped = state.without(state.actor)
             if skipped is None:
                 ending = next((c for c in reversed(self.replica.claims) if c.state == "out"), None)  # the default that led here
                 changes.update({"forced": self.as_it_stands(state, out), "phase": OVER, "ending": ending})
@@ -227,7 +227,7 @@ class Play:
             if not chance.hidden:  # a hidden-card step is resolved by the deal handler instead
                 reveals = tuple(b"" if s in out else None for s in range(seat_count))
                 changes["pending"] = Event(len(events) + 1, chance.label, chance, reveals)
-        elif order := sealed_seats(state):
+        elif order := state.sealed():
             none = (None,) * seat_count
             asked = tuple(s for s in order if s not in out)
             changes["sealing"] = Sealing(changes["steps"], order, asked, none, none)
@@ -253,8 +253,7 @@ class Play:
 
     def as_it_stands(self, state: Any, out: frozenset[int]) -> Result:
         """The result of a game its rules cannot go on with: the game's own score, else the others share."""
-        score_now = getattr(state, "score_now", None)
-        result = score_now() if score_now is not None else None
+        result = state.score_now()
         return result or self.ending(set(out), f"{', '.join(f'seat {s}' for s in sorted(out))} in default")
 
     # -- the seats' reveal chains ----------------------------------------------------------------

@@ -8,7 +8,7 @@ results of the games before it, and the seats' answers to the next game."""
 from __future__ import annotations
 
 
-from dicetable.core.game import GameError, Result, rematch_options
+from dicetable.core.game import GameError, Result
 from dicetable.net.log import wire
 from dicetable.net.log.records import OVER, PLAYING, Effect
 from dicetable.net.refusals import BadRematch, NotDue
@@ -33,7 +33,7 @@ class Rematches:
         replica = self.replica
         if replica.phase != OVER or replica.state is None:
             return None
-        following = rematch_options(replica.state)
+        following = replica.state.rematch_options()
         return replica.game.resolve_options(following) if following is not None else dict(replica.options)
 
     @property
@@ -52,7 +52,7 @@ class Rematches:
             raise NotDue(seat, f"{replica.who(self.declined)} declined a rematch: this table plays no more games")
         if replica.deal_owing():
             raise NotDue(seat, "a rematch once every deck of this game is opened")
-        if getattr(replica.deal_handler, "formed", None):
+        if replica.deal_handler is not None and replica.deal_handler.formed:
             raise BadRematch(seat, "a table with a card deal plays one game: open a new table")
         if body["game"] != number:
             raise BadRematch(seat, f"a consent to game {body['game']}, but the next game at this table is game {number}")

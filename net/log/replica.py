@@ -261,7 +261,7 @@ class Replica:
 
     def deal_owing(self) -> tuple[int, ...]:
         """Seats the card deal waits for (none without a deal handler that can say)."""
-        owing = getattr(self.deal_handler, "owing", None)
+        owing = self.deal_handler.owing if self.deal_handler is not None else None
         if owing is None or self.phase not in (PLAYING, OVER):
             return ()
         return owing(self)

@@ -1,5 +1,5 @@
 """Sealed answers in the log: "seal" and "unseal" (PROTOCOL.md §5.8, §8). A step that asks several
-seats at once (core/game.py's `sealed_seats`) takes each asked seat's commitment first and its opened
+seats at once (a state's `sealed()`, core/game.py) takes each asked seat's commitment first and its opened
 answer only once every asked seat has sealed; the answers then apply in the state's order.
 
 `SealedAnswers` owns the sealed step collecting answers now."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dicetable.core.game import GameError, Move, apply_as
+from dicetable.core.game import GameError, Move
 from dicetable.net.chance import seal
 from dicetable.net.log import wire
 from dicetable.net.log.records import PLAYING, Effect
@@ -84,7 +84,7 @@ class SealedAnswers:
             return {"sealing": sealing, "moves": moves}
         state = play.state
         for s in sealing.order:
-            state = apply_as(state, s, sealing.answers[s] or state.default_move())
+            state = state.apply_as(s, sealing.answers[s] or state.default_move())
         return {"moves": moves, **play.after(state, play.events)}
 
     def _sealed_step(self, env: wire.Envelope) -> Sealing:

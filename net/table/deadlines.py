@@ -80,8 +80,8 @@ class Timing:
 
 def answer_default(replica) -> Move | None:
     """The move the seat due to act is taken to make if it does not answer in time, or None."""
-    default = getattr(replica.state, "default_move", None)
-    return default() if default is not None and replica.pending is None else None
+    state = replica.state
+    return state.default_move() if state is not None and replica.pending is None else None
 
 
 def waiting_key(replica) -> tuple:

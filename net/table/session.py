@@ -18,7 +18,7 @@ of a headless command. The app talks to it through thread-safe methods (`move`, 
     app.run_worker(peer.run, thread=True)
     ... on a "your_turn" event: session.move(Move(...)); on "claimable": offer session.claim(seat)
 
-A state where several seats may move (`core.game.may_act`, e.g. a free dice room): the chooser is
+A state where several seats may move (the state's `may_act`, e.g. a free dice room): the chooser is
 asked whenever this seat may move and is not the one due; it returns None when it has nothing to do.
 A person's moves arrive through `move()` at any moment and go to the log as they are.
 
@@ -109,7 +109,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from dicetable.core.game import GameError, Move, may_act
+from dicetable.core.game import GameError, Move
 from dicetable.net.table import deadlines
 from dicetable.net.chance import seal as sealed
 from dicetable.net.log import wire
@@ -319,7 +319,7 @@ class TableSession:
         """The game is over and its decks opened, nobody declined, and the table can play another."""
         replica = self.replica
         return (replica is not None and replica.phase == "over" and replica.settled and replica.declined is None
-                and not getattr(replica.deal_handler, "formed", None) and self._seated())
+                and not replica.deal_handler.formed and self._seated())
 
     def series_over(self) -> bool:
         """No next game will come: one game was asked for, someone declined, or the seats it waits for left."""
@@ -580,7 +580,7 @@ class TableSession:
         if self.chooser is None or self._sent or replica is None or replica.phase != "playing" or not self._seated():
             return False
         state = replica.state
-        if state.actor == self.seat or not may_act(state, self.seat):
+        if state.actor == self.seat or not state.may_act(self.seat):
             return False
         move = self.chooser(state.view(self.seat))
         if move is None:

@@ -7,7 +7,7 @@ import pytest
 from dicetable.core import levels, registry
 from dicetable.core.bots import hurry
 from dicetable.core.chance import LocalSource
-from dicetable.core.game import CHANCE
+from dicetable.core.game import CHANCE, Bot
 from dicetable.core.match import advance, play_out
 
 GAMES = [name for name in registry.names() if name in levels.LEVELS]
@@ -45,7 +45,7 @@ def test_a_level_is_its_algorithm_with_the_table_settings():
 def test_slipping_plays_its_share_at_random_from_the_given_rng():
     game = registry.get("trice")
 
-    class Never:
+    class Never(Bot):
         name = "never"
 
         def choose(self, view):

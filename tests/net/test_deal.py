@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from nacl import bindings as sodium
 
 from dicetable.core import registry
-from dicetable.core.game import CHANCE, NOBODY, BadOutcome, Chance, GameInfo, IllegalMove, Move, Outcome, Result
+from dicetable.core.game import CHANCE, NOBODY, BadOutcome, Chance, GameInfo, GameState, IllegalMove, Move, Outcome, Result
 from dicetable.core.tricolor_tiles import UNKNOWN
 from dicetable.net.cards.points import Deck, card_point, invert, mul, random_scalar
 from dicetable.net.cards.points import product as scalar_product
@@ -858,7 +858,7 @@ class _AnyPlay(tuple):
 
 
 @dataclass(frozen=True)
-class HandState:
+class HandState(GameState):
     """Six cards, two to each of three seats; each plays one face up, then shows the other."""
 
     seats: int = 3

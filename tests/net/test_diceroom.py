@@ -129,35 +129,35 @@ FREE = {"expr": "d6", "turns": False}
 
 def test_a_free_room_lets_any_seat_roll_and_queues_rolls_behind_the_one_being_decided():
     from dicetable.core.diceroom import MAX_QUEUED
-    from dicetable.core.game import ANYONE, apply_as, may_act
+    from dicetable.core.game import ANYONE
 
     state = ROOM.start(3, FREE)
-    assert state.actor == ANYONE and all(may_act(state, s) for s in range(3)) and not may_act(state, 3)
-    state = apply_as(state, 2, Move("roll", ("3d6",)))  # seat 2 first: there is no turn
+    assert state.actor == ANYONE and all(state.may_act(s) for s in range(3)) and not state.may_act(3)
+    state = state.apply_as(2, Move("roll", ("3d6",)))  # seat 2 first: there is no turn
     assert state.actor == CHANCE and state.chance().label == "seat 2 rolls 3d6"
     chance = state.chance()
-    state = apply_as(apply_as(state, 0, Move("roll", ("d20",))), 1, Move("roll", ("2d4",)))
+    state = state.apply_as(0, Move("roll", ("d20",))).apply_as(1, Move("roll", ("2d4",)))
     assert state.chance() == chance and state.queue == ((0, "1d20"), (1, "2d4"))  # decided in log order
     assert ROOM.load(state.to_data()) == state
     state = state.resolve(Outcome((0, 1, 2)))
     assert state.last.seat == 2 and state.last.faces == (1, 2, 3) and state.chance().label == "seat 0 rolls 1d20"
     with pytest.raises(IllegalMove, match="only the host"):
-        apply_as(state, 1, Move("close"))
+        state.apply_as(1, Move("close"))
     with pytest.raises(IllegalMove, match="no turns to pass"):
-        apply_as(state, 1, Move("pass"))
+        state.apply_as(1, Move("pass"))
     with pytest.raises(IllegalMove, match="no 'd'"):
-        apply_as(state, 1, Move("roll", ("3x6",)))
+        state.apply_as(1, Move("roll", ("3x6",)))
     with pytest.raises(IllegalMove, match="which seat"):
         state.apply(Move("roll", ("d6",)))
     for _ in range(MAX_QUEUED - 1):
-        state = apply_as(state, 1, Move("roll", ("d6",)))
+        state = state.apply_as(1, Move("roll", ("d6",)))
     with pytest.raises(IllegalMove, match=f"already has {MAX_QUEUED} rolls"):
-        apply_as(state, 1, Move("roll", ("d6",)))
+        state.apply_as(1, Move("roll", ("d6",)))
     # The host's close while rolls are queued: they are decided, nothing more is taken.
-    state = apply_as(state, 0, Move("close"))
-    assert state.closing and state.result is None and not may_act(state, 1)
+    state = state.apply_as(0, Move("close"))
+    assert state.closing and state.result is None and not state.may_act(1)
     with pytest.raises(IllegalMove, match="closing"):
-        apply_as(state, 1, Move("roll", ("d6",)))
+        state.apply_as(1, Move("roll", ("d6",)))
     while state.actor == CHANCE:
         state = state.resolve(LocalSource(random.Random(1)).outcome(state.chance()))
     assert state.result is not None and len(state.rolls) == 1 + 1 + MAX_QUEUED

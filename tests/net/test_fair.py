@@ -15,7 +15,7 @@ import pytest
 
 from dicetable.core.chance import LocalSource
 from dicetable.core.dice_expr import parse
-from dicetable.core.game import CHANCE, Chance, GameInfo, IllegalMove, Move, Option, Outcome, Result
+from dicetable.core.game import CHANCE, Chance, GameInfo, GameState, IllegalMove, Move, Option, Outcome, Result
 from dicetable.net.chance import outcomes
 from dicetable.net import refusals
 from dicetable.net.log import replica as rep
@@ -165,7 +165,7 @@ def test_shuffles_are_uniform():
 
 # -- a test game with several seats and chance in every turn ------------------------------------------
 @dataclass(frozen=True)
-class RaceState:
+class RaceState(GameState):
     """Each turn: chance rolls a die and shuffles the seats; the seat due keeps or doubles the roll."""
 
     seats: int

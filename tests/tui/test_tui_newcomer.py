@@ -167,7 +167,6 @@ async def test_the_rules_render_as_markdown_in_the_games_order():
 
     from dicetable.core import registry
     from dicetable.tui.screens.rules_screen import RulesScreen
-    from dicetable.tui.tables.games import TABLE_GAMES
 
     app = DiceTableApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -175,8 +174,8 @@ async def test_the_rules_render_as_markdown_in_the_games_order():
         screen = app.screen
         assert isinstance(screen, RulesScreen)
         titles = [str(tab.label) for tab in screen.query("ContentTab")]
-        assert titles == [registry.get(name).title for name in TABLE_GAMES]
-        for name in TABLE_GAMES:
+        assert titles == [registry.get(name).title for name in registry.board_games()]
+        for name in registry.board_games():
             screen.query_one(TabbedContent).active = f"rules-{name}"
             await wait_until(pilot, lambda: screen.query(f"#rules-{name} Markdown"))
             document = screen.query_one(f"#rules-{name} Markdown", Markdown)

@@ -61,16 +61,14 @@ def words(text: str) -> list[str]:
 async def test_the_rules_screen_shows_every_word_of_each_rules_file():
     from textual.widgets import Markdown
 
-    from dicetable.tui.tables.games import TABLE_GAMES
-
     games = [name for name in registry.names() if registry.get(name).rules_file]
-    assert sorted(games) == sorted(TABLE_GAMES)
+    assert sorted(games) == sorted(registry.board_games())
     app = DiceTableApp()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
         screen = app.screen
         assert isinstance(screen, RulesScreen)
-        for name in TABLE_GAMES:
+        for name in registry.board_games():
             screen.query_one(TabbedContent).active = f"rules-{name}"
             await wait_until(pilot, lambda: screen.query(f"#rules-{name} Markdown"))
             document = screen.query_one(f"#rules-{name} Markdown", Markdown)

@@ -30,14 +30,13 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from dicetable.tui.app import player_name, run_table
-    from dicetable.tui.tables.games import TABLE_GAMES
     from dicetable.tui.tables.controller import Player
     from dicetable.tui.tables.history import history_path
     from dicetable.tui.tables.local_save import kept_table, new_save_path
 
     game = registry.get(args.game)
-    if game.name not in TABLE_GAMES:
-        raise CommandError(f"the app has no table for {game.title} yet (tables: {', '.join(TABLE_GAMES)})")
+    if game.name not in registry.board_games():
+        raise CommandError(f"the app has no table for {game.title} yet (tables: {', '.join(registry.board_games())})")
     if args.vs != "human" and args.vs not in game.bots:
         raise CommandError(f"unknown bot {args.vs!r} for {game.title} (bots: {', '.join(game.bots)}, or human)")
     me = args.name or player_name()

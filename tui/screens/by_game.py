@@ -1,23 +1,38 @@
-"""Which screen shows a table of which game. A screen's module is imported only when a table of its
-game opens, so the app's first frame waits for one game's screen, not every game's."""
+"""What the app adds to each game of core/registry.py: the screen that shows its table, and who
+starts in the game's own words. A screen's module is imported only when a table of its game opens,
+so the app's first frame waits for one game's screen, not every game's."""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
-# game -> (module, class) of the screen that shows its table
-_SCREENS = {
-    "trice": ("dicetable.tui.screens.trice_screen", "TriceScreen"),
-    "triad": ("dicetable.tui.screens.triad_screen", "TriadScreen"),
-    "dicebreaker": ("dicetable.tui.screens.dicebreaker_screen", "DiceBreakerScreen"),
-    "tricolor": ("dicetable.tui.screens.tricolor_screen", "TricolorScreen"),
-    "diceroom": ("dicetable.tui.screens.dice_room_screen", "DiceRoomScreen"),
+
+@dataclass(frozen=True)
+class _Shown:
+    module: str  # the screen's module, imported when a table of the game opens
+    screen: str  # the screen class in it
+    first: str = ""  # the new-game choice of who starts (two players); "": the game decides, not a person
+
+
+_GAMES = {
+    "trice": _Shown("dicetable.tui.screens.trice_screen", "TriceScreen", first="Who places first"),
+    "triad": _Shown("dicetable.tui.screens.triad_screen", "TriadScreen", first="Who moves first"),
+    # Dice Breaker's starting die decides who starts, with any number of players.
+    "dicebreaker": _Shown("dicetable.tui.screens.dicebreaker_screen", "DiceBreakerScreen"),
+    "tricolor": _Shown("dicetable.tui.screens.tricolor_screen", "TricolorScreen", first="Who plays first"),
+    "diceroom": _Shown("dicetable.tui.screens.dice_room_screen", "DiceRoomScreen"),
 }
 
 
 def screen_for(game: str):
-    """The screen class that shows a table of `game` (board games and the dice room), or None."""
-    if game not in _SCREENS:
+    """The screen class that shows a table of `game`, or None."""
+    if game not in _GAMES:
         return None
-    module, name = _SCREENS[game]
-    return getattr(importlib.import_module(module), name)
+    shown = _GAMES[game]
+    return getattr(importlib.import_module(shown.module), shown.screen)
+
+
+def first_title(game: str) -> str:
+    """How the new-game screen asks who starts `game`, or "" where a person may not choose it."""
+    return _GAMES[game].first if game in _GAMES else ""

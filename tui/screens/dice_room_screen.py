@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, RichLog, TabbedContent, TabPane, Tabs
 
 from dicetable.core.dice_expr import MAX_TEXT, BadExpression, parse
-from dicetable.core.game import Move, may_act
+from dicetable.core.game import Move
 from dicetable.tui.tables.controller import TableController
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.screens.dice_stats_screen import DiceStatsScreen
@@ -64,7 +64,7 @@ def may_roll(view: TableView | None) -> bool:
     """This terminal's seat may roll now: its turn in a room in turns, any moment in a free room."""
     if view is None or view.final is not None or view.state is None:
         return False
-    return any(may_act(view.state, seat) for seat in view.local_seats)
+    return any(view.state.may_act(seat) for seat in view.local_seats)
 
 
 _MARK = {VERIFIED: ("✓", "green"), WAITING: ("…", "yellow"), FAULT: ("✗", "bold red")}

@@ -20,10 +20,10 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from dicetable.core import registry
 from dicetable.tui.tables.lobby import SERVED_KEY_ENV, Invitation, Lobby, OpenTable, Presence, served_lobby
 
 TICK = 1.0  # seconds between two looks at the lobby directory
-GAMES = ("trice", "triad", "dicebreaker", "tricolor")  # what i invites to (g changes it)
 
 TRUST = ("[b]Served by this host.[/b] Your key for these games lives on this server, so its operator is "
          "trusted for your seats. Every game stays verifiable from its transcript (v at a table). For the "
@@ -48,7 +48,7 @@ class Served:
         self.lobby = lobby
         self.name = name  # () -> this player's name as the app says it (tui/app.py player_name)
         self.key = short_key(os.environ.get(SERVED_KEY_ENV, ""))
-        self.game = GAMES[0]
+        self.game = registry.board_games()[0]  # what i invites to (g changes it)
         self.sent: dict[object, str] = {}  # table -> the presence id invited to it
         self.delivered: set[object] = set()
         self.told: set[tuple[str, str]] = set()  # invitations already told of (sender, invite)
@@ -119,7 +119,6 @@ class Served:
     # -- what the lobby screen asks for -----------------------------------------------------------
     def invite(self, person: Presence) -> str:
         """Host a table of the chosen game on 127.0.0.1 and invite `person` to it."""
-        from dicetable.core import registry
         from dicetable.net.table.host import HostSession
         from dicetable.net.table.session import SessionError
         from dicetable.tui.tables.net_table import NetTable
@@ -245,8 +244,6 @@ class LobbyScreen(Screen):
         self.query_one("#lobby-invitations", Static).update(text)
 
     def _show_game(self) -> None:
-        from dicetable.core import registry
-
         self.query_one("#lobby-game", Static).update(f"Invitations are to [b]{registry.get(self.served.game).title}[/b] (g changes it).")
 
     def _note(self, text: str) -> None:
@@ -279,7 +276,8 @@ class LobbyScreen(Screen):
             self.served.tick()
 
     def action_next_game(self) -> None:
-        self.served.game = GAMES[(GAMES.index(self.served.game) + 1) % len(GAMES)]
+        games = registry.board_games()
+        self.served.game = games[(games.index(self.served.game) + 1) % len(games)]
         self._show_game()
 
     def action_menu(self) -> None:

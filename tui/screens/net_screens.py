@@ -92,7 +92,6 @@ class HostScreen(Screen):
 
     def compose(self) -> ComposeResult:
         from dicetable.core import registry
-        from dicetable.tui.tables.games import TABLE_GAMES
 
         with Vertical(id="net-box"):
             yield Static("Host a dice room" if self.game == "diceroom" else "Host a table", id="net-title")
@@ -100,7 +99,7 @@ class HostScreen(Screen):
                 if self.game != "diceroom":
                     with Choices(id="host-game") as games:
                         games.border_title = "Game"
-                        for name in TABLE_GAMES:
+                        for name in registry.board_games():
                             yield Choice(registry.get(name).title, value=name == self.game, name=name)
                 seats = Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
                 seats.border_title = "Seats"

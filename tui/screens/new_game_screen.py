@@ -9,13 +9,11 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, RadioSet, Static
 
 from dicetable.core import levels, registry
+from dicetable.tui.screens.by_game import first_title
 from dicetable.tui.widgets.choice import Choice, Choices
 
 DEFAULT_LEVEL = "medium"
 FIRST_WORDS = (("roll", "the draw decides"), ("me", "me"), ("bot", "the bot"))
-# Who starts, in each game's words, where a person may choose it (two players; the game draws who
-# starts). Dice Breaker is not here: its starting die decides, with any number of players.
-FIRST_TITLES = {"trice": "Who places first", "triad": "Who moves first", "tricolor": "Who plays first"}
 MODE_WORDS = (("battle", "battle"), ("quick", "quick play"))
 
 
@@ -47,7 +45,7 @@ class NewGameScreen(Screen):
                         for name in levels.NAMES:
                             yield Choice(name, value=name == DEFAULT_LEVEL, name=name)
                     with Choices(id="setup-first") as first:
-                        first.border_title = FIRST_TITLES.get(self.games[0], "Who starts")
+                        first.border_title = first_title(self.games[0]) or "Who starts"
                         for i, (name, words) in enumerate(FIRST_WORDS):
                             yield Choice(words, value=i == 0, name=name)
             # Games for more than two (Dice Breaker: 2-6): the number of players and the game's mode.
@@ -82,8 +80,8 @@ class NewGameScreen(Screen):
             return
         game = self._picked("#setup-game", self.games[0])
         box = self.query_one("#setup-first", RadioSet)
-        box.display = game in FIRST_TITLES and self._picked("#setup-seats", "2") == "2"
-        box.border_title = FIRST_TITLES.get(game, "")
+        box.display = bool(first_title(game)) and self._picked("#setup-seats", "2") == "2"
+        box.border_title = first_title(game)
 
     def _picked(self, selector: str, default: str) -> str:
         if not self.query(selector):

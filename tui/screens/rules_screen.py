@@ -14,7 +14,6 @@ from textual.widgets.markdown import MarkdownTableOfContents
 
 from dicetable.core import registry
 from dicetable.tui.rules import rules_text
-from dicetable.tui.tables.games import TABLE_GAMES
 
 
 TOC_WIDTH = 24  # columns of section names beside the text at 80 columns
@@ -44,7 +43,7 @@ class RulesView(MarkdownViewer):
 
 def rules_games() -> list[str]:
     """The games with rules, in the order the setup screens list them."""
-    return [name for name in TABLE_GAMES if registry.get(name).rules_file]
+    return [name for name in registry.board_games() if registry.get(name).rules_file]
 
 
 class RulesScreen(Screen):

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from dicetable.core.bots import hurry as move_now
 from dicetable.core.chance import LocalSource
-from dicetable.core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome, rematch_options
+from dicetable.core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome
 from dicetable.tui.tables.messages import Banner, MoveRefused, TableChanged
 from dicetable.tui.tables.view import LOCAL, Decided, FairEvent, LogEntry, Moved, Phrase, SeatInfo, TableView
 
@@ -183,7 +183,7 @@ class LocalTable(TableController):
         return True
 
     def rematch(self) -> None:
-        following = rematch_options(self.state)
+        following = self.state.rematch_options()
         if following is not None:
             # The rules decide the next game (TRIAD: same colours, the other player starts): the seats
             # stay as they are and nobody is seated anew, so a save replays this game too.
@@ -206,7 +206,7 @@ class LocalTable(TableController):
         self.target = None
 
     def can_hurry(self) -> bool:
-        return self._thinking is not None and getattr(self.bots.get(self._thinking), "hurry", None) is not None
+        return self._thinking is not None and self.bots[self._thinking].hurry is not None
 
     def hurry(self) -> None:
         if self._thinking is not None:
@@ -274,8 +274,8 @@ class LocalTable(TableController):
 
     def _arrange_first(self) -> None:
         """Seat the person first or second once the roll has named the first player."""
-        first = getattr(self.state, "first", -1)
-        if self._arranged or first is None or first < 0:
+        first = self.state.first
+        if self._arranged or first < 0:
             return
         self._arranged = True
         people = [s for s, p in enumerate(self.seating) if not p.bot]
@@ -316,7 +316,7 @@ class LocalTable(TableController):
             self._bot_moved(generation, seat, bot.choose(view))
             return
         target = self.target
-        hurried = getattr(bot, "hurry", None)
+        hurried = bot.hurry
         if hurried is not None:
             hurried.clear()  # a "move now" is for one move
 
