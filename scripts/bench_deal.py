@@ -29,7 +29,8 @@ import msgpack
 
 from dicetable.core.chance import permutation
 from dicetable.net.cards.points import Deck, base_mul, check_point, invert, mul, scalar_mul
-from dicetable.net.cards.deal import Deal, Party
+from dicetable.net.cards.deal import Deal
+from dicetable.net.cards.party import Party
 
 TABLE = bytes(16)
 RESOURCE_CARDS = [f"{colour}-{kind}#{n}" for colour in ("red", "yellow", "blue")

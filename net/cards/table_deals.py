@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 from dicetable.core.game import CHANCE, NOBODY, GameState, Move, Outcome
 from dicetable.net.cards.points import Deck
-from dicetable.net.cards.deal import Deal, DealBook, Party
+from dicetable.net.cards.deal import Deal
+from dicetable.net.cards.deal_book import DealBook
+from dicetable.net.cards.party import Party
 from dicetable.net.refusals import DealRefused
 
 GAME_DECK = "game:"  # label prefix of the decks a game's own hidden steps form

@@ -19,7 +19,9 @@ import time
 from dicetable.core.game import Move
 from dicetable.net.log import wire
 from dicetable.net.cards.points import Deck
-from dicetable.net.cards.deal import DealBook, DealResult, Party, declaration
+from dicetable.net.cards.deal import DealResult
+from dicetable.net.cards.deal_book import DealBook, declaration
+from dicetable.net.cards.party import Party
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.refusals import DealError, DealFault

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from dicetable.core import registry
 from dicetable.net.cards.points import Deck
-from dicetable.net.cards.deal import declaration
+from dicetable.net.cards.deal_book import declaration
 from dicetable.net.table.deal_table import ID_CARDS
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile

@@ -23,7 +23,9 @@ from dicetable.core.game import CHANCE, NOBODY, BadOutcome, Chance, GameInfo, Ga
 from dicetable.core.tricolor_tiles import UNKNOWN
 from dicetable.net.cards.points import Deck, card_point, invert, mul, random_scalar
 from dicetable.net.cards.points import product as scalar_product
-from dicetable.net.cards.deal import Deal, DealBook, Party, commitment, declaration
+from dicetable.net.cards.deal import Deal, commitment
+from dicetable.net.cards.deal_book import DealBook, declaration
+from dicetable.net.cards.party import Party
 from dicetable.net.table.deal_table import ID_CARDS as DEMO_CARDS
 from dicetable.net.table.deal_table import DealHost, DealPeer, SeatDealer
 from dicetable.net.cards.table_deals import Payment, TableDeals

@@ -297,7 +297,7 @@ def test_verify_survives_any_mangled_file(game, tmp_path):
 def test_card_deal_records_are_verified_and_a_cheat_named(tmp_path, cheat):
     """verify replays "deal" records with net/cards/deal.py's DealBook and names a cheating dealer."""
     from dicetable.net.cards.points import card_point, mul, random_scalar
-    from dicetable.net.cards.deal import DealBook
+    from dicetable.net.cards.deal_book import DealBook
     from dicetable.net.table.deal_table import SeatDealer
     from dicetable.net.refusals import DealFault
 
