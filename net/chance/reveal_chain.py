@@ -36,9 +36,14 @@ def step(table: bytes, seat: int, value: bytes) -> bytes:
     return hashlib.sha256(_domain(table, seat) + value).digest()
 
 
-def opens(table: bytes, seat: int, previous: bytes, value: bytes) -> bool:
-    """True when `value` is the chain value that follows `previous` at this seat (one hash)."""
-    return len(value) == VALUE_BYTES and step(table, seat, value) == previous
+def opens(table: bytes, seat: int, previous: bytes, value: bytes, steps: int = 1) -> bool:
+    """True when `value` is the chain value `steps` places after `previous` at this seat (one hash a
+    place: more than one only for a seat that was out of the game for the events between)."""
+    if len(value) != VALUE_BYTES or steps < 1:
+        return False
+    for _ in range(steps):
+        value = step(table, seat, value)
+    return value == previous
 
 
 class Chain:

@@ -138,8 +138,11 @@ class Play:
         commitment = track.covering(k)
         if commitment is None:
             raise BadReveal(seat, f"no committed chain of seat {seat} covers event {k} (chain ran out)")
-        previous = commitment.anchor if k == commitment.first else track.last_value
-        if track.last_event != k - 1 or not hashchain.opens(self.replica.table, seat, previous, value):
+        # The value for the last event this chain was opened at: a seat out of the game for some events
+        # (its reveals counted as zeros) opens across them on its return (PROTOCOL.md §5.4).
+        since = max(track.last_event, commitment.first - 1)
+        previous = commitment.anchor if since < commitment.first else track.last_value
+        if not hashchain.opens(self.replica.table, seat, previous, value, k - since):
             raise BadReveal(seat, f"the value for event {k} does not open seat {seat}'s committed chain")
         chains = list(self.chains)
         chains[seat] = replace(track, last_event=k, last_value=value)

@@ -12,6 +12,7 @@ import random
 import pytest
 
 from dicetable.core import registry
+from dicetable.core.game import Move
 from dicetable.net import refusals
 from dicetable.net.log import wire
 from dicetable.net.table.host import HostSession
@@ -293,3 +294,30 @@ def test_host_and_join_processes_play_two_games_and_print_each_result(tmp_path):
     assert "; game 2: " in check.stdout and "copies agree" in check.stdout
     bad = dicetable("host", "triad", "--port", "0", "--bot", "greedy", "--games", "0")
     assert bad.returncode == 2 and bad.stderr.strip().endswith("--games 0 is not between 1 and 1000")
+
+
+def test_a_seat_put_out_by_a_default_reveals_again_after_the_rematch():
+    """PROTOCOL.md §19.6 (fixed): a seat out of the game skips events (its reveals count as zeros), so
+    its chain is behind when a rematch brings it back; its next reveal opens its chain across the
+    events it missed, and the table goes on instead of stalling until it is claimed again."""
+    room = registry.get("diceroom")
+    table = Table(room, room.resolve_options({"rolls": 2}), ["ann", "bob", "cy"])
+    ann, bob, cy = table.seats
+    table.post(ann.move(Move("roll", ("d6",))))
+    table.post(ann.reveal(1))
+    table.post(bob.reveal(1))
+    claim = table.post(ann.frame("claim", wire.claim_body(2, "seat 2 did not reveal within 30 s")))
+    table.post(bob.frame("witness", wire.witness_body(claim.index)))
+    assert table.host.out == frozenset({2})
+    table.post(bob.move(Move("roll", ("d6",))))  # event 2, decided without cy
+    table.post(ann.reveal(2))
+    table.post(bob.reveal(2))
+    assert table.host.result is not None and len(table.host.events) == 2
+    for seat in table.seats:
+        table.post(seat.rematch(True))
+    assert table.host.out == frozenset() and table.host.result is None
+    table.post(ann.move(Move("roll", ("d6",))))  # event 3: every seat reveals again, cy too
+    for seat in table.seats:
+        table.post(seat.reveal(3))
+    assert len(table.host.events) == 3 and all(table.host.events[-1].reveals)
+    assert all(peer.events == table.host.events for peer in table.peers)
