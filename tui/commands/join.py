@@ -11,6 +11,7 @@ from __future__ import annotations
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.tui.commands.args import CommandError
+from dicetable.tui.tables.opening import is_invite, joined
 from dicetable.tui.commands.host import (
     add_games_flag, add_timing_flags, check_transcript_flag, games_from, play, print_event, profile_for, timing_from,
 )
@@ -35,7 +36,7 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
-def join_session(args, **kwargs) -> PeerSession:
+def join_session(args) -> PeerSession:
     from dicetable.tui.commands.lan import confirm_host, lan_invite
 
     args.invite = lan_invite(args)  # with --lan: found by discovery
@@ -43,14 +44,14 @@ def join_session(args, **kwargs) -> PeerSession:
         raise CommandError("give the host's invite (or --resume TRANSCRIPT)")
     if args.timeout <= 0:
         raise CommandError("--timeout must be above 0")
-    if args.invite is not None and not args.invite.strip().lower().startswith(("dt1-", "dr1-", "invite:")):
+    if args.invite is not None and not is_invite(args.invite):
         args.invite = invite_from_code(args.invite, args.relay, max(args.timeout, 30.0))
     check_transcript_flag(args.transcript)
     profile = profile_for(args.name)
     try:
-        session = PeerSession(profile, args.invite, resume=args.resume, transcript=args.transcript,
-                              timing=timing_from(args, connect_timeout=args.timeout), think=args.think,
-                              games=games_from(args), **kwargs)
+        session = joined(profile, args.invite, resume=args.resume, transcript=args.transcript,
+                         timing=timing_from(args, connect_timeout=args.timeout), think=args.think,
+                         games=games_from(args))
         session.on_event = print_event
         session.connect()
         confirm_host(session, args)  # with --lan: the announced key opened this table
