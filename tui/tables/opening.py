@@ -67,9 +67,9 @@ class Where:
 
 
 def saved_where(path: Path) -> Where:
-    """Where a host seat's table was (its seat file keeps the bind address and the invite's address),
-    on any port (the invite's, unless it is taken), so that the joiners' invites still reach it; the
-    defaults for a seat file written without them."""
+    """Where a host seat's table was: its seat file keeps the bind address and the invite's address
+    (the resumed session takes the invite's port from it too), so that the joiners' invites still
+    reach it; the defaults for a seat file written without them."""
     from dicetable.net.table.seat_file import load_seat
 
     seat = load_seat(path)
