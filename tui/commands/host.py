@@ -11,11 +11,11 @@ import signal
 import sys
 
 from dicetable.core import registry
+from dicetable.net.table.deadlines import Timing
 from dicetable.net.identity import ProfileError, load_or_create
+from dicetable.net.table.session import NetEvent, SessionError, bot_chooser
 from dicetable.net.reach.lan import DiscoveryError
 from dicetable.net.reach.transport import DEFAULT_BIND
-from dicetable.net.table.deadlines import Timing
-from dicetable.net.table.session import NetEvent, SessionError, bot_chooser
 from dicetable.tui.commands.args import CommandError, parse_options
 from dicetable.tui.tables.opening import Where, hosted, opened
 

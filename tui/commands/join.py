@@ -11,10 +11,10 @@ from __future__ import annotations
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.tui.commands.args import CommandError
-from dicetable.tui.tables.opening import is_invite, joined
 from dicetable.tui.commands.host import (
     add_games_flag, add_timing_flags, check_transcript_flag, games_from, play, print_event, profile_for, timing_from,
 )
+from dicetable.tui.tables.opening import is_invite, joined
 
 
 def add_parser(sub) -> None:

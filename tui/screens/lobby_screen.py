@@ -127,7 +127,7 @@ class Served:
         if profile is None:
             return "Choose your name first."
         try:
-            table = host_table(profile, self.game, None, Where(bind="127.0.0.1"))  # the served machine's only
+            table = host_table(profile, self.game, None, Where(bind="127.0.0.1"))  # everyone in the lobby is on this machine
         except SessionError as error:
             return str(error)
         self.sent[table] = person.id
