@@ -14,7 +14,7 @@ from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import (
     add_games_flag, add_timing_flags, check_transcript_flag, games_from, play, print_event, profile_for, timing_from,
 )
-from dicetable.tui.tables.opening import is_invite, joined
+from dicetable.tui.tables.opening import code_invite, is_invite, joined
 
 
 def add_parser(sub) -> None:
@@ -61,10 +61,10 @@ def join_session(args) -> PeerSession:
 
 
 def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
-    """The invite a short code stands for, agreed with its host through the relay (net/reach/codes.py)."""
+    """The invite a short code stands for (tui/tables/opening.py `code_invite`), what is wrong said
+    with the flags' names."""
     from dicetable.net.reach import codes
-    from dicetable.net.reach.relay import BadRelay, RelayAddress
-    from dicetable.net.reach.relay_link import invite_for_code
+    from dicetable.net.reach.relay import BadRelay
     from dicetable.net.reach.transport import TransportError
 
     try:
@@ -74,7 +74,7 @@ def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
     if relay is None:
         raise CommandError("a short code is kept at a relay: give --relay RELAY (the line the host's relay prints)")
     try:
-        return invite_for_code(RelayAddress.decode(relay), code, timeout)
+        return code_invite(code, relay, timeout)
     except BadRelay as error:
         raise CommandError(f"bad relay: {error}") from None
     except (codes.CodeError, TransportError) as error:

@@ -258,11 +258,11 @@ class JoinScreen(Screen):
 
     def _claim(self, relay, code: str) -> None:
         from dicetable.net.reach import codes
-        from dicetable.net.reach.relay_link import invite_for_code
         from dicetable.net.reach.transport import TransportError
+        from dicetable.tui.tables.opening import code_invite
 
         try:
-            invite = invite_for_code(relay, code)
+            invite = code_invite(code, relay)
         except (codes.CodeError, TransportError) as error:
             self.app.call_from_thread(self.query_one("#net-note", Static).update, str(error))
             return

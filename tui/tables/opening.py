@@ -5,8 +5,8 @@ tables here; a screen never builds a session or a socket.
 `Where` says where a hosted table is reached; the CLI's flags and the app's host form both fill one.
 The CLI opens its session at once and plays it in its own thread; the app's session opens in its
 `NetTable`'s thread (binding, a relay's round trips), so the functions for the app return that table.
-A short code is turned into its invite first (net/reach/relay_link.py `invite_for_code`), each caller
-saying in its own words (flags or fields) what is wrong with a code or a relay.
+A short code is turned into its invite first (`code_invite`), each caller saying in its own words
+(flags or fields) what is wrong with a code or a relay.
 """
 
 from __future__ import annotations
@@ -154,6 +154,16 @@ def joined(profile, invite: str | None = None, resume: Path | str | None = None,
     """A seat at the table of `invite` (or rejoining from `resume`, its transcript), not connected
     yet; SessionError says why not (a bad invite, a missing seat file)."""
     return PeerSession(profile, invite, resume=resume, **session)
+
+
+def code_invite(code: str, relay, timeout: float = 30.0) -> str:
+    """The invite a short code stands for, agreed with its host through `relay` (a RelayAddress, or
+    the line `dicetable relay` prints; net/reach/codes.py). Blocks until the host answers or
+    `timeout`: off the app's UI thread. BadRelay, CodeError or TransportError say why not."""
+    from dicetable.net.reach.relay import RelayAddress
+    from dicetable.net.reach.relay_link import invite_for_code
+
+    return invite_for_code(relay if isinstance(relay, RelayAddress) else RelayAddress.decode(relay), code, timeout)
 
 
 def join_table(profile, invite: str, on_connected=None) -> NetTable:
