@@ -63,9 +63,11 @@ def run(args) -> int:
         if args.host:
             session = deal_hosted(profile, args.seats, Where(bind=args.bind, port=args.port, advertise=args.advertise),
                                   transcript=args.transcript, on_event=print_event)
+            session.open()
         else:
             session = deal_joined(profile, args.join, transcript=args.transcript, on_event=print_event,
                                   timing=Timing(connect_timeout=args.timeout))
+            session.connect()
     except SessionError as error:
         raise CommandError(str(error)) from None
     return finish(session)

@@ -3,7 +3,7 @@ and the dealer-less deal's table. The CLI's commands (tui/commands/) and the app
 tables here; a screen never builds a session or a socket.
 
 `Where` says where a hosted table is reached; the CLI's flags and the app's host form both fill one.
-The CLI opens its session at once and plays it in its own thread; the app's session opens in its
+The CLI opens its sessions at once and plays them in its main thread; the app's session opens in its
 `NetTable`'s thread (binding, a relay's round trips), so the functions for the app return that table.
 A short code is turned into its invite first (`code_invite`), each caller saying in its own words
 (flags or fields) what is wrong with a code or a relay.
@@ -223,14 +223,10 @@ def reopened_table(profile, path: Path, seat: int) -> NetTable:
 
 # -- the dealer-less deal (net/table/deal_table.py) -------------------------------------------------
 def deal_hosted(profile, seats: int, where: Where, **session: Any) -> DealHost:
-    """The ID deal's table for `seats`, opened where `where` says."""
-    host = DealHost(profile, seats, **where.session_args(), **session)
-    host.open()
-    return host
+    """The ID deal's table for `seats`, hosted where `where` says, not opened yet."""
+    return DealHost(profile, seats, **where.session_args(), **session)
 
 
 def deal_joined(profile, invite: str, **session: Any) -> DealPeer:
-    """A seat at the ID deal's table of `invite`, connected."""
-    peer = DealPeer(profile, invite, **session)
-    peer.connect()
-    return peer
+    """A seat at the ID deal's table of `invite`, not connected yet."""
+    return DealPeer(profile, invite, **session)
