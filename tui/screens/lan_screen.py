@@ -144,7 +144,8 @@ class LanScreen(Screen):
         if profile is None:
             return
         try:
-            table = join_table(profile, ann.invite().encode(), on_connected=announced_check(ann, trust, self.app.profile_dir))
+            check = announced_check(ann, trust, self.app.profile_dir)
+            table = join_table(profile, ann.invite().encode(), on_connected=check)
         except SessionError as error:
             self._note(str(error))
             return
