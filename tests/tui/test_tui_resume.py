@@ -312,7 +312,7 @@ def test_a_resumed_host_is_bound_and_named_where_its_table_was(tmp_path):
     # The seat file keeps the bind address and the invite's address, so a host reopened from the app
     # is reached by the joiners' old invite (not only on this machine's loopback).
     from dicetable.net.table.seat_file import save_seat
-    from dicetable.tui.screens.resume_screen import saved_address
+    from dicetable.tui.tables.opening import Where, saved_where
 
     profile = identity.load_or_create("alice", directory=tmp_path / "alice")
     host = HostSession(profile, "trice", 2, port=0, advertise="table.invalid", timing=FAST)
@@ -321,9 +321,9 @@ def test_a_resumed_host_is_bound_and_named_where_its_table_was(tmp_path):
         path = tmp_path / "table.dtt"
         path.write_bytes(b"")  # the seat file sits beside a transcript
         save_seat(path, host.seat_data())
-        assert saved_address(path, "0.0.0.0") == ("127.0.0.1", "table.invalid")
+        assert saved_where(path) == Where(bind="127.0.0.1", advertise="table.invalid")
         save_seat(path, {"seat": 0, "chains": []})  # written before this was kept: the default
-        assert saved_address(path, "127.0.0.1") == ("127.0.0.1", None)
+        assert saved_where(path) == Where()
     finally:
         host.close()
 

@@ -13,11 +13,11 @@ import signal
 import sys
 
 from dicetable.net.table.deadlines import Timing
-from dicetable.net.table.deal_table import DealHost, DealPeer
 from dicetable.net.table.session import NetEvent, SessionError
 from dicetable.net.reach.transport import DEFAULT_BIND
 from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import check_transcript_flag, profile_for
+from dicetable.tui.tables.opening import Where, deal_hosted, deal_joined
 
 SHOWN = {"invite", "card", "verified", "fault", "refused", "error", "dropped", "returned"}
 
@@ -61,12 +61,12 @@ def run(args) -> int:
     profile = profile_for(args.name)
     try:
         if args.host:
-            session = DealHost(profile, args.seats, bind=args.bind, port=args.port, advertise=args.advertise,
-                               transcript=args.transcript, on_event=print_event)
+            session = deal_hosted(profile, args.seats, Where(bind=args.bind, port=args.port, advertise=args.advertise),
+                                  transcript=args.transcript, on_event=print_event)
             session.open()
         else:
-            session = DealPeer(profile, args.join, transcript=args.transcript, on_event=print_event,
-                               timing=Timing(connect_timeout=args.timeout))
+            session = deal_joined(profile, args.join, transcript=args.transcript, on_event=print_event,
+                                  timing=Timing(connect_timeout=args.timeout))
             session.connect()
     except SessionError as error:
         raise CommandError(str(error)) from None

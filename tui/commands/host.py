@@ -12,12 +12,12 @@ import sys
 
 from dicetable.core import registry
 from dicetable.net.table.deadlines import Timing
-from dicetable.net.table.host import HostSession, TakenOver
-from dicetable.net.table.joiner import PeerSession
 from dicetable.net.identity import ProfileError, load_or_create
 from dicetable.net.table.session import NetEvent, SessionError, bot_chooser
+from dicetable.net.reach.local_networks import DiscoveryError
 from dicetable.net.reach.transport import DEFAULT_BIND
 from dicetable.tui.commands.args import CommandError, parse_options
+from dicetable.tui.tables.opening import Where, hosted, opened
 
 QUIET = {"record", "your_turn", "invite", "result", "transcript", "error"}  # error: raised, printed once
 
@@ -163,12 +163,25 @@ def add_relay_flags(parser) -> None:
                         help="with --relay: minutes a code stays valid (default 30)")
 
 
-def code_settings(args) -> dict:
-    """With --relay: the short code the host offers at open (printed as `code: ...`)."""
+def where_from(args) -> Where:
+    """Where `host` and `roll --host` open their table, from their flags (`--lan` and `--interface`:
+    host's); a flag that cannot be is one line, exit 2. A LAN announcement asked for is checked now,
+    so that a table that cannot be announced is not opened."""
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port {args.port} is not between 0 and 65535")
     if not 0 < args.code_minutes <= 24 * 60:
         raise CommandError("--code-minutes is between 0 and 1440")
-    return {"relay": args.relay, "code_uses": "one" if args.code == "seat" else "table",
-            "code_ttl": args.code_minutes * 60}
+    announced, interfaces = getattr(args, "lan", False), tuple(getattr(args, "interface", None) or ())
+    if interfaces and not announced:
+        raise CommandError("--interface needs --lan")
+    where = Where(bind=args.bind, port=args.port, advertise=args.advertise, relay=args.relay,
+                  code_uses="one" if args.code == "seat" else "table", code_minutes=args.code_minutes,
+                  lan=announced, interfaces=interfaces)
+    try:
+        where.announced_at()
+        return where.dialled()  # with --lan bound to every address: the invite's address
+    except DiscoveryError as error:
+        raise CommandError(str(error)) from None
 
 
 def run(args) -> int:
@@ -177,37 +190,29 @@ def run(args) -> int:
     if args.port is None and args.resume is None:
         raise CommandError("give --port P (0: any free port), or --relay RELAY")
     args.port = args.port or 0
-    if not 0 <= args.port <= 65535:
-        raise CommandError(f"--port {args.port} is not between 0 and 65535")
-    from dicetable.tui.commands.lan import advertise_table, prepare_host
-
-    prepare_host(args)  # with --lan bound to every address: the invite's address
+    where = where_from(args)
     if args.resume is None and not args.game:
         raise CommandError("name the game to host (or --resume TRANSCRIPT)")
     check_transcript_flag(args.transcript)
     profile = profile_for(args.name)
+
+    def taken_over(peer, why: str) -> None:  # a seat orders the table at the relay now: this one rejoins as a seat
+        print(f"{why}; rejoining the table as seat 0", flush=True)
+
     try:
         if args.resume:
-            session = HostSession(profile, resume=args.resume, bind=args.bind, port=args.port,
-                                  advertise=args.advertise, timing=timing_from(args), think=args.think, games=games_from(args),
-                                  **code_settings(args))
+            host = hosted(profile, where=where, resume=args.resume, timing=timing_from(args), think=args.think,
+                          games=games_from(args))
         else:
-            info = registry.get(args.game)
-            session = HostSession(profile, args.game, args.seats, parse_options(args.option), bind=args.bind,
-                                  port=args.port, advertise=args.advertise, timing=timing_from(args),
-                                  transcript=args.transcript, think=args.think, games=games_from(args),
-                                  **code_settings(args))
-        info = registry.get(session.game_name)
-        session.chooser = bot_chooser(info, args.bot, args.seed)
-        session.on_event = print_event
-        try:
-            session.open()
-        except TakenOver as taken:  # a seat orders the table at the relay now: this one rejoins as a seat
-            print(f"{taken}; rejoining the table as seat 0", flush=True)
-            session = PeerSession.rejoining(session, timing=timing_from(args), think=args.think,
-                                            chooser=session.chooser, on_event=print_event)
-            session.connect()
+            host = hosted(profile, args.game, args.seats, parse_options(args.option), where, timing=timing_from(args),
+                          transcript=args.transcript, think=args.think, games=games_from(args))
+        host.chooser = bot_chooser(registry.get(host.game_name), args.bot, args.seed)
+        host.on_event = print_event
+        session = opened(host, taken_over, timing=timing_from(args), think=args.think, chooser=host.chooser,
+                         on_event=print_event)
     except SessionError as error:
         raise CommandError(str(error)) from None
-    with advertise_table(session, args):  # with --lan: announced while seats are free
+    from dicetable.tui.commands.lan import advertise_table
+
+    with advertise_table(session, where):  # with --lan: announced while seats are free
         return play(session)

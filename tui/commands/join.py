@@ -14,6 +14,7 @@ from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import (
     add_games_flag, add_timing_flags, check_transcript_flag, games_from, play, print_event, profile_for, timing_from,
 )
+from dicetable.tui.tables.opening import code_invite, is_invite, joined
 
 
 def add_parser(sub) -> None:
@@ -35,7 +36,7 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
-def join_session(args, **kwargs) -> PeerSession:
+def join_session(args) -> PeerSession:
     from dicetable.tui.commands.lan import confirm_host, lan_invite
 
     args.invite = lan_invite(args)  # with --lan: found by discovery
@@ -43,14 +44,14 @@ def join_session(args, **kwargs) -> PeerSession:
         raise CommandError("give the host's invite (or --resume TRANSCRIPT)")
     if args.timeout <= 0:
         raise CommandError("--timeout must be above 0")
-    if args.invite is not None and not args.invite.strip().lower().startswith(("dt1-", "dr1-", "invite:")):
+    if args.invite is not None and not is_invite(args.invite):
         args.invite = invite_from_code(args.invite, args.relay, max(args.timeout, 30.0))
     check_transcript_flag(args.transcript)
     profile = profile_for(args.name)
     try:
-        session = PeerSession(profile, args.invite, resume=args.resume, transcript=args.transcript,
-                              timing=timing_from(args, connect_timeout=args.timeout), think=args.think,
-                              games=games_from(args), **kwargs)
+        session = joined(profile, args.invite, resume=args.resume, transcript=args.transcript,
+                         timing=timing_from(args, connect_timeout=args.timeout), think=args.think,
+                         games=games_from(args))
         session.on_event = print_event
         session.connect()
         confirm_host(session, args)  # with --lan: the announced key opened this table
@@ -60,10 +61,10 @@ def join_session(args, **kwargs) -> PeerSession:
 
 
 def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
-    """The invite a short code stands for, agreed with its host through the relay (net/reach/codes.py)."""
+    """The invite a short code stands for (tui/tables/opening.py `code_invite`), what is wrong said
+    with the flags' names."""
     from dicetable.net.reach import codes
-    from dicetable.net.reach.relay import BadRelay, RelayAddress
-    from dicetable.net.reach.relay_link import invite_for_code
+    from dicetable.net.reach.relay import BadRelay
     from dicetable.net.reach.transport import TransportError
 
     try:
@@ -73,7 +74,7 @@ def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
     if relay is None:
         raise CommandError("a short code is kept at a relay: give --relay RELAY (the line the host's relay prints)")
     try:
-        return invite_for_code(RelayAddress.decode(relay), code, timeout)
+        return code_invite(code, relay, timeout)
     except BadRelay as error:
         raise CommandError(f"bad relay: {error}") from None
     except (codes.CodeError, TransportError) as error:

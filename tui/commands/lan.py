@@ -147,30 +147,22 @@ def add_host_flags(parser) -> None:
     add_interface_flag(parser)
 
 
-def prepare_host(args) -> None:
-    """Check the LAN flags of `host` and, bound to every address, pick the invite's address."""
-    if not getattr(args, "lan", False):
-        if getattr(args, "interface", None):
-            raise CommandError("--interface needs --lan")
-        return
-    try:
-        args.lan_addresses = local_networks.advertised_addresses(args.bind, args.interface)
-    except DiscoveryError as error:
-        raise CommandError(str(error)) from None
-    if args.advertise is None and args.bind in local_networks.WILDCARDS:
-        args.advertise = args.lan_addresses[0]
-
-
 @contextlib.contextmanager
-def advertise_table(session, args):
-    """Announce `session`'s table while the block runs (a no-op without --lan)."""
-    if not getattr(args, "lan", False):
+def advertise_table(session, where):
+    """Announce `session`'s table while the block runs, where `where` says (a no-op without --lan)."""
+    from dicetable.tui.tables.opening import announce
+
+    addresses = where.announced_at()  # checked with the flags (tui/commands/host.py where_from)
+    if not addresses:
         yield None
         return
-    announcer = same_machine.session_announcer(session, args.lan_addresses, _interface_addresses(args))
-    where = " (this machine's lobby)" if same_machine.on_loopback(args.lan_addresses) else ""
+    try:
+        announcer = announce(session, where)
+    except DiscoveryError as error:
+        raise CommandError(str(error)) from None
+    lobby = " (this machine's lobby)" if same_machine.on_loopback(addresses) else ""
     print(f"lan: announcing {session.profile.name} {session.game_name} {session.replica.table.hex()[:8]} "
-          f"on {', '.join(args.lan_addresses)}{where}", flush=True)
+          f"on {', '.join(addresses)}{lobby}", flush=True)
     try:
         yield announcer
     finally:
@@ -215,14 +207,16 @@ def lan_invite(args) -> str | None:
 
 def confirm_host(session, args) -> None:
     """With --lan: the table reached must be opened by the announced key; pin that host."""
+    from dicetable.net.table.session import SessionError
+    from dicetable.tui.tables.opening import announced_check
+
     found = getattr(args, "lan_found", None)
     if found is None:
         return
     ann, trust = found
-    why = announcement.opening_mismatch(session, ann)
-    if why is not None:
-        session.close()
-        raise CommandError(why)
+    try:
+        announced_check(ann, trust)(session)
+    except SessionError as error:
+        raise CommandError(str(error)) from None
     if trust != announcement.VERIFIED:
-        _known().pin(ann.host_key, ann.curve_key, ann.host_name)
         print(f"pinned: {ann.host_name} {ann.fingerprint}", flush=True)

@@ -18,15 +18,14 @@ from __future__ import annotations
 from dicetable.core.dice_expr import BadExpression, parse
 from dicetable.core.diceroom import OneRoll
 from dicetable.core.game import GameError
-from dicetable.net.table.host import HostSession
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.reach.transport import DEFAULT_BIND
-from dicetable.core import registry
 from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import (
-    add_relay_flags, add_timing_flags, check_transcript_flag, code_settings, play, print_event, profile_for, timing_from,
+    add_relay_flags, add_timing_flags, check_transcript_flag, play, print_event, profile_for, timing_from, where_from,
 )
 from dicetable.tui.commands.join import join_session
+from dicetable.tui.tables.opening import ANYONE_ROLLS, DICE_ROOM, hosted
 
 
 def add_parser(sub) -> None:
@@ -76,17 +75,13 @@ def run(args) -> int:
         expr = parse(args.expr)
     except BadExpression as error:
         raise CommandError(str(error)) from None
-    if not 0 <= args.port <= 65535:
-        raise CommandError(f"--port {args.port} is not between 0 and 65535")
+    where = where_from(args)
     check_transcript_flag(args.transcript)
     profile = profile_for(args.name)
-    info = registry.get("diceroom")
     try:
-        info.check_seats(args.seats)
-        session = HostSession(profile, "diceroom", args.seats, {"expr": str(expr), "rolls": 0, "turns": False},
-                              bind=args.bind, port=args.port, advertise=args.advertise, timing=timing_from(args),
-                              transcript=args.transcript, chooser=OneRoll(str(expr), closes=True), **code_settings(args))
-        session.on_event = print_event
+        session = hosted(profile, DICE_ROOM, args.seats, {**ANYONE_ROLLS, "expr": str(expr), "rolls": 0}, where,
+                         timing=timing_from(args), transcript=args.transcript, chooser=OneRoll(str(expr), closes=True),
+                         on_event=print_event)
         session.open()
     except (SessionError, GameError) as error:
         raise CommandError(str(error)) from None

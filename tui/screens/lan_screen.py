@@ -2,7 +2,7 @@
 net/reach/same_machine.py: tables other users host on 127.0.0.1), updated live; Enter joins.
 
 Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts is announced
-(`announce_hosted`): on a LAN address by mDNS, on 127.0.0.1 in this machine's lobby.
+(tui/tables/opening.py): on a LAN address by mDNS, on 127.0.0.1 in this machine's lobby.
 
 Each row shows the announcement's trust in words (verified / unverified / forged), so nothing is
 told by colour alone. A forged announcement is listed, with why, but never joined. Joining does
@@ -20,39 +20,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from dicetable.net.reach import announcement, lan, local_networks, same_machine
-from dicetable.net.reach.announcement import FORGED, VERIFIED, Announcement
+from dicetable.net.reach.announcement import FORGED, Announcement
 from dicetable.net.reach.local_networks import DiscoveryError
-
-
-def announce_hosted(session, bind: str):
-    """Announce a table the app hosts: on a LAN address to the LAN, on loopback to this machine's
-    other users (an IPv4 bind address only)."""
-    try:
-        addresses = local_networks.advertised_addresses(bind)
-    except DiscoveryError:
-        return None  # discovery is a convenience: the invite still works
-    return same_machine.session_announcer(session, addresses)
-
-
-def opening_check(ann: Announcement, trust: str, directory):
-    """The check run once seated (in the table's thread): the opening is signed by the announced
-    key (net/reach/lan.py `opening_mismatch`, as `join --lan` checks); then an unverified host is pinned."""
-
-    def check(session) -> None:
-        from dicetable.net.table.session import SessionError
-
-        why = announcement.opening_mismatch(session, ann)
-        if why is not None:
-            session.close()
-            raise SessionError(why)
-        if trust != VERIFIED:
-            try:
-                announcement.KnownHosts(directory).pin(ann.host_key, ann.curve_key, ann.host_name)
-            except (DiscoveryError, OSError) as error:
-                session.close()
-                raise SessionError(str(error)) from None
-
-    return check
 
 
 COLUMNS = ("Trust", "Game", "Seats", "Host", "Fingerprint", "Address")
@@ -161,9 +130,8 @@ class LanScreen(Screen):
         self.query_one("#lan-note", Static).update(text)
 
     def action_join(self) -> None:
-        from dicetable.net.table.joiner import PeerSession
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.net_table import NetTable
+        from dicetable.tui.tables.opening import announced_check, join_table
 
         row = self._current()
         if row is None:
@@ -176,12 +144,12 @@ class LanScreen(Screen):
         if profile is None:
             return
         try:
-            session = PeerSession(profile, invite=ann.invite().encode())
+            check = announced_check(ann, trust, self.app.profile_dir)
+            table = join_table(profile, ann.invite().encode(), on_connected=check)
         except SessionError as error:
             self._note(str(error))
             return
-        check = opening_check(ann, trust, self.app.profile_dir)
-        self.app.open_waiting_room(NetTable(session, "join", on_connected=check), replace=self)
+        self.app.open_waiting_room(table, replace=self)
 
     def action_back(self) -> None:
         self.app.pop_screen()

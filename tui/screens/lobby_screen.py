@@ -119,35 +119,33 @@ class Served:
     # -- what the lobby screen asks for -----------------------------------------------------------
     def invite(self, person: Presence) -> str:
         """Host a table of the chosen game on 127.0.0.1 and invite `person` to it."""
-        from dicetable.net.table.host import HostSession
+        from dicetable.core import registry
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.net_table import NetTable
+        from dicetable.tui.tables.opening import Where, host_table
 
         profile = self.app.profile()
         if profile is None:
             return "Choose your name first."
         try:
-            session = HostSession(profile, game=self.game, bind="127.0.0.1", port=0)
+            table = host_table(profile, self.game, None, Where(bind="127.0.0.1"))  # everyone in the lobby is on this machine
         except SessionError as error:
             return str(error)
-        table = NetTable(session, "host")
         self.sent[table] = person.id
         self.app.open_waiting_room(table)
         return f"Inviting {person.name} to {registry.get(self.game).title}…"
 
     def join(self, invite: str) -> str:
-        from dicetable.net.table.joiner import PeerSession
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.net_table import NetTable
+        from dicetable.tui.tables.opening import join_table
 
         profile = self.app.profile()
         if profile is None:
             return "Choose your name first."
         try:
-            session = PeerSession(profile, invite=invite)
+            table = join_table(profile, invite)
         except SessionError as error:
             return str(error)
-        self.app.open_waiting_room(NetTable(session, "join"))
+        self.app.open_waiting_room(table)
         return ""
 
     def accept(self, invitation: Invitation) -> str:
@@ -244,6 +242,8 @@ class LobbyScreen(Screen):
         self.query_one("#lobby-invitations", Static).update(text)
 
     def _show_game(self) -> None:
+        from dicetable.core import registry
+
         self.query_one("#lobby-game", Static).update(f"Invitations are to [b]{registry.get(self.served.game).title}[/b] (g changes it).")
 
     def _note(self, text: str) -> None:

@@ -1,4 +1,4 @@
-"""Host a table and join a table: the forms that open a network table (net/table/host.py, net/table/joiner.py).
+"""Host a table and join a table: the forms that open a network table (through tui/tables/opening.py).
 
 Both end in the waiting room (tui/screens/waiting_room_screen.py), which turns into the game's screen when
 every seat has joined. The dice room starts here too: alone with local dice, or hosted.
@@ -92,6 +92,7 @@ class HostScreen(Screen):
 
     def compose(self) -> ComposeResult:
         from dicetable.core import registry
+        from dicetable.tui.tables.opening import FRIENDS
 
         with Vertical(id="net-box"):
             yield Static("Host a dice room" if self.game == "diceroom" else "Host a table", id="net-title")
@@ -104,9 +105,10 @@ class HostScreen(Screen):
                 seats = Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
                 seats.border_title = "Seats"
                 yield seats
-            yield Static("Seats, you included: 2 to 8." if self.game == "diceroom" else
-                         "Seats, you included: Dice Breaker 2-6 (battle), Tricolor Line 2-8, others 2.",
-                         classes="net-hint")
+            hint = (f"Seats, you included: {FRIENDS} to {registry.get('diceroom').max_seats}."
+                    if self.game == "diceroom" else
+                    "Seats, you included: Dice Breaker 2-6 (battle), Tricolor Line 2-8, others 2.")
+            yield Static(hint, classes="net-hint")
             with Horizontal(id="host-where"):
                 for box, value, title, digits in (("host-address", "127.0.0.1", "Address", 0),
                                                   ("host-advertise", "", "Players dial", 0),
@@ -137,13 +139,10 @@ class HostScreen(Screen):
         self.action_open_table() if event.button.id == "open" else self.action_back()
 
     def action_open_table(self) -> None:
-        from dicetable.core import registry
-        from dicetable.net.reach import local_networks
         from dicetable.net.reach.local_networks import DiscoveryError
-        from dicetable.net.table.host import HostSession
         from dicetable.net.table.deadlines import Timing
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.net_table import NetTable
+        from dicetable.tui.tables import opening
 
         address = self.query_one("#host-address", Input).value.strip()
         port_text = self.query_one("#host-port", Input).value.strip() or "0"
@@ -161,49 +160,32 @@ class HostScreen(Screen):
             return
         try:
             advertise = dial_address(self.query_one("#host-advertise", Input).value)
-        except ValueError as error:
+            # announced where it can be (listed in others' LAN tables; on 127.0.0.1, this machine's users')
+            where = opening.Where(bind=address, port=int(port_text), advertise=advertise, relay=relay,
+                                  lan=relay is None).dialled()
+        except (ValueError, DiscoveryError) as error:
             self.query_one("#net-note", Static).update(str(error))
             return
-        if advertise is None and address in local_networks.WILDCARDS:  # every address: the invite names a LAN one
-            try:
-                advertise = local_networks.advertised_addresses(address)[0]
-            except DiscoveryError as error:
-                self.query_one("#net-note", Static).update(str(error))
-                return
-        seats = None
         if self.game != "diceroom":
             picked = self.query_one("#host-game", RadioSet).pressed_button
             self.game = picked.name if picked is not None and picked.name else self.game
-            info = registry.get(self.game)
-            if info.max_seats > 2:  # a table for more than two (Dice Breaker): as many seats as asked
-                seats = int(self.query_one("#host-seats", Input).value or "0")
-                if not info.min_seats <= seats <= info.max_seats:
-                    self.query_one("#net-note", Static).update(
-                        f"{info.title} is played by {info.min_seats} to {info.max_seats}.")
-                    return
-        if self.game == "diceroom":
-            seats = int(self.query_one("#host-seats", Input).value or "0")
-            if not 2 <= seats <= 8:
-                self.query_one("#net-note", Static).update("A dice room with friends has 2 to 8 seats.")
-                return
+        try:
+            seats = opening.hosting_seats(self.game, int(self.query_one("#host-seats", Input).value or "0"))
+        except ValueError as error:
+            self.query_one("#net-note", Static).update(str(error))
+            return
         profile = self.app.profile()
         if profile is None:
             return
         try:
             clock = int(self.query_one("#host-clock", Input).value or "0")
-            free = {"turns": False} if self.game == "diceroom" else None  # a dice room: anyone rolls at any moment
-            session = HostSession(profile, game=self.game, seats=seats, options=free, bind=address, port=int(port_text),
-                                  advertise=advertise, timing=Timing(turn_deadline=float(clock)), relay=relay)
+            table = opening.host_table(profile, self.game, seats, where, timing=Timing(turn_deadline=float(clock)))
         except SessionError as error:
             self.query_one("#net-note", Static).update(str(error))
             return
-        from dicetable.tui.screens.lan_screen import announce_hosted
-
         if relay is not None:
             remember(self.app.profile_dir, relay)
-        else:
-            announce_hosted(session, address)  # listed in others' LAN tables (on 127.0.0.1: this machine's users')
-        self.app.open_waiting_room(NetTable(session, "host"), replace=self)
+        self.app.open_waiting_room(table, replace=self)
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -249,7 +231,9 @@ class JoinScreen(Screen):
         if not invite:
             self.query_one("#net-note", Static).update("Paste an invite first.")
             return
-        if not invite.lower().startswith(("dt1-", "dr1-", "invite:")):
+        from dicetable.tui.tables.opening import is_invite
+
+        if not is_invite(invite):
             self.by_code(typed)
             return
         self.join_invite(invite)
@@ -274,11 +258,11 @@ class JoinScreen(Screen):
 
     def _claim(self, relay, code: str) -> None:
         from dicetable.net.reach import codes
-        from dicetable.net.reach.relay_link import invite_for_code
         from dicetable.net.reach.transport import TransportError
+        from dicetable.tui.tables.opening import code_invite
 
         try:
-            invite = invite_for_code(relay, code)
+            invite = code_invite(code, relay)
         except (codes.CodeError, TransportError) as error:
             self.app.call_from_thread(self.query_one("#net-note", Static).update, str(error))
             return
@@ -286,19 +270,18 @@ class JoinScreen(Screen):
         self.app.call_from_thread(self.join_invite, invite)
 
     def join_invite(self, invite: str) -> None:
-        from dicetable.net.table.joiner import PeerSession
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.net_table import NetTable
+        from dicetable.tui.tables.opening import join_table
 
         profile = self.app.profile()
         if profile is None:
             return
         try:
-            session = PeerSession(profile, invite=invite)
+            table = join_table(profile, invite)
         except SessionError as error:
             self.query_one("#net-note", Static).update(str(error))
             return
-        self.app.open_waiting_room(NetTable(session, "join"), replace=self)
+        self.app.open_waiting_room(table, replace=self)
 
     def action_back(self) -> None:
         self.app.pop_screen()

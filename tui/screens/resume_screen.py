@@ -72,17 +72,6 @@ def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
     return Unfinished(path, game_title(transcript.header["game"]), names, moves, path.stat().st_mtime, seat)
 
 
-def saved_address(path: Path, default: str) -> tuple[str, str | None]:
-    """Where a host's table was bound and the address its invite names (its seat file keeps them),
-    so joiners' invites still reach it; `default` for a seat file written without them."""
-    from dicetable.net.table.seat_file import load_seat
-
-    seat = load_seat(path)
-    bind, advertise = seat.get("bind"), seat.get("advertise")
-    bind = bind if type(bind) is str and bind else default
-    return bind, (advertise if type(advertise) is str and advertise else None)
-
-
 def unfinished_games(directory: Path, key: bytes | None = None) -> tuple[list[Unfinished], list[str]]:
     """The unfinished games in `directory`, newest first, and the files that could not be read
     (as `name: why`). `key`: this profile's public key (a seat of another profile is not ours)."""
@@ -194,34 +183,13 @@ class ResumeScreen(GameListScreen):
 
     def _reopen(self, profile, game: Unfinished) -> None:
         """In a thread: open the table (host) or reach the host (joiner), as the CLI's --resume."""
-        from dicetable.net.table.host import HostSession, TakenOver
-        from dicetable.net.table.joiner import PeerSession
         from dicetable.net.table.seat_file import SeatFileError
         from dicetable.net.table.session import SessionError
-        from dicetable.net.reach.transport import DEFAULT_BIND
-        from dicetable.tui.tables.net_table import NetTable
+        from dicetable.tui.tables.opening import reopened_table
 
-        session = None
         try:
-            if game.seat == 0:  # where the table was bound and what its invite names, on the invite's port
-                bind, advertise = saved_address(game.path, DEFAULT_BIND)
-                session = HostSession(profile, resume=game.path, bind=bind, advertise=advertise, port=0)
-                table = NetTable(session, "host")
-                try:
-                    session.open()
-                except TakenOver:  # through a relay, a seat orders the table now: play on as seat 0
-                    session = PeerSession.rejoining(session)
-                    table = NetTable(session, "join")
-                    session.connect()
-            else:
-                session = PeerSession(profile, resume=game.path)
-                table = NetTable(session, "join")
-                session.connect()
-            # Where the game stands, before the table's thread takes over: its screen shows it at once.
-            session.emit("transcript", text=str(session.transcript_path))
+            table = reopened_table(profile, game.path, game.seat)
         except Exception as error:  # these two are meant for a person; anything else still reaches them as words
-            if session is not None:
-                session.close()
             reason = str(error) if isinstance(error, (SessionError, SeatFileError)) else f"the table did not reopen: {error}"
             self.app.call_from_thread(self._failed, reason)
             return
