@@ -406,3 +406,16 @@ def claim_invite(link, code: str, timeout: float = 30.0) -> str:
             link.send(op, body)
         if claim.invite is not None:
             return claim.invite
+
+
+def complete(text: str) -> list[str]:
+    """The ways `text`, a code being typed, can go on: its last, partial word completed with each code
+    word it begins (a number alone goes on with a dash). Tab in the app and in `dicetable join`."""
+    head, sep, last = str(text)[:200].rpartition("-") if "-" in str(text) else ("", "", str(text)[:200])
+    if not head and last.isdigit():
+        return [f"{last}-"]
+    if not head or not last.isalpha():
+        return []
+    done = head.count("-") + 1  # words before the one being typed, the number included
+    tail = "-" if done == 1 else ""
+    return [f"{head}-{word}{tail}" for word in WORDS if word.startswith(last.lower()) and done <= 2]

@@ -1,5 +1,5 @@
 """Short codes through a relay, as people type them: `dicetable relay`, `host --relay` printing
-`code: ...`, `join CODE --relay` — a right code seats the joiner and the game verifies on both sides;
+`code: ...`, `join CODE --relay` (and the code alone once the relay is known) — a right code seats the joiner and the game verifies on both sides;
 a wrong code fails at once (exit 2) and burns the code, which the host replaces, saying so in the
 same line; an expired code and a code for a fair roll. Then a stranger's flood of a thousand wrong
 guesses a second: the joiner with the right code still gets in. Every process is real and every
@@ -81,11 +81,30 @@ def test_an_expired_code_and_bad_input_are_one_line_each(relay, tmp_path):
         host.kill()
         host.wait(10)
     for args, says in ((["join", "7-orbit", "--relay", relay], "a code looks like"),
-                       (["join", "7-orbit-lantern"], "give --relay RELAY"),
-                       (["join", "7-orbit-lantern", "--relay", "example.org:7070"], "bad relay"),
+                       (["join", "7-orbit-lantern"], "no relay used before: give the relay's line HOST:PORT/KEY once"),
+                       (["join", "7-orbit-lantern", "--relay", "example.org:7070"], "example.org:7070 is not a relay used before"),
                        (["host", "trice", "--relay", relay[:-3], "--bot", "greedy"], "bad relay")):
         done = dicetable(*args, "--bot", "greedy") if args[0] == "join" else dicetable(*args)
         assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_relay_used_once_is_remembered_so_the_code_alone_joins(relay, tmp_path):
+    """issue 34: read the code out to a friend who has used this relay before: `join CODE` and no
+    more; the host names the relay by HOST:PORT alone the second time."""
+    address = relay.rpartition("/")[0]
+    for game, (hosting, joining) in enumerate((((relay,), ("--relay", relay)), ((address,), ()))):
+        host = spawn(tmp_path, "host", "host", "trice", "--relay", *hosting, "--bot", "greedy", "--seed", str(game))
+        try:
+            code = line_of(host, "code: ")
+            joined = dicetable("join", code, *joining, "--bot", "greedy", "--name", "bob", timeout=120)
+            assert joined.returncode == 0, joined.stderr
+            host.wait(30)
+            assert last_line(host.stdout.read(), "result:") == last_line(joined.stdout, "result:")
+        finally:
+            host.kill()
+            host.wait(10)
+    for who in (tmp_path / "home", tmp_path / "host"):  # the relay's whole line, kept for next time
+        assert (who / "relay.txt").read_text().splitlines()[0] == RelayAddress.decode(relay).encode()
 
 
 def test_a_fair_roll_by_code(relay, tmp_path):

@@ -155,12 +155,28 @@ def add_parser(sub) -> None:
 
 def add_relay_flags(parser) -> None:
     parser.add_argument("--relay", default=None, metavar="RELAY",
-                        help="host through this relay (the line `dicetable relay` prints): no open port needed; "
-                             "prints a short code for the joiners")
+                        help="host through this relay (the line `dicetable relay` prints, or HOST:PORT of one used "
+                             "before): no open port needed; prints a short code for the joiners")
     parser.add_argument("--code", choices=("table", "seat"), default="table",
                         help="with --relay: one code for the whole table (default), or a new code for each seat")
     parser.add_argument("--code-minutes", type=float, default=30.0, metavar="M",
                         help="with --relay: minutes a code stays valid (default 30)")
+
+
+def relay_line(typed: str | None) -> str | None:
+    """The whole line of the relay `--relay` names: its line, or HOST:PORT of a relay used before
+    (tui/tables/relay_setting.py); remembered as the last relay used."""
+    from dicetable.net.reach.relay import BadRelay
+    from dicetable.tui.tables.relay_setting import remember, resolve
+
+    if typed is None:
+        return None
+    try:
+        line = resolve(None, typed).encode()
+    except BadRelay as error:
+        raise CommandError(f"bad relay: {error}") from None
+    remember(None, line)
+    return line
 
 
 def where_from(args) -> Where:
@@ -174,7 +190,7 @@ def where_from(args) -> Where:
     announced, interfaces = getattr(args, "lan", False), tuple(getattr(args, "interface", None) or ())
     if interfaces and not announced:
         raise CommandError("--interface needs --lan")
-    where = Where(bind=args.bind, port=args.port, advertise=args.advertise, relay=args.relay,
+    where = Where(bind=args.bind, port=args.port, advertise=args.advertise, relay=relay_line(args.relay),
                   code_uses="one" if args.code == "seat" else "table", code_minutes=args.code_minutes,
                   lan=announced, interfaces=interfaces)
     try:

@@ -19,9 +19,10 @@ from dicetable.tui.tables.opening import code_invite, is_invite, joined
 
 def add_parser(sub) -> None:
     parser = sub.add_parser("join", help="join a networked table from its invite and play a seat with a bot")
-    parser.add_argument("invite", nargs="?", help="the host's invite (dt1-... or dr1-...), or its short code with --relay")
+    parser.add_argument("invite", nargs="?", help="the host's invite (dt1-... or dr1-...), or its short code (at the relay used last, or --relay)")
     parser.add_argument("--relay", default=None, metavar="RELAY",
-                        help="the relay the host's short code is at (the line `dicetable relay` prints)")
+                        help="the relay the host's short code is at (the line `dicetable relay` prints, or HOST:PORT "
+                             "of one used before; default: the relay used last)")
     parser.add_argument("--bot", required=True, help="the bot that plays this seat (random, greedy, search)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's own choices")
     parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript (default: the data directory)")
@@ -66,19 +67,22 @@ def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
     from dicetable.net.reach import codes
     from dicetable.net.reach.relay import BadRelay
     from dicetable.net.reach.transport import TransportError
+    from dicetable.tui.tables.relay_setting import remember, resolve
 
     try:
         codes.parse_code(code)
     except codes.CodeError as error:
         raise CommandError(f"{error} (or give the host's invite, dt1-...)") from None
-    if relay is None:
-        raise CommandError("a short code is kept at a relay: give --relay RELAY (the line the host's relay prints)")
     try:
-        return code_invite(code, relay, timeout)
+        address = resolve(None, relay)  # none given: the relay used last (tui/tables/relay_setting.py)
     except BadRelay as error:
-        raise CommandError(f"bad relay: {error}") from None
+        raise CommandError(f"a short code is kept at its host's relay: {error}") from None
+    try:
+        invite = code_invite(code, address, timeout)
     except (codes.CodeError, TransportError) as error:
         raise CommandError(str(error)) from None
+    remember(None, address.encode())
+    return invite
 
 
 def run(args) -> int:

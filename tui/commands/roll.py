@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
                         "'1d20+5 [attack]' (with --join: roll it too)")
     role = parser.add_mutually_exclusive_group(required=True)
     role.add_argument("--host", action="store_true", help="open the roll and print its invite")
-    role.add_argument("--join", metavar="INVITE", help="take part in a host's roll (its invite, or its code with --relay)")
+    role.add_argument("--join", metavar="INVITE", help="take part in a host's roll (its invite, or its short code)")
     parser.add_argument("--seats", type=int, default=2, help="people in the roll, the host included (default 2)")
     parser.add_argument("--port", type=int, default=0, help="TCP port to listen on (default 0: any free port)")
     parser.add_argument("--bind", default=DEFAULT_BIND,

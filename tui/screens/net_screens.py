@@ -15,7 +15,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, RadioSet, Static
 
-from dicetable.tui.tables.relay_setting import remember, remembered
+from dicetable.tui.tables.relay_setting import remember, remembered, resolve
+from dicetable.tui.widgets.code_input import CodeInput
 
 from dicetable.tui.widgets.choice import Choice, Choices
 
@@ -118,7 +119,8 @@ class HostScreen(Screen):
                     yield field
             yield Static("127.0.0.1: this machine; 0.0.0.0: the LAN; Players dial: public address",
                          classes="net-hint")
-            relay = Input(remembered(self.app.profile_dir), id="host-relay", placeholder="HOST:PORT/KEY")
+            relay = Input(remembered(self.app.profile_dir), id="host-relay",
+                          placeholder="HOST:PORT/KEY, or HOST:PORT of a relay used before")
             relay.border_title = "or a Relay: players join by a short code, no open port"
             yield relay
             with Horizontal(classes="net-buttons"):
@@ -148,10 +150,10 @@ class HostScreen(Screen):
         port_text = self.query_one("#host-port", Input).value.strip() or "0"
         relay = self.query_one("#host-relay", Input).value.strip() or None
         if relay is not None:
-            from dicetable.net.reach.relay import BadRelay, RelayAddress
+            from dicetable.net.reach.relay import BadRelay
 
             try:
-                RelayAddress.decode(relay)
+                relay = resolve(self.app.profile_dir, relay).encode()  # HOST:PORT of a relay used before too
             except BadRelay as error:
                 self.query_one("#net-note", Static).update(f"Relay: {error}")
                 return
@@ -206,9 +208,10 @@ class JoinScreen(Screen):
             yield Static("Join a table", id="net-title")
             yield Static("Paste the invite the host gave you (dt1-… or dr1-…), or type its short code:",
                          classes="net-label")
-            yield Input(placeholder="dt1-...  or  7-orbit-lantern", id="join-invite")
-            relay = Input(remembered(self.app.profile_dir), id="join-relay", placeholder="HOST:PORT/KEY")
-            relay.border_title = "Relay (for a short code)"
+            yield CodeInput(placeholder="dt1-...  or  7-orbit-lantern (Tab completes a word)", id="join-invite")
+            relay = Input(remembered(self.app.profile_dir), id="join-relay",
+                          placeholder="HOST:PORT/KEY, or HOST:PORT of a relay used before")
+            relay.border_title = "Relay (for a short code; the last one used is kept)"
             yield relay
             with Horizontal(classes="net-buttons"):
                 yield Button("Join (Enter)", id="join", variant="primary")
@@ -241,12 +244,12 @@ class JoinScreen(Screen):
     def by_code(self, code: str) -> None:
         """A short code: its invite is agreed with the host through the relay, off the UI thread."""
         from dicetable.net.reach import codes
-        from dicetable.net.reach.relay import BadRelay, RelayAddress
+        from dicetable.net.reach.relay import BadRelay
 
         note = self.query_one("#net-note", Static)
         try:
             codes.parse_code(code)
-            relay = RelayAddress.decode(self.query_one("#join-relay", Input).value)
+            relay = resolve(self.app.profile_dir, self.query_one("#join-relay", Input).value)
         except codes.CodeError as error:
             note.update(f"{error} (or paste the host's invite)")
             return
