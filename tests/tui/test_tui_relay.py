@@ -82,3 +82,19 @@ async def test_a_bad_relay_line_or_code_is_one_line_and_opens_nothing(relay, tmp
         await pilot.press("enter")  # a well-formed code the relay does not hold
         await wait_until((pilot,), lambda: "no code 7 at this relay" in note(app))
         assert isinstance(app.screen, JoinScreen)
+
+
+async def test_tab_completes_a_codes_words_in_the_join_field(tmp_path):
+    from dicetable.tui.app import DiceTableApp
+
+    app = DiceTableApp(profile_dir=tmp_path / "bob")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("j")
+        field = app.screen.query_one("#join-invite", Input)
+        assert isinstance(app.screen, JoinScreen) and app.screen.focused is field
+        await pilot.press(*"7-orb", "tab")  # one word begins so: taken, with the dash for the next
+        assert field.value == "7-orbit-" and app.screen.focused is field
+        await pilot.press(*"lan", "tab")
+        assert field.value == "7-orbit-lantern"
+        await pilot.press("tab")  # nothing left to complete: Tab moves on as usual
+        assert app.screen.focused is app.screen.query_one("#join-relay", Input)

@@ -37,7 +37,9 @@ class CodeInput(Input):
         super().__init__(suggester=CodeSuggester(), **kwargs)
 
     def action_complete(self) -> None:
-        if self.cursor_at_end and self._suggestion:
-            self.action_cursor_right()
+        done = completion(self.value) if self.cursor_at_end else None  # now, not when the suggestion shows
+        if done is not None:
+            self.value = done
+            self.cursor_position = len(done)
         else:
             self.screen.focus_next()
