@@ -69,7 +69,7 @@ API (stable; the session in net/table/session.py builds on it)
         replica.deal_owing() -> tuple[int, ...]       seats the card deal waits for
         replica.settled      -> bool                  over, and the deal owes nothing (every deck
                                                      opened at the end and checked live)
-        replica.who(seat) -> str                      "seat 1 (bob)" for messages
+        replica.who(seat) -> Seat                     "seat 1 (bob)" for messages, a seat in a Phrase
         replica.claims       -> tuple[Claim, ...]     every default claim, in log order, with its state
                                                      (pending, out, answered, lapsed) and witnesses
         replica.pending_claim(seat) -> Claim | None   the claim against seat waiting for witnesses
@@ -82,7 +82,7 @@ API (stable; the session in net/table/session.py builds on it)
 
     Refusal: .fault (short name, e.g. "bad reveal"), .seat (the seat at fault, or None when the
     frame names no one), .reason (one line); str() is "<fault>: seat <n>: <reason>".
-    Record: index, envelope, note (plain words), move, event (the Event it completed), frame, kind,
+    Record: index, envelope, note (a Phrase), move, event (the Event it completed), frame, kind,
     seat. Event: number, label, chance, reveals (per seat), seed, outcome, missing.
 
 Log rules
@@ -105,6 +105,7 @@ from dicetable.core import registry
 from dicetable.core.game import (
     ANYONE, CHANCE, Chance, GameError, GameInfo, Move, Outcome, Result, apply_as, may_act, rematch_options, sealed_seats,
 )
+from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.chance import reveal_chain as hashchain
 from dicetable.net.chance import outcomes
 from dicetable.net.log import links
@@ -182,7 +183,7 @@ class Event:
     """Random event `number`: each seat's reveal (None until in), then the seed and outcome."""
 
     number: int
-    label: str
+    label: Phrase
     chance: Chance
     reveals: tuple[bytes | None, ...]
     seed: bytes | None = None
@@ -241,7 +242,7 @@ class Claim:
     index: int
     seat: int
     against: int
-    reason: str
+    reason: Phrase
     wait: tuple
     witnesses: tuple[int, ...] = ()
     state: str = "pending"
@@ -261,17 +262,17 @@ class Dispute:
     claimant: int
     claim: int
     held: bool
-    reason: str
+    reason: Phrase
     evidence: int  # frames of its own the log did not hold
 
 
 @dataclass(frozen=True)
 class Record:
-    """One accepted frame at log position `index`, with what it did in plain words."""
+    """One accepted frame at log position `index`, with what it did in words (its seats as seats)."""
 
     index: int
     envelope: wire.Envelope
-    note: str
+    note: Phrase
     move: Move | None = None
     event: Event | None = None  # the event this record completed
 
@@ -294,7 +295,7 @@ class Effect:
     at once, then logs the note, the move the frame applied and the event it decided."""
 
     changes: dict
-    note: str
+    note: Phrase
     move: Move | None = None
     event: Event | None = None
 
@@ -455,10 +456,10 @@ class Replica:
                 return info.seat
         return None
 
-    def who(self, seat: int) -> str:
+    def who(self, seat: int) -> Seat:
         if 0 <= seat < len(self.seats) and self.seats[seat] is not None:
-            return f"seat {seat} ({self.seats[seat].name})"
-        return f"seat {seat}"
+            return Seat(seat, self.seats[seat].name)
+        return Seat(seat)
 
     def needed(self, against: int) -> int:
         """Signatures (the claimant's among them) a claim against `against` needs to take effect
@@ -598,7 +599,7 @@ class Replica:
             "phase": _JOINING,
             "_host_key": body["key"],
         }
-        return Effect(changes, f"seat 0 opens a {game.title} table for {n}")
+        return Effect(changes, phrase(Seat(0), f" opens a {game.title} table for {n}"))
 
     def _join(self, env: wire.Envelope) -> Effect:
         seat, body = env.seat, env.body
@@ -626,7 +627,7 @@ class Replica:
         chains[seat] = ChainTrack((Commitment(body["anchor"], body["length"], 1),), 0, body["anchor"])
         phase = _READY if all(seats) else _JOINING
         changes = {"seats": tuple(seats), "_chains": tuple(chains), "phase": phase}
-        return Effect(changes, f"{body['name']} joins at seat {seat} ({info.fingerprint})")
+        return Effect(changes, phrase(f"{body['name']} joins at ", Seat(seat), f" ({info.fingerprint})"))
 
     def _anchor_owner(self, anchor: bytes) -> int | None:
         """The seat that already committed to a chain with this anchor, if any."""
@@ -650,7 +651,7 @@ class Replica:
         if kind == "anchor":
             return self._anchor(env)
         if kind == "chat":
-            return Effect({}, f"{self.who(env.seat)} says: {env.body['text']}")
+            return Effect({}, phrase(self.who(env.seat), f" says: {env.body['text']}"))
         if kind == "resign":
             return self._resign(env)
         if kind == "claim":
@@ -728,7 +729,7 @@ class Replica:
         except GameError as error:
             raise BadOpen(env.seat, str(error)) from None
         changes = {"phase": _PLAYING, "game_start": len(self._log), **self._after(state, self.events)}
-        return Effect(changes, "seat 0 starts the game")
+        return Effect(changes, phrase(Seat(0), " starts the game"))
 
     def _rematch(self, env: wire.Envelope) -> Effect:
         """A seat's signed consent to the next game, or its refusal (PROTOCOL.md §5.10)."""
@@ -745,7 +746,7 @@ class Replica:
         if body["game"] != number:
             raise BadRematch(seat, f"a consent to game {body['game']}, but the next game at this table is game {number}")
         if not body["agree"]:
-            return Effect({"declined": seat}, f"{self.who(seat)} declines a rematch")
+            return Effect({"declined": seat}, phrase(self.who(seat), " declines a rematch"))
         if self.consents[seat]:
             raise NotDue(seat, f"{self.who(seat)} has already agreed to game {number}")
         following = self.next_options
@@ -756,9 +757,9 @@ class Replica:
         consents = list(self.consents)
         consents[seat] = True
         if not all(consents):
-            waiting = ", ".join(self.who(s) for s, agreed in enumerate(consents) if not agreed)
+            waiting = listing(self.who(s) for s, agreed in enumerate(consents) if not agreed)
             return Effect({"consents": tuple(consents)},
-                          f"{self.who(seat)} offers a rematch (game {number}); waiting for {waiting}")
+                          phrase(self.who(seat), f" offers a rematch (game {number}); waiting for ", waiting))
         try:
             state = self.game.new(self.seat_count, following)
         except GameError as error:
@@ -769,7 +770,7 @@ class Replica:
             "forced": None, "ending": None, "out": frozenset(), "phase": _PLAYING,
             **self._after(state, self.events, frozenset()),
         }
-        return Effect(changes, f"{self.who(seat)} agrees to a rematch: game {number} starts")
+        return Effect(changes, phrase(self.who(seat), f" agrees to a rematch: game {number} starts"))
 
     def _move(self, env: wire.Envelope) -> Effect:
         seat = env.seat
@@ -807,7 +808,7 @@ class Replica:
             pay(seat, cards)  # DealRefused unless every card was shown from seat's hand; then marks them paid
         note = self.game.describe(self.state, move)
         if self.state.actor != seat:  # one of several seats that may move: the log names the mover
-            note = f"{self.who(seat)} {note}"
+            note = phrase(self.who(seat), " ", note)
         if self.pending is not None:  # queued behind the open event (the state said so): it stays open
             return Effect({"moves": self.moves + 1, "state": state}, note, move)
         changes = {"moves": self.moves + 1, **self._after(state, self.events)}
@@ -835,12 +836,12 @@ class Replica:
         reveals[seat] = value
         event = replace(pending, reveals=tuple(reveals))
         changes: dict = {"_chains": tuple(chains), "pending": event}
-        note = f"{self.who(seat)} reveals for event {k} ({pending.label})"
+        note = phrase(self.who(seat), f" reveals for event {k} (", pending.label, ")")
         if event.missing:
             return Effect(changes, note)
         decided, event = self._decide(event)
         changes.update(decided)
-        return Effect(changes, f"{note}; event {k} decided", event=event)
+        return Effect(changes, phrase(note, f"; event {k} decided"), event=event)
 
     def _sealed_step(self, env: wire.Envelope) -> Sealing:
         """The open sealed step a seal or unseal names, asking its author (else a Refusal)."""
@@ -860,13 +861,13 @@ class Replica:
             raise NotDue(seat, f"seat {seat} has already answered step {sealing.step}")
         commits = list(sealing.commits)
         commits[seat] = env.body["commit"]
-        return Effect({"sealing": replace(sealing, commits=tuple(commits))}, f"{self.who(seat)} seals its answer")
+        return Effect({"sealing": replace(sealing, commits=tuple(commits))}, phrase(self.who(seat), " seals its answer"))
 
     def _unseal(self, env: wire.Envelope) -> Effect:
         seat, body = env.seat, env.body
         sealing = self._sealed_step(env)
         if sealing.unsealed:
-            waiting = ", ".join(self.who(s) for s in sealing.unsealed)
+            waiting = listing(self.who(s) for s in sealing.unsealed)
             raise NotDue(seat, f"answers open once every seat has sealed one (waiting for {waiting})")
         if sealing.answers[seat] is not None:
             raise NotDue(seat, f"seat {seat} has already opened its answer to step {sealing.step}")
@@ -879,7 +880,7 @@ class Replica:
         except GameError as error:
             raise IllegalMoveRefused(seat, str(error)) from None
         changes = self._answered(sealing, seat, move)
-        return Effect(changes, f"{self.who(seat)} opens its sealed answer: {move}", move)
+        return Effect(changes, phrase(self.who(seat), f" opens its sealed answer: {move}"), move)
 
     def _answered(self, sealing: Sealing, seat: int, move: Move) -> dict:
         """`seat`'s answer is in; once every asked seat's is, all apply in the state's order."""
@@ -912,10 +913,10 @@ class Replica:
         chains = list(self._chains)
         commitment = Commitment(body["anchor"], body["length"], body["first"])
         chains[seat] = replace(track, commitments=track.commitments + (commitment,))
-        note = f"{self.who(seat)} commits a fresh chain for events {commitment.first}..{commitment.last}"
+        note = phrase(self.who(seat), f" commits a fresh chain for events {commitment.first}..{commitment.last}")
         return Effect({"_chains": tuple(chains)}, note)
 
-    def _ending(self, losers: set[int], reason: str) -> Result:
+    def _ending(self, losers: set[int], reason: Phrase) -> Result:
         winners = tuple(s for s in range(self.seat_count) if s not in losers)
         scores = tuple((1.0 / len(winners) if s in winners else 0.0) for s in range(self.seat_count))
         return Result(winners, scores, reason)
@@ -923,8 +924,8 @@ class Replica:
     def _resign(self, env: wire.Envelope) -> Effect:
         if self.phase != _PLAYING:
             raise NotDue(env.seat, "there is no game in progress to resign")
-        result = self._ending(set(self.out) | {env.seat}, f"seat {env.seat} resigned")
-        return Effect({"forced": result, "phase": _OVER, "pending": None}, f"{self.who(env.seat)} resigns")
+        result = self._ending(set(self.out) | {env.seat}, phrase(Seat(env.seat), " resigned"))
+        return Effect({"forced": result, "phase": _OVER, "pending": None}, phrase(self.who(env.seat), " resigns"))
 
     def _claim(self, env: wire.Envelope) -> Effect:
         seat, against = env.seat, env.body["against"]
@@ -941,15 +942,15 @@ class Replica:
                                  "is pending: witness it instead")
         if self.claim_check is not None:
             self.claim_check(self, env)
-        claim = Claim(len(self._log), seat, against, env.body["reason"] or "no reason given", waiting_key(self))
+        claim = Claim(len(self._log), seat, against, Phrase.read(env.body["reason"] or "no reason given"), waiting_key(self))
         need = self.needed(against)
         if need > 1:  # FAIRNESS.md §4: no one party's clock decides a default
             more = need - 1
-            note = (f"{self.who(seat)} claims {self.who(against)} is in default ({claim.reason}); it takes effect "
+            note = phrase(self.who(seat), " claims ", self.who(against), " is in default (", claim.reason, "); it takes effect "
                     f"once {more} more seat{'s' if more > 1 else ''} witness{'' if more > 1 else 'es'} it")
             return Effect({"claims": self.claims + (claim,)}, note)
         changes, verb, what = self._default(claim)
-        return Effect(changes, f"{self.who(seat)} {verb} {what}")
+        return Effect(changes, phrase(self.who(seat), f" {verb} ", what))
 
     def _witness(self, env: wire.Envelope) -> Effect:
         seat, index = env.seat, env.body["claim"]
@@ -967,12 +968,12 @@ class Replica:
         claim = replace(claim, witnesses=claim.witnesses + (seat,))
         need = self.needed(claim.against)
         signed = sum(1 for s in claim.signers if s not in self.out)
-        note = (f"{self.who(seat)} witnesses {self.who(claim.seat)}'s claim against {self.who(claim.against)} "
+        note = phrase(self.who(seat), " witnesses ", self.who(claim.seat), "'s claim against ", self.who(claim.against), " "
                 f"({signed} of {need} signatures)")
         if signed < need:
             return Effect({"claims": self._with_claim(claim)}, note)
         changes, _, what = self._default(claim)
-        return Effect(changes, f"{note}: {what}")
+        return Effect(changes, phrase(note, ": ", what))
 
     def _with_claim(self, claim: Claim) -> tuple[Claim, ...]:
         """The claims with `claim` in its place (or added)."""
@@ -980,7 +981,7 @@ class Replica:
             return tuple(claim if c.index == claim.index else c for c in self.claims)
         return self.claims + (claim,)
 
-    def _default(self, claim: Claim) -> tuple[dict, str, str]:
+    def _default(self, claim: Claim) -> tuple[dict, str, Phrase]:
         """The changes of a claim that takes effect, with the claim's verb and what it does in words."""
         against, why = claim.against, claim.reason
         default = self._default_move(against)
@@ -992,8 +993,8 @@ class Replica:
             else:
                 changes = {"moves": self.moves + 1, **self._after(self.state.apply(default), self.events)}
             return (self._settled(changes, claim, "answered"), "claims",
-                    f"{self.who(against)} did not answer in time ({why}): {default}")
-        reason = f"seat {against} in default"
+                    phrase(self.who(against), " did not answer in time (", why, f"): {default}"))
+        reason = phrase(Seat(against), " in default")
         out = self.out | {against}
         if self.seat_count - len(out) >= 2 and self._goes_on_without(against):
             # FAIRNESS.md §4, more seats: the game goes on without the defaulted seat.
@@ -1009,13 +1010,13 @@ class Replica:
                     changes.update(decided)
             else:
                 changes.update(self._after(self.state, self.events, out))
-            return self._settled(changes, claim, "out"), "claims a default:", f"{reason} ({why}); the game goes on without it"
+            return self._settled(changes, claim, "out"), "claims a default:", phrase(reason, " (", why, "); the game goes on without it")
         if self.seat_count > 2 and hasattr(self.state, "score_now"):
             result = self._as_it_stands(self.state, out)
         else:
             result = self._ending(set(out), reason)
         changes = {"forced": result, "phase": _OVER, "pending": None, "out": out}
-        return self._settled(changes, claim, "out"), "claims the game:", f"{reason} ({why})"
+        return self._settled(changes, claim, "out"), "claims the game:", phrase(reason, " (", why, ")")
 
     def _settled(self, changes: dict, claim: Claim, state: str) -> dict:
         """`changes` with `claim` in effect; the claim ended the game if they force a result."""
@@ -1055,12 +1056,12 @@ class Replica:
             raise BadClaim(seat, f"there is no log entry {index + 1} to dispute")
         carried = self._evidence(env)
         self._check_seq(env, ahead=carried)
-        dispute = Dispute(len(self._log), seat, claimant, index, held, body["reason"], carried)
-        note = f"{self.who(seat)} disputes {self.who(claimant)}'s claim"
+        dispute = Dispute(len(self._log), seat, claimant, index, held, Phrase.read(body["reason"]), carried)
+        note = phrase(self.who(seat), " disputes ", self.who(claimant), "'s claim")
         if held:
-            note += f" (entry {index + 1}): {body['reason']}"
+            note += phrase(f" (entry {index + 1}): ", Phrase.read(body['reason']))
         else:
-            note += f" against it ({claimed.body['reason']}): {body['reason']}; this copy does not hold the claim"
+            note += phrase(" against it (", Phrase.read(claimed.body['reason']), "): ", Phrase.read(body['reason']), "; this copy does not hold the claim")
         if carried:
             note += f"; it shows {carried} frame{'s' if carried > 1 else ''} of its own the log does not hold"
         return Effect({"disputes": self.disputes + (dispute,)}, note)
@@ -1117,7 +1118,7 @@ class Replica:
         if self.phase not in (_READY, _PLAYING, _OVER):  # over: the end-of-game opening of keys
             raise NotDue(env.seat, "a deal message before every seat has joined")
         outcome = self.deal_handler.accept(self, env)
-        note = f"{self.who(env.seat)}: deal step {env.body.get('step', '')}".rstrip()
+        note = phrase(self.who(env.seat), f": deal step {env.body.get('step', '')}".rstrip())
         if outcome is None:
             return Effect({}, note)
         if self.state is None or self.state.actor != CHANCE or not self.state.chance().hidden:

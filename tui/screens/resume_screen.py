@@ -195,6 +195,7 @@ class ResumeScreen(GameListScreen):
     def _reopen(self, profile, game: Unfinished) -> None:
         """In a thread: open the table (host) or reach the host (joiner), as the CLI's --resume."""
         from dicetable.net.table.host import HostSession, TakenOver
+        from dicetable.net.table.events import TranscriptOpened
         from dicetable.net.table.joiner import PeerSession
         from dicetable.net.table.seat_file import SeatFileError
         from dicetable.net.table.session import SessionError
@@ -218,7 +219,7 @@ class ResumeScreen(GameListScreen):
                 table = NetTable(session, "join")
                 session.connect()
             # Where the game stands, before the table's thread takes over: its screen shows it at once.
-            session.emit("transcript", text=str(session.transcript_path))
+            session.emit(TranscriptOpened(session.transcript_path))
         except Exception as error:  # these two are meant for a person; anything else still reaches them as words
             if session is not None:
                 session.close()
