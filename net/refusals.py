@@ -23,8 +23,10 @@ class Refusal(Exception):
 
     @property
     def said(self) -> Phrase:
-        """The refusal in words, its seat kept as a seat: `<fault>: seat <n>: <reason>`."""
-        return phrase(f"{self.fault}: ", Seat(self.seat) if self.seat is not None else "an unknown author", f": {self.reason}")
+        """The refusal in words, its seats kept as seats: `<fault>: seat <n>: <reason>` (a reason is
+        free text, a peer's too: its seats are read)."""
+        return phrase(f"{self.fault}: ", Seat(self.seat) if self.seat is not None else "an unknown author", ": ",
+                      Phrase.read(self.reason))
 
 
 class MalformedFrame(Refusal):
@@ -134,8 +136,9 @@ class DealError(Exception):
 
     @property
     def said(self) -> Phrase:
-        """The error in words, its seat kept as a seat: `seat <n> <reason>`."""
-        return phrase(Seat(self.seat), f" {self.reason}") if self.seat is not None else phrase(self.reason)
+        """The error in words, its seats kept as seats: `seat <n> <reason>` (a free-text reason: its seats are read)."""
+        reason = Phrase.read(self.reason)
+        return phrase(Seat(self.seat), " ", reason) if self.seat is not None else reason
 
 
 class DealFault(DealError):

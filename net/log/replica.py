@@ -701,7 +701,7 @@ class Replica:
         """The result of a game its rules cannot go on with: the game's own score, else the others share."""
         score_now = getattr(state, "score_now", None)
         result = score_now() if score_now is not None else None
-        return result or self._ending(set(out), f"{', '.join(f'seat {s}' for s in sorted(out))} in default")
+        return result or self._ending(set(out), phrase(listing(Seat(s) for s in sorted(out)), " in default"))
 
     def _decide(self, event: Event, out: frozenset[int] | None = None) -> tuple[dict, Event]:
         """Every reveal of `event` is in: derive its outcome and resolve the state (FAIRNESS.md §1).

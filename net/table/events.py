@@ -1,9 +1,10 @@
 """What a table session tells its app: one frozen type per event (`session.emit(event)`, heard
 through `on_event`, in the session's thread).
 
-Seats are seat numbers; a sentence a seat's session builds about seats is a `Phrase` (core/phrase.py),
-so the app draws it with names and the command line prints `str()` of it; words that arrive as text
-(a host's reason, an error) stay `str`. The app and the commands match on these types.
+Seats are seat numbers. Words about seats are a `Phrase` (core/phrase.py): the app draws them with
+the names it shows, the command line prints them as they are; words that came as text (a host's
+refusal, a claim's reason) were read into one with `Phrase.read`, in net. Words shown as they are
+(an error, a code) are a `str`. The app and the commands match on these types.
 """
 
 from __future__ import annotations
