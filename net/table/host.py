@@ -9,7 +9,7 @@ Default claims (FAIRNESS.md §4; net/table/deadlines.py): the host orders any cl
 rules; with 3 or more seats it takes effect only once the other seats' witnesses are in, the host's
 own among them only when its clock agrees. A claim against the host's own seat that its own view
 refutes is kept out of the log (`refuses_claims`: the orderer can, at no cost to anyone): the
-claimant hears `refused` ("disputed: ..."), and the host's player hears `disputed`.
+claimant hears `refused` ("disputed: ..."), and the host's player hears `ClaimDisputed`.
 
 A connection gets a seat's route only with a hello that proves the seat's key (net/table/session.py): the
 host's challenge for a connection is HMAC-SHA256 of its routing id under a secret made when this
@@ -24,8 +24,8 @@ is taken once per seat (a hello replayed on its connection is not the seat's).
 A hello holds a free seat only for `timing.seat_hold` seconds: a key whose signed join does not
 follow in time loses the seat (its connection hears `full` saying so, and that key is not given
 another), so nobody can keep a table "full" with a hello alone; a joiner silent for `drop_after`
-before joining frees its seat sooner, and may hello again. The host hears `waiting` (the seat,
-the key's fingerprint, the key as data) when a key takes a hold and `released` when a hold ends
+before joining frees its seat sooner, and may hello again. The host hears `SeatHeld` (the seat,
+the key, in words with its fingerprint) when a key takes a hold and `SeatReleased` when a hold ends
 without a join; `refuse(key)` takes a held seat back from a key and refuses it any other. A full
 table's refusal names the players seated (and the seats held). Keys cost nothing, so holds are also
 counted per source (the connection's address, or the relay's tag of it: net/reach/sources.py): after

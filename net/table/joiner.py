@@ -11,7 +11,7 @@ ordering the log there and the others follow it (net/table/succession.py; `run` 
 From then on this seat also takes the tags of the seats that may order (net/table/host_packets.py `trust`), and
 the tag names the seat that orders, the one blamed for a log that does not fit.
 
-Another seat's fault the host refused (a `fault` packet, net/table/host.py) is shown as a `fault` event
+Another seat's fault the host refused (a `fault` packet, net/table/host.py) is shown as a `Fault` event
 once that seat's signature on the refused frame checks out with this seat's own replica.
 
 A seat is reclaimed (or asked for) only by proving this profile's key: the joiner's first packet is

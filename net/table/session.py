@@ -84,7 +84,7 @@ would take effect alone (net/refusals.py's Disputed) and the session answers it 
 "dispute" carrying its unordered frames; a pending one is disputed in the log.
 
 Sealed answers (net/chance/seal.py; Dice Breaker's Latent Dice claim): when the table waits for "seal", every
-asked seat is asked at once (the chooser, or a person through `your_turn` and `move()`, sees the
+asked seat is asked at once (the chooser, or a person through `YourTurn` and `move()`, sees the
 state as it asks this seat); the move becomes a seal, and once every seat has sealed the session
 opens its own by itself. Both wait on the answer deadline; a late seat's answer is the default.
 """
