@@ -3,8 +3,9 @@
 Every layer that says something about a seat (the games' describe hooks, chance labels and
 results, the replica's log notes, a table's events) builds a Phrase. A Phrase is its plain words,
 `seat 1` (or `seat 1 (bob)` when the log gave the seat a name), for transcripts, `verify` and the
-command line; `words(names)` draws it with the names a screen shows. So no layer reads seats back
-out of another's words.
+command line; `words(names)` draws it with the names a screen shows. So the app never reads seats
+out of words; only what can only be text (a file, a peer's words, a free-text reason) is read, once,
+by `Phrase.read`.
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ class Phrase(str):
 
     @classmethod
     def read(cls, text: str) -> "Phrase":
-        """Words that come back as text from a file or another peer (a transcript's result, a claim's
-        reason, a host's refusal), their seats read as `Seat` writes them; the words stay `text`.
-        Words made here are built as phrases, never read."""
+        """Words that can only be text, their seats read as `Seat` writes them (the words stay `text`):
+        what comes back from a file or another peer (a transcript's result, a claim's reason, a host's
+        refusal) and a refusal's free-text reason (net/refusals.py). Words made about seats elsewhere
+        are built as phrases."""
         parts: list[str | Seat] = []
         at = 0
         for found in _WRITTEN_SEAT.finditer(text):
