@@ -44,6 +44,7 @@ from dicetable.core.game import (
     Outcome,
     Result,
 )
+from dicetable.core.phrase import Phrase, Seat, listing, phrase
 
 LETTERS = "ABCDEF"
 SET_SIZE = 5
@@ -541,40 +542,45 @@ def new(seats: int, options: Mapping[str, Any]) -> DiceBreakerState:
     )
 
 
-def describe(state: DiceBreakerState, move: Move) -> str:
-    """A move in plain words, as the move log shows it (`state` is the state it was made in)."""
-    who = f"seat {state.seat} ({LETTERS[state.seat]})"
+def describe(state: DiceBreakerState, move: Move) -> Phrase:
+    """A move in words, as the move log shows it (`state` is the state it was made in)."""
+    who = Seat(state.seat, LETTERS[state.seat])
     if move.kind == "throw" and move.args == (TRUMP,):
-        return f"{who} throws the Trump Die"
+        return phrase(who, " throws the Trump Die")
     if move.kind == "throw" and len(move.args) == 1:
-        return f"{who} rolls {move.args[0]}"
+        return phrase(who, f" rolls {move.args[0]}")
     if move.kind == "throw" and len(move.args) == 2:
         target = move.args[1]
         owner = state.owner(target)
-        whose = "the Trump Die" if owner == EVERY_HAND else f"seat {owner}'s {target}"
-        return f"{who} throws {move.args[0]} to break {whose} (showing {state.face(target)})"
+        whose = phrase("the Trump Die") if owner == EVERY_HAND else phrase(Seat(owner), f"'s {target}")
+        return phrase(who, f" throws {move.args[0]} to break ", whose, f" (showing {state.face(target)})")
     if move.kind == "latent":
-        return f"{who} answers the Latent Dice claim"  # the answer stays hidden until all answer
-    return f"{who}: {move}"
+        return phrase(who, " answers the Latent Dice claim")  # the answer stays hidden until all answer
+    return phrase(who, f": {move}")
 
 
-def describe_outcome(state: DiceBreakerState | None, chance: Chance, outcome: Outcome) -> str:
-    """A chance outcome in plain words; `state` asked for it (None: told from the draws alone)."""
+def describe_outcome(state: DiceBreakerState | None, chance: Chance, outcome: Outcome) -> Phrase:
+    """A chance outcome in words; `state` asked for it (None: told from the draws alone)."""
+    return phrase(_outcome_words(state, chance, outcome))
+
+
+def _outcome_words(state: DiceBreakerState | None, chance: Chance, outcome: Outcome) -> Phrase | str:
     values = [v + 1 for v in outcome.values]
+    label = str(chance.label)
     if state is None or state.chance() != chance:
-        if chance.label.startswith("starting die"):
+        if label.startswith("starting die"):
             return "starting die: " + " ".join(str(v) for v in values)
-        if chance.label.startswith("throw of"):
-            dice = chance.label[len("throw of "):].split(" at ")
+        if label.startswith("throw of"):
+            dice = label[len("throw of "):].split(" at ")
             faces = ", ".join(f"{die} shows {face}" for die, face in zip(dice, values))
             rest = " ".join(str(v) for v in outcome.values[len(dice):])
             return faces + (f" (fate draws {rest})" if rest else "")
         return "draws " + " ".join(str(v) for v in outcome.values)
     after = state.resolve(outcome)
     if state.phase == THROWOFF:
-        said = ", ".join(f"seat {s} {face}" for s, face in after.throwoff[-1])
+        said = listing(phrase(Seat(s), f" {face}") for s, face in after.throwoff[-1])
         again = len(after.contenders) > 1 and after.phase == THROWOFF
-        return f"{said}: " + ("tied lowest, they break again" if again else f"seat {after.starter} starts")
+        return phrase(said, ": ", "tied lowest, they break again" if again else phrase(Seat(after.starter), " starts"))
     last = after.last
     if last and last[0] == "trump":
         return f"the Trump Die shows {last[2]}"
@@ -584,12 +590,12 @@ def describe_outcome(state: DiceBreakerState | None, chance: Chance, outcome: Ou
         if fate == "landed":
             return words + f"{die} lands on {face}" + (", spinning" if spinning else "")
         if fate == "caught":
-            return words + f"{die} flies out, caught by seat {catcher}"
+            return phrase(words, f"{die} flies out, caught by ", Seat(catcher))
         return words + f"{die} flies out of the arena"
     if last and last[0] == "latent":
         _, name, claimant, spin_face, stays, face = last
         kept = f"{name} stays on {face}" if stays else "the Latent Die is lost"
-        return f"seat {claimant}'s Latent Die breaks {state.spinning} to {spin_face}; {kept}"
+        return phrase(Seat(claimant), f"'s Latent Die breaks {state.spinning} to {spin_face}; {kept}")
     return "draws " + " ".join(str(v) for v in outcome.values)
 
 

@@ -26,6 +26,7 @@ from typing import Any, Mapping
 from dicetable.core.dice_expr import BadExpression, Tally, parse
 from dicetable.core.game import (ANYONE, CHANCE, BadOption, BadOutcome, Bot, Chance, GameInfo, GameState, IllegalMove, Move,
                        Option, Outcome, Result, outcome_values)
+from dicetable.core.phrase import Phrase, Seat, phrase
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +114,7 @@ class DiceRoomState(GameState):
     def chance(self) -> Chance | None:
         if not self.pending:
             return None
-        return Chance(f"seat {self.rolling} rolls {self.pending}", ranges=parse(self.pending).ranges)
+        return Chance(phrase(Seat(self.rolling), f" rolls {self.pending}"), ranges=parse(self.pending).ranges)
 
     def resolve(self, outcome: Outcome) -> "DiceRoomState":
         chance = self.chance()
@@ -161,7 +162,7 @@ class DiceRoomState(GameState):
         if move.kind == "pass":
             return replace(self, turn=(self.turn + 1) % self.seats)
         if move.kind == "close":
-            return self._close(f"seat {self.turn} closed the room after {len(self.rolls)} rolls")
+            return self._close(phrase(Seat(self.turn), f" closed the room after {len(self.rolls)} rolls"))
         raise IllegalMove(f"{move} is not a dice room move (roll EXPR, pass, close)")
 
     def _apply_free(self, move: Move, seat: int | None) -> "DiceRoomState":
@@ -188,7 +189,7 @@ class DiceRoomState(GameState):
                 raise IllegalMove(f"only the host (seat 0) closes the room, not seat {seat}")
             if self.pending:
                 return replace(self, closing=True)
-            return self._close(f"seat 0 closed the room after {len(self.rolls)} rolls")
+            return self._close(phrase(Seat(0), f" closed the room after {len(self.rolls)} rolls"))
         if move.kind == "pass":
             raise IllegalMove("there are no turns to pass in a room where anyone rolls")
         raise IllegalMove(f"{move} is not a dice room move (roll EXPR, close)")
@@ -197,7 +198,7 @@ class DiceRoomState(GameState):
         """`seat`, out of the room after a default (FAIRNESS.md §4), passes whenever its turn comes."""
         return self.apply(Move("pass")) if self.actor == seat else self
 
-    def _close(self, reason: str) -> "DiceRoomState":
+    def _close(self, reason: Phrase | str) -> "DiceRoomState":
         return replace(self, result=Result((), (0.0,) * self.seats, reason), closing=False)
 
     def view(self, seat: int) -> "DiceRoomState":
@@ -288,22 +289,22 @@ class OneRoll:
         return None
 
 
-def describe(state: DiceRoomState, move: Move) -> str:
+def describe(state: DiceRoomState, move: Move) -> Phrase:
     """The move in words; in a free room the mover is not the state's to know: the log names it."""
-    who = "" if state.free else f"seat {state.turn} "
+    who = phrase() if state.free else phrase(Seat(state.turn), " ")
     if move.kind == "roll":
-        return f"{who}rolls {move.args[0]}"
+        return phrase(who, f"rolls {move.args[0]}")
     if move.kind == "pass":
-        return f"{who}passes the dice"
-    return f"{who}closes the room"
+        return phrase(who, "passes the dice")
+    return phrase(who, "closes the room")
 
 
-def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
+def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> Phrase:
     """A roll in words: its total and dice (`13 [6 4 3 (1)]`), from the expression in the label."""
     if " rolls " in chance.label:
         try:
             expr = parse(chance.label.split(" rolls ", 1)[1])  # the first: a label may say "rolls" too
-            return expr.describe(expr.faces(outcome.values))
+            return Phrase((expr.describe(expr.faces(outcome.values)),))
         except BadExpression:
             pass
     return outcome_values(state, chance, outcome)

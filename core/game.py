@@ -57,7 +57,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping, Sequence
+
+from dicetable.core.phrase import Phrase, Seat, listing, phrase
 
 CHANCE = -1  # the actor of a state that waits for a random outcome
 NOBODY = -2  # Chance.private of a hidden shuffle: no seat learns the order
@@ -121,11 +123,11 @@ class Chance:
     """What a state needs from chance: one uniform integer in range(n) per entry of `ranges`,
     then, when `shuffle` > 0, one uniformly random permutation of range(shuffle).
 
-    `label` says in plain words what is being decided ("setup roll", "draw from pile 2").
+    `label` says what is being decided ("setup roll", "draw from pile 2"), plain words kept as a Phrase.
     `private`, `deck`, `positions`, `cards` and `reveal` describe hidden-card steps (module docstring).
     """
 
-    label: str
+    label: Phrase
     ranges: tuple[int, ...] = ()
     shuffle: int = 0
     private: int | None = None  # hidden draw: the seat that alone learns it; NOBODY: hidden shuffle
@@ -135,6 +137,8 @@ class Chance:
     reveal: int | None = None  # reveal: the seat whose hidden cards are all opened
 
     def __post_init__(self) -> None:
+        if not isinstance(self.label, Phrase):  # plain words
+            object.__setattr__(self, "label", Phrase((self.label,)))
         if any(n < 1 for n in self.ranges) or self.shuffle < 0:
             raise ValueError(f"a chance range must be at least 1: {self}")
 
@@ -200,27 +204,37 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """How a game ended: the winning seats (empty for a draw), scores per seat, and why."""
+    """How a game ended: the winning seats (empty for a draw), scores per seat, and why (plain words
+    kept as a Phrase)."""
 
     winners: tuple[int, ...]
     scores: tuple[float, ...]
-    reason: str
+    reason: Phrase
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reason, Phrase):  # plain words
+            object.__setattr__(self, "reason", Phrase((self.reason,)))
 
     def to_data(self) -> dict:
-        return {"winners": list(self.winners), "scores": list(self.scores), "reason": self.reason}
+        return {"winners": list(self.winners), "scores": list(self.scores), "reason": str(self.reason)}
 
     @classmethod
     def from_data(cls, data: Mapping) -> "Result":
-        return cls(tuple(data["winners"]), tuple(data["scores"]), data["reason"])
+        return cls(tuple(data["winners"]), tuple(data["scores"]), Phrase.read(data["reason"]))
 
-    def describe(self, names: "list[str] | tuple[str, ...] | None" = None) -> str:
-        """One line: `seat 0 wins (trice)`, `draw (threefold repetition)`, `seats 1, 2 share (...)`."""
-        name = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
+    def said(self, names: "Sequence[str] | None" = None) -> Phrase:
+        """One line, its seats kept as seats (the winners by `names` when given): `seat 0 wins (trice)`,
+        `draw (threefold repetition)`, `seat 1, seat 2 share the win (...)`."""
+        who = (lambda s: names[s]) if names else Seat
         if not self.winners:
-            return f"draw ({self.reason})"
+            return phrase("draw (", self.reason, ")")
         if len(self.winners) == 1:
-            return f"{name(self.winners[0])} wins ({self.reason})"
-        return f"{', '.join(name(s) for s in self.winners)} share the win ({self.reason})"
+            return phrase(who(self.winners[0]), " wins (", self.reason, ")")
+        return phrase(listing(who(s) for s in self.winners), " share the win (", self.reason, ")")
+
+    def describe(self, names: "Sequence[str] | None" = None) -> str:
+        """`said(names)` in plain words."""
+        return str(self.said(names))
 
 
 class GameState:
@@ -331,14 +345,14 @@ class Option:
         return value
 
 
-def outcome_values(state: Any, chance: Chance, outcome: Outcome) -> str:
+def outcome_values(state: Any, chance: Chance, outcome: Outcome) -> Phrase:
     """The default words for a random outcome: its raw values and order."""
     parts = []
     if outcome.values:
         parts.append("values " + " ".join(str(v) for v in outcome.values))
     if outcome.permutation:
         parts.append("order " + " ".join(str(p) for p in outcome.permutation))
-    return ", ".join(parts) or "nothing drawn"
+    return Phrase((", ".join(parts) or "nothing drawn",))
 
 
 @dataclass(frozen=True)
@@ -359,13 +373,13 @@ class GameInfo:
     load: Callable[[Any], Any]
     bots: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     rules_file: str = ""  # the file name under shared/rules (and tui/rules) with the text we play
-    # describe(state, move) -> the move in plain words, as made in `state` (move log, transcripts)
-    describe: Callable[[Any, Move], str] = lambda state, move: str(move)
+    # describe(state, move) -> the move in words, its seats as seats, as made in `state` (move log, transcripts)
+    describe: Callable[[Any, Move], Phrase] = lambda state, move: Phrase((str(move),))
     # heuristic(state, seat) -> a value in [-1, 1] for `seat` of a position that is not over
     heuristic: Callable[[Any, int], float] = lambda state, seat: 0.0
-    # describe_outcome(state, chance, outcome) -> the outcome in plain words ("seat N" for seats);
+    # describe_outcome(state, chance, outcome) -> the outcome in words, its seats as seats;
     # `state` asked for `chance` (None when unknown) (fairness panel, move log)
-    describe_outcome: Callable[[Any, Chance, Outcome], str] = outcome_values
+    describe_outcome: Callable[[Any, Chance, Outcome], Phrase] = outcome_values
 
     def resolve_options(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """All options with defaults filled in; an unknown name or bad value raises BadOption."""

@@ -37,6 +37,7 @@ from dicetable.core.game import (
     Result,
     outcome_values,
 )
+from dicetable.core.phrase import Phrase, Seat, phrase
 
 SIZE = 6
 COLUMNS = "abcdef"
@@ -388,11 +389,11 @@ class TriadState(GameState):
         return "the path leaves the board, passes over a die or ends on one"
 
     # -- words for people ----------------------------------------------------------------------
-    def who(self, seat: int | None = None) -> str:
+    def who(self, seat: int | None = None) -> Seat:
         seat = self.seat if seat is None else seat
         if self.black < 0:
-            return f"seat {seat}"
-        return f"seat {seat} ({COLOUR_NAMES[self.colour(seat)]})"
+            return Seat(seat)
+        return Seat(seat, COLOUR_NAMES[self.colour(seat)])
 
     def prompt(self) -> str:
         """What is due now, in plain words."""
@@ -459,31 +460,31 @@ def _ordinal(n: int) -> str:
     return {2: "second", 3: "third"}.get(n, f"{n}th")
 
 
-def describe(state: TriadState, move: Move) -> str:
+def describe(state: TriadState, move: Move) -> Phrase:
     """A move in plain words, as the move log shows it (`state` is the state it was made in)."""
     who = state.who()
     if move.kind == "pass":
-        return f"{who} cannot turn or move any die and passes"
+        return phrase(who, " cannot turn or move any die and passes")
     if move.kind == "remove":
-        return f"{who} takes {state.board[INDEX[move.args[0]]]} off {move.args[0]}"
+        return phrase(who, f" takes {state.board[INDEX[move.args[0]]]} off {move.args[0]}")
     try:
         after = state.apply(move)
     except IllegalMove:
-        return f"{who}: {move}"
+        return phrase(who, f": {move}")
     square = move.args[0]
     die = state.board[INDEX[square]]
     if move.kind == "turn":
-        text = f"{who} turns {square} from {die[1]} to {move.args[1]} without moving it"
+        text = phrase(who, f" turns {square} from {die[1]} to {move.args[1]} without moving it")
     elif move.kind == "shift":
         _, target = act(state.board, move)
-        text = (
-            f"{who} moves {square} ({die}) {DIRECTION_WORDS[move.args[1]]} to {SQUARES[target]}"
+        text = phrase(
+            who, f" moves {square} ({die}) {DIRECTION_WORDS[move.args[1]]} to {SQUARES[target]}"
             " without turning it"
         )
     else:
         _, target = act(state.board, move)
-        text = (
-            f"{who} turns {square} from {die[1]} to {move.args[1]} and moves it "
+        text = phrase(
+            who, f" turns {square} from {die[1]} to {move.args[1]} and moves it "
             f"{DIRECTION_WORDS[move.args[2]]} to {SQUARES[target]}"
         )
     if after.phase == REMOVE:
@@ -500,14 +501,14 @@ def heuristic(state: TriadState, seat: int) -> float:
     return (removed[seat] - removed[1 - seat]) / (REMOVALS_TO_WIN + 1)
 
 
-def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
+def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> Phrase:
     """The colour draw and the setup roll in words (triad.md, Setup); Black's six dice come first."""
     if chance.label == "draw for Black" and len(outcome.values) == 1:
-        return f"seat {outcome.values[0]} plays Black"
+        return phrase(Seat(outcome.values[0]), " plays Black")
     if chance.label == "setup roll" and len(outcome.values) == 2 * DICE_PER_PLAYER:
         faces = [" ".join(sorted(("I", "II", "III")[v] for v in part))
                  for part in (outcome.values[:DICE_PER_PLAYER], outcome.values[DICE_PER_PLAYER:])]
-        return f"Black rolled {faces[0]}; White rolled {faces[1]}"
+        return Phrase((f"Black rolled {faces[0]}; White rolled {faces[1]}",))
     return outcome_values(state, chance, outcome)
 
 

@@ -23,6 +23,7 @@ from dicetable.core.game import (
     Result,
     outcome_values,
 )
+from dicetable.core.phrase import Phrase, Seat, listing, phrase
 
 ROWS, COLS = 3, 4
 SQUARES = tuple(f"{'abcd'[i % COLS]}{i // COLS + 1}" for i in range(ROWS * COLS))
@@ -351,33 +352,33 @@ def new(seats: int, options: Mapping[str, Any]) -> TriceState:
     return TriceState(options=tuple(sorted(options.items())))
 
 
-def describe(state: TriceState, move: Move) -> str:
+def describe(state: TriceState, move: Move) -> Phrase:
     """A move in plain words, as the move log shows it (`state` is the state it was made in)."""
     arg = move.args[0] if move.args else ""
-    who = f"seat {state.seat}"
+    who = Seat(state.seat)
     if move.kind == "choose":
-        return f"{who} chooses {COLOUR_NAMES[arg[0]]} {arg[1]} ({arg}) for seat {1 - state.seat}"
+        return phrase(who, f" chooses {COLOUR_NAMES[arg[0]]} {arg[1]} ({arg}) for ", Seat(1 - state.seat))
     if move.kind == "place":
-        return f"{who} places {state.chosen} on {arg}"
+        return phrase(who, f" places {state.chosen} on {arg}")
     if move.kind == "indicate":
-        return f"{who} indicates {arg} ({state.board[INDEX[arg]]})"
+        return phrase(who, f" indicates {arg} ({state.board[INDEX[arg]]})")
     if move.kind == "swap":
-        return f"{who} swaps {SQUARES[state.indicated]} with {arg}"
+        return phrase(who, f" swaps {SQUARES[state.indicated]} with {arg}")
     if move.kind == "increment":
         die = state.board[INDEX[arg]]
-        return f"{who} increments {arg} from {die} to {die[0]}{int(die[1]) % 6 + 1}"
-    return f"{who}: {move}"
+        return phrase(who, f" increments {arg} from {die} to {die[0]}{int(die[1]) % 6 + 1}")
+    return phrase(who, f": {move}")
 
 
-def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> str:
+def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> Phrase:
     """A setup roll in words: each seat's six dice and who places first (trice.md, Setup)."""
     if len(outcome.values) != 2 * len(SETUP_COLOURS):
         return outcome_values(state, chance, outcome)
     dice = [f"{c}{v + 1}" for c, v in zip(SETUP_COLOURS * 2, outcome.values)]
     rolls = (tuple(dice[:6]), tuple(dice[6:]))
-    said = "; ".join(f"seat {s} rolled {' '.join(roll)}" for s, roll in enumerate(rolls))
+    said = listing((phrase(Seat(s), f" rolled {' '.join(roll)}") for s, roll in enumerate(rolls)), "; ")
     first = setup_order(rolls)
-    return f"{said}: a tie, both roll again" if first is None else f"{said}: seat {first} places first"
+    return phrase(said, ": a tie, both roll again") if first is None else phrase(said, ": ", Seat(first), " places first")
 
 
 GAME = GameInfo(

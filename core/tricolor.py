@@ -48,6 +48,7 @@ from dicetable.core.game import (
     Result,
     outcome_values,
 )
+from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.core.tricolor_routes import (
     Placed,
     best_pair,
@@ -206,7 +207,7 @@ class TricolorState(GameState):
             cards = tuple(range(len(ID_CARDS)))
             return Chance("shuffle the ID cards", shuffle=len(cards), private=NOBODY, deck="id", cards=cards)
         if kind == "iddraw":
-            return Chance(f"seat {task[1]} draws an ID card", private=task[1], deck="id", positions=(task[1],))
+            return Chance(phrase(Seat(task[1]), " draws an ID card"), private=task[1], deck="id", positions=(task[1],))
         if kind == "shuffle":
             cards = self._next_deck()
             return Chance(
@@ -216,7 +217,7 @@ class TricolorState(GameState):
         if kind == "draw":
             seat, count = task[1], task[2]
             return Chance(
-                f"seat {seat} draws {count} resource card{'s' if count > 1 else ''}",
+                phrase(Seat(seat), f" draws {count} resource card{'s' if count > 1 else ''}"),
                 private=seat, deck=f"resource.{self.deck}", positions=tuple(range(self.drawn, self.drawn + count)),
             )
         if kind == "first":
@@ -224,7 +225,7 @@ class TricolorState(GameState):
         if kind == "event":
             return Chance("draw an event card", ranges=(sum(self.events),))
         if kind == "reveal":
-            return Chance(f"seat {task[1]} reveals its ID card and hand", deck="reveal", reveal=task[1])
+            return Chance(phrase(Seat(task[1]), " reveals its ID card and hand"), deck="reveal", reveal=task[1])
         raise AssertionError(f"unknown chance task {task}")
 
     def resolve(self, outcome: Outcome) -> "TricolorState":
@@ -870,9 +871,9 @@ def new(seats: int, options: Mapping[str, Any]) -> TricolorState:
     return state._settle()
 
 
-def describe(state: TricolorState, move: Move) -> str:
-    """A move in plain words, as the move log shows it (`state` is the state it was made in)."""
-    who = f"seat {state.seat}"
+def describe(state: TricolorState, move: Move) -> Phrase:
+    """A move in words, as the move log shows it (`state` is the state it was made in)."""
+    who = Seat(state.seat)
     args = move.args
     cards = lambda tokens: ", ".join(tokens) or "nothing"  # noqa: E731
     if move.kind == "place" or move.kind == "survey":
@@ -880,23 +881,23 @@ def describe(state: TricolorState, move: Move) -> str:
         tile = state.tops[pile]
         name = TILES[tile].letter if tile != -1 else "?"
         how = "surveys" if move.kind == "survey" else "places"
-        return f"{who} {how} {name} from pile {args[0]} at {args[1]}, turned {args[2]}"
+        return phrase(who, f" {how} {name} from pile {args[0]} at {args[1]}, turned {args[2]}")
     if move.kind == "draw":
-        return f"{who} draws {args[0]} resource cards"
+        return phrase(who, f" draws {args[0]} resource cards")
     if move.kind == "construct":
-        return f"{who} constructs the tile at {args[0]}, paying {cards(args[1:])}"
+        return phrase(who, f" constructs the tile at {args[0]}, paying {cards(args[1:])}")
     if move.kind == "modify":
-        return f"{who} turns the blueprint at {args[0]}, discarding {cards(args[1:])}"
+        return phrase(who, f" turns the blueprint at {args[0]}, discarding {cards(args[1:])}")
     if move.kind == "attack":
-        return f"{who} attacks seat {args[0]}, discarding {cards(args[1:])}"
+        return phrase(who, " attacks ", Seat(args[0]), f", discarding {cards(args[1:])}")
     if move.kind == "end":
-        return f"{who} ends its actions"
+        return phrase(who, " ends its actions")
     if move.kind == "discard":
-        return f"{who} discards {cards(args)}"
+        return phrase(who, f" discards {cards(args)}")
     titles = {"demolish": "demolishes", "quake": "turns (Earthquake)", "storm": "storms away"}
     if move.kind in titles:
-        return f"{who} {titles[move.kind]} the tile at {args[0] if args else '?'}"
-    return f"{who}: {move}"
+        return phrase(who, f" {titles[move.kind]} the tile at {args[0] if args else '?'}")
+    return phrase(who, f": {move}")
 
 
 def tile_words(tile: int) -> str:
@@ -908,8 +909,12 @@ def tile_words(tile: int) -> str:
     return f"a {COLOUR_NAMES[t.colour]} {words}"
 
 
-def describe_outcome(state: TricolorState | None, chance: Chance, outcome: Outcome) -> str:
-    """A random outcome in plain words; hidden shuffles and draws never say what they dealt."""
+def describe_outcome(state: TricolorState | None, chance: Chance, outcome: Outcome) -> Phrase:
+    """A random outcome in words; hidden shuffles and draws never say what they dealt."""
+    return phrase(_outcome_words(state, chance, outcome))
+
+
+def _outcome_words(state: TricolorState | None, chance: Chance, outcome: Outcome) -> Phrase | str:
     if chance.hidden and chance.reveal is None:
         return "shuffled face down" if chance.shuffle else "dealt face down"
     task = state.pending[0] if state is not None and state.pending else None
@@ -929,16 +934,16 @@ def describe_outcome(state: TricolorState | None, chance: Chance, outcome: Outco
                 return f"event: {EVENT_TITLES[name]}"
             index -= count
     if kind == "first" and values:
-        return f"seat {values[0]} goes first"
+        return phrase(Seat(values[0]), " goes first")
     if chance.reveal is not None:
         seat = chance.reveal
         shown = tuple(values)
         if not shown and state is not None and state.ids and UNKNOWN not in (state.ids[seat],) + state.hands[seat]:
             shown = (state.ids[seat],) + state.hands[seat]
         if not shown:
-            return f"seat {seat} reveals its ID card and hand"
+            return phrase(Seat(seat), " reveals its ID card and hand")
         cards = ", ".join(CARDS[c].kind for c in shown[1:]) or "no cards"
-        return f"seat {seat} reveals a {COLOUR_NAMES[ID_CARDS[shown[0]]]} ID card and {cards}"
+        return phrase(Seat(seat), f" reveals a {COLOUR_NAMES[ID_CARDS[shown[0]]]} ID card and {cards}")
     return outcome_values(state, chance, outcome)
 
 

@@ -10,6 +10,8 @@ A `DealError` is found in a deal whose messages were each fine: `DealFault` name
 
 from __future__ import annotations
 
+from dicetable.core.phrase import Phrase, Seat, phrase
+
 
 class Refusal(Exception):
     fault = "refused"
@@ -17,8 +19,14 @@ class Refusal(Exception):
     def __init__(self, seat: int | None, reason: str) -> None:
         self.seat = seat
         self.reason = reason
-        who = f"seat {seat}" if seat is not None else "an unknown author"
-        super().__init__(f"{self.fault}: {who}: {reason}")
+        super().__init__(str(self.said))
+
+    @property
+    def said(self) -> Phrase:
+        """The refusal in words, its seats kept as seats: `<fault>: seat <n>: <reason>` (a reason is
+        free text, a peer's too: its seats are read)."""
+        return phrase(f"{self.fault}: ", Seat(self.seat) if self.seat is not None else "an unknown author", ": ",
+                      Phrase.read(self.reason))
 
 
 class MalformedFrame(Refusal):
@@ -124,7 +132,13 @@ class DealError(Exception):
     def __init__(self, seat: int | None, reason: str) -> None:
         self.seat = seat
         self.reason = reason
-        super().__init__(f"seat {seat} {reason}" if seat is not None else reason)
+        super().__init__(str(self.said))
+
+    @property
+    def said(self) -> Phrase:
+        """The error in words, its seats kept as seats: `seat <n> <reason>` (a free-text reason: its seats are read)."""
+        reason = Phrase.read(self.reason)
+        return phrase(Seat(self.seat), " ", reason) if self.seat is not None else reason
 
 
 class DealFault(DealError):

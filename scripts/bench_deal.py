@@ -109,15 +109,16 @@ def loopback(seats: int) -> dict:
 
     from dicetable.net.identity import Profile
     from dicetable.net.table.deal_table import DealHost, DealPeer
+    from dicetable.net.table.events import DealVerified, Recorded
 
     stamps: dict[str, float] = {}
 
     def on_host_event(event) -> None:
-        if event.kind == "record" and event.data.kind == "deal":
-            step = event.data.envelope.body["step"]
+        if isinstance(event, Recorded) and event.record.kind == "deal":
+            step = event.record.envelope.body["step"]
             stamps.setdefault("first " + step, time.perf_counter())
             stamps["last " + step] = time.perf_counter()
-        elif event.kind == "verified":
+        elif isinstance(event, DealVerified):
             stamps["verified"] = time.perf_counter()
 
     with tempfile.TemporaryDirectory(prefix="bench_deal_") as home:

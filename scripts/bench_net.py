@@ -108,6 +108,7 @@ def _peer(invite: str, home: str, chats: int, start_chats, no_fsync: bool) -> No
 
 def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False) -> tuple[list[float], float, int]:
     from dicetable.core.game import Move
+    from dicetable.net.table.events import Recorded
     from dicetable.net.table.host import HostSession
     from dicetable.net.identity import Profile
     from dicetable.net.table.session import bot_chooser
@@ -120,9 +121,9 @@ def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False) -> tup
     roll_start = {}
 
     def on_event(event) -> None:
-        if event.kind != "record":
+        if not isinstance(event, Recorded):
             return
-        record = event.data
+        record = event.record
         now = time.perf_counter()
         if record.kind == "move" and record.move.kind == "roll":
             roll_start[0] = now

@@ -45,6 +45,7 @@ def main() -> int:
     parser.add_argument("--bot", default="random")
     args = parser.parse_args()
     from dicetable.core import registry
+    from dicetable.net.table.events import Recorded
     from dicetable.net.table.host import HostSession
     from dicetable.net.identity import Profile
     from dicetable.net.table.session import bot_chooser
@@ -55,10 +56,10 @@ def main() -> int:
                            chooser=bot_chooser(registry.get("triad"), args.bot, 1))
 
         def seen(event) -> None:
-            if event.kind == "record":
+            if isinstance(event, Recorded):
                 replica = host.replica
-                started = event.index == replica.game_start and replica.phase == "playing"
-                stamps.append((time.perf_counter(), event.data.kind, started, replica.result is not None))
+                started = event.record.index == replica.game_start and replica.phase == "playing"
+                stamps.append((time.perf_counter(), event.record.kind, started, replica.result is not None))
 
         host.on_event = seen
         invite = host.open()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from dicetable.core.game import Move
+from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.net.log import wire
 from dicetable.net.log.records import OVER, PLAYING, Effect
 from dicetable.net.refusals import BadClaim, BadSignature, Equivocation, NotDue
@@ -27,7 +28,7 @@ class Claim:
     index: int
     seat: int
     against: int
-    reason: str
+    reason: Phrase
     wait: tuple
     witnesses: tuple[int, ...] = ()
     state: str = "pending"
@@ -47,7 +48,7 @@ class Dispute:
     claimant: int
     claim: int
     held: bool
-    reason: str
+    reason: Phrase
     evidence: int  # frames of its own the log did not hold
 
 
@@ -99,15 +100,15 @@ class DefaultClaims:
                                  "is pending: witness it instead")
         if replica.claim_check is not None:
             replica.claim_check(replica, env)
-        claim = Claim(len(replica.log), seat, against, env.body["reason"] or "no reason given", waiting_key(replica))
+        claim = Claim(len(replica.log), seat, against, Phrase.read(env.body["reason"] or "no reason given"), waiting_key(replica))
         need = self.needed(against)
         if need > 1:  # FAIRNESS.md §4: no one party's clock decides a default
             more = need - 1
-            note = (f"{replica.who(seat)} claims {replica.who(against)} is in default ({claim.reason}); it takes effect "
+            note = phrase(replica.who(seat), " claims ", replica.who(against), " is in default (", claim.reason, "); it takes effect "
                     f"once {more} more seat{'s' if more > 1 else ''} witness{'' if more > 1 else 'es'} it")
             return Effect({"claims": self.claims + (claim,)}, note)
         changes, verb, what = self._default(claim)
-        return Effect(changes, f"{replica.who(seat)} {verb} {what}")
+        return Effect(changes, phrase(replica.who(seat), f" {verb} ", what))
 
     def witness(self, env: wire.Envelope) -> Effect:
         replica = self.replica
@@ -126,12 +127,12 @@ class DefaultClaims:
         claim = replace(claim, witnesses=claim.witnesses + (seat,))
         need = self.needed(claim.against)
         signed = sum(1 for s in claim.signers if s not in replica.out)
-        note = (f"{replica.who(seat)} witnesses {replica.who(claim.seat)}'s claim against {replica.who(claim.against)} "
+        note = phrase(replica.who(seat), " witnesses ", replica.who(claim.seat), "'s claim against ", replica.who(claim.against), " "
                 f"({signed} of {need} signatures)")
         if signed < need:
             return Effect({"claims": self._with_claim(claim)}, note)
         changes, _, what = self._default(claim)
-        return Effect(changes, f"{note}: {what}")
+        return Effect(changes, phrase(note, ": ", what))
 
     def dispute(self, env: wire.Envelope) -> Effect:
         replica = self.replica
@@ -165,12 +166,12 @@ class DefaultClaims:
             raise BadClaim(seat, f"there is no log entry {index + 1} to dispute")
         carried = self._evidence(env)
         replica.check_seq(env, ahead=carried)
-        dispute = Dispute(len(log), seat, claimant, index, held, body["reason"], carried)
-        note = f"{replica.who(seat)} disputes {replica.who(claimant)}'s claim"
+        dispute = Dispute(len(log), seat, claimant, index, held, Phrase.read(body["reason"]), carried)
+        note = phrase(replica.who(seat), " disputes ", replica.who(claimant), "'s claim")
         if held:
-            note += f" (entry {index + 1}): {body['reason']}"
+            note += phrase(f" (entry {index + 1}): ", Phrase.read(body['reason']))
         else:
-            note += f" against it ({claimed.body['reason']}): {body['reason']}; this copy does not hold the claim"
+            note += phrase(" against it (", Phrase.read(claimed.body['reason']), "): ", Phrase.read(body['reason']), "; this copy does not hold the claim")
         if carried:
             note += f"; it shows {carried} frame{'s' if carried > 1 else ''} of its own the log does not hold"
         return Effect({"disputes": self.disputes + (dispute,)}, note)
@@ -223,7 +224,7 @@ class DefaultClaims:
             return tuple(claim if c.index == claim.index else c for c in self.claims)
         return self.claims + (claim,)
 
-    def _default(self, claim: Claim) -> tuple[dict, str, str]:
+    def _default(self, claim: Claim) -> tuple[dict, str, Phrase]:
         """The changes of a claim that takes effect, with the claim's verb and what it does in words."""
         replica, play = self.replica, self.replica.play
         against, why = claim.against, claim.reason
@@ -236,8 +237,8 @@ class DefaultClaims:
             else:
                 changes = {"moves": play.moves + 1, **play.after(play.state.apply(default), play.events)}
             return (self._settled(changes, claim, "answered"), "claims",
-                    f"{replica.who(against)} did not answer in time ({why}): {default}")
-        reason = f"seat {against} in default"
+                    phrase(replica.who(against), " did not answer in time (", why, f"): {default}"))
+        reason = phrase(Seat(against), " in default")
         out = play.out | {against}
         if replica.seat_count - len(out) >= 2 and self._goes_on_without(against):
             # FAIRNESS.md §4, more seats: the game goes on without the defaulted seat.
@@ -253,13 +254,13 @@ class DefaultClaims:
                     changes.update(decided)
             else:
                 changes.update(play.after(play.state, play.events, out))
-            return self._settled(changes, claim, "out"), "claims a default:", f"{reason} ({why}); the game goes on without it"
+            return self._settled(changes, claim, "out"), "claims a default:", phrase(reason, " (", why, "); the game goes on without it")
         if replica.seat_count > 2 and play.state.score_now() is not None:
             result = play.as_it_stands(play.state, out)
         else:
             result = play.ending(set(out), reason)
         changes = {"forced": result, "phase": OVER, "pending": None, "out": out}
-        return self._settled(changes, claim, "out"), "claims the game:", f"{reason} ({why})"
+        return self._settled(changes, claim, "out"), "claims the game:", phrase(reason, " (", why, ")")
 
     def _settled(self, changes: dict, claim: Claim, state: str) -> dict:
         """`changes` with `claim` in effect; the claim ended the game if they force a result."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dicetable.core.game import GameError, GameInfo
+from dicetable.core.phrase import Seat, phrase
 from dicetable.net.identity import fingerprint
 from dicetable.net.log import wire
 from dicetable.net.log.play import ChainTrack, Commitment
@@ -46,10 +47,10 @@ class Membership:
                 return info.seat
         return None
 
-    def who(self, seat: int) -> str:
+    def who(self, seat: int) -> Seat:
         if 0 <= seat < len(self.seats) and self.seats[seat] is not None:
-            return f"seat {seat} ({self.seats[seat].name})"
-        return f"seat {seat}"
+            return Seat(seat, self.seats[seat].name)
+        return Seat(seat)
 
     # -- kinds ---------------------------------------------------------------------------------
     def open(self, env: wire.Envelope) -> Effect:
@@ -81,7 +82,7 @@ class Membership:
             "phase": JOINING,
             "opener": body["key"],
         }
-        return Effect(changes, f"seat 0 opens a {game.title} table for {n}")
+        return Effect(changes, phrase(Seat(0), f" opens a {game.title} table for {n}"))
 
     def join(self, env: wire.Envelope) -> Effect:
         replica, seat, body = self.replica, env.seat, env.body
@@ -110,4 +111,4 @@ class Membership:
         chains[seat] = ChainTrack((Commitment(body["anchor"], body["length"], 1),), 0, body["anchor"])
         phase = READY if all(seats) else JOINING
         changes = {"seats": tuple(seats), "chains": tuple(chains), "phase": phase}
-        return Effect(changes, f"{body['name']} joins at seat {seat} ({info.fingerprint})")
+        return Effect(changes, phrase(f"{body['name']} joins at ", Seat(seat), f" ({info.fingerprint})"))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dicetable.core.game import CHANCE, GameError, Move, Result
+from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.cards.table_deals import paid_cards
 from dicetable.net.chance import outcomes
 from dicetable.net.chance import reveal_chain as hashchain
@@ -81,7 +82,7 @@ class Play:
         except GameError as error:
             raise BadOpen(env.seat, str(error)) from None
         changes = {"phase": PLAYING, "game_start": len(replica.log), **self.after(state, self.events)}
-        return Effect(changes, "seat 0 starts the game")
+        return Effect(changes, phrase(Seat(0), " starts the game"))
 
     def move(self, env: wire.Envelope) -> Effect:
         replica, seat = self.replica, env.seat
@@ -119,7 +120,7 @@ class Play:
             pay(seat, cards)  # DealRefused unless every card was shown from seat's hand; then marks them paid
         note = replica.game.describe(self.state, move)
         if self.state.actor != seat:  # one of several seats that may move: the log names the mover
-            note = f"{replica.who(seat)} {note}"
+            note = phrase(replica.who(seat), " ", note)
         if self.pending is not None:  # queued behind the open event (the state said so): it stays open
             return Effect({"moves": self.moves + 1, "state": state}, note, move)
         changes = {"moves": self.moves + 1, **self.after(state, self.events)}
@@ -150,12 +151,12 @@ class Play:
         reveals[seat] = value
         event = replace(pending, reveals=tuple(reveals))
         changes: dict = {"chains": tuple(chains), "pending": event}
-        note = f"{self.replica.who(seat)} reveals for event {k} ({pending.label})"
+        note = phrase(self.replica.who(seat), f" reveals for event {k} (", pending.label, ")")
         if event.missing:
             return Effect(changes, note)
         decided, event = self.decide(event)
         changes.update(decided)
-        return Effect(changes, f"{note}; event {k} decided", event=event)
+        return Effect(changes, phrase(note, f"; event {k} decided"), event=event)
 
     def anchor(self, env: wire.Envelope) -> Effect:
         replica, seat, body = self.replica, env.seat, env.body
@@ -173,17 +174,17 @@ class Play:
         chains = list(self.chains)
         commitment = Commitment(body["anchor"], body["length"], body["first"])
         chains[seat] = replace(track, commitments=track.commitments + (commitment,))
-        note = f"{replica.who(seat)} commits a fresh chain for events {commitment.first}..{commitment.last}"
+        note = phrase(replica.who(seat), f" commits a fresh chain for events {commitment.first}..{commitment.last}")
         return Effect({"chains": tuple(chains)}, note)
 
     def chat(self, env: wire.Envelope) -> Effect:
-        return Effect({}, f"{self.replica.who(env.seat)} says: {env.body['text']}")
+        return Effect({}, phrase(self.replica.who(env.seat), f" says: {env.body['text']}"))
 
     def resign(self, env: wire.Envelope) -> Effect:
         if self.replica.phase != PLAYING:
             raise NotDue(env.seat, "there is no game in progress to resign")
-        result = self.ending(set(self.out) | {env.seat}, f"seat {env.seat} resigned")
-        return Effect({"forced": result, "phase": OVER, "pending": None}, f"{self.replica.who(env.seat)} resigns")
+        result = self.ending(set(self.out) | {env.seat}, phrase(Seat(env.seat), " resigned"))
+        return Effect({"forced": result, "phase": OVER, "pending": None}, phrase(self.replica.who(env.seat), " resigns"))
 
     def deal(self, env: wire.Envelope) -> Effect:
         replica = self.replica
@@ -192,7 +193,7 @@ class Play:
         if replica.phase not in (READY, PLAYING, OVER):  # over: the end-of-game opening of keys
             raise NotDue(env.seat, "a deal message before every seat has joined")
         outcome = replica.deal_handler.accept(replica, env)
-        note = f"{replica.who(env.seat)}: deal step {env.body.get('step', '')}".rstrip()
+        note = phrase(replica.who(env.seat), f": deal step {env.body.get('step', '')}".rstrip())
         if outcome is None:
             return Effect({}, note)
         if self.state is None or self.state.actor != CHANCE or not self.state.chance().hidden:
@@ -248,7 +249,7 @@ class Play:
         events = self.events + (event,)
         return {"events": events, **self.after(state, events, out)}, event
 
-    def ending(self, losers: set[int], reason: str) -> Result:
+    def ending(self, losers: set[int], reason: Phrase) -> Result:
         seat_count = self.replica.seat_count
         winners = tuple(s for s in range(seat_count) if s not in losers)
         scores = tuple((1.0 / len(winners) if s in winners else 0.0) for s in range(seat_count))
@@ -257,7 +258,7 @@ class Play:
     def as_it_stands(self, state: Any, out: frozenset[int]) -> Result:
         """The result of a game its rules cannot go on with: the game's own score, else the others share."""
         result = state.score_now()
-        return result or self.ending(set(out), f"{', '.join(f'seat {s}' for s in sorted(out))} in default")
+        return result or self.ending(set(out), phrase(listing(Seat(s) for s in sorted(out)), " in default"))
 
     # -- the seats' reveal chains ----------------------------------------------------------------
     def anchor_owner(self, anchor: bytes) -> int | None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dicetable.core.game import Chance, Move, Outcome
+from dicetable.core.phrase import Phrase
 from dicetable.net.log import wire
 
 
@@ -16,7 +17,7 @@ class Event:
     """Random event `number`: each seat's reveal (None until in), then the seed and outcome."""
 
     number: int
-    label: str
+    label: Phrase
     chance: Chance
     reveals: tuple[bytes | None, ...]
     seed: bytes | None = None
@@ -29,11 +30,11 @@ class Event:
 
 @dataclass(frozen=True)
 class Record:
-    """One accepted frame at log position `index`, with what it did in plain words."""
+    """One accepted frame at log position `index`, with what it did in words (its seats as seats)."""
 
     index: int
     envelope: wire.Envelope
-    note: str
+    note: Phrase
     move: Move | None = None
     event: Event | None = None  # the event this record completed
 
@@ -57,7 +58,7 @@ class Effect:
     the event it decided."""
 
     changes: dict
-    note: str
+    note: Phrase
     move: Move | None = None
     event: Event | None = None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 
 from dicetable.core.game import GameError, Result
+from dicetable.core.phrase import listing, phrase
 from dicetable.net.log import wire
 from dicetable.net.log.records import OVER, PLAYING, Effect
 from dicetable.net.refusals import BadRematch, NotDue
@@ -57,7 +58,7 @@ class Rematches:
         if body["game"] != number:
             raise BadRematch(seat, f"a consent to game {body['game']}, but the next game at this table is game {number}")
         if not body["agree"]:
-            return Effect({"declined": seat}, f"{replica.who(seat)} declines a rematch")
+            return Effect({"declined": seat}, phrase(replica.who(seat), " declines a rematch"))
         if self.consents[seat]:
             raise NotDue(seat, f"{replica.who(seat)} has already agreed to game {number}")
         following = self.next_options
@@ -68,9 +69,9 @@ class Rematches:
         consents = list(self.consents)
         consents[seat] = True
         if not all(consents):
-            waiting = ", ".join(replica.who(s) for s, agreed in enumerate(consents) if not agreed)
+            waiting = listing(replica.who(s) for s, agreed in enumerate(consents) if not agreed)
             return Effect({"consents": tuple(consents)},
-                          f"{replica.who(seat)} offers a rematch (game {number}); waiting for {waiting}")
+                          phrase(replica.who(seat), f" offers a rematch (game {number}); waiting for ", waiting))
         try:
             state = replica.game.new(replica.seat_count, following)
         except GameError as error:
@@ -81,4 +82,4 @@ class Rematches:
             "forced": None, "ending": None, "out": frozenset(), "phase": PLAYING,
             **replica.play.after(state, replica.events, frozenset()),
         }
-        return Effect(changes, f"{replica.who(seat)} agrees to a rematch: game {number} starts")
+        return Effect(changes, phrase(replica.who(seat), f" agrees to a rematch: game {number} starts"))

@@ -69,7 +69,7 @@ API (stable; the session in net/table/session.py builds on it)
         replica.deal_owing() -> tuple[int, ...]       seats the card deal waits for
         replica.settled      -> bool                  over, and the deal owes nothing (every deck
                                                      opened at the end and checked live)
-        replica.who(seat) -> str                      "seat 1 (bob)" for messages
+        replica.who(seat) -> Seat                     "seat 1 (bob)" for messages, a seat in a Phrase
         replica.claims       -> tuple[Claim, ...]     every default claim, in log order, with its state
                                                      (pending, out, answered, lapsed) and witnesses
         replica.pending_claim(seat) -> Claim | None   the claim against seat waiting for witnesses
@@ -82,7 +82,7 @@ API (stable; the session in net/table/session.py builds on it)
 
     Refusal: .fault (short name, e.g. "bad reveal"), .seat (the seat at fault, or None when the
     frame names no one), .reason (one line); str() is "<fault>: seat <n>: <reason>".
-    Record (records.py): index, envelope, note (plain words), move, event (the Event it completed),
+    Record (records.py): index, envelope, note (a Phrase), move, event (the Event it completed),
     frame, kind, seat. Event (records.py): number, label, chance, reveals (per seat), seed, outcome, missing.
 
 Parts (one writer each, wired here)

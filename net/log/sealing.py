@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from dicetable.core.game import GameError, Move
+from dicetable.core.phrase import listing, phrase
 from dicetable.net.chance import seal
 from dicetable.net.log import wire
 from dicetable.net.log.records import PLAYING, Effect
@@ -50,13 +51,13 @@ class SealedAnswers:
             raise NotDue(seat, f"seat {seat} has already answered step {sealing.step}")
         commits = list(sealing.commits)
         commits[seat] = env.body["commit"]
-        return Effect({"sealing": replace(sealing, commits=tuple(commits))}, f"{self.replica.who(seat)} seals its answer")
+        return Effect({"sealing": replace(sealing, commits=tuple(commits))}, phrase(self.replica.who(seat), " seals its answer"))
 
     def unseal(self, env: wire.Envelope) -> Effect:
         replica, seat, body = self.replica, env.seat, env.body
         sealing = self._sealed_step(env)
         if sealing.unsealed:
-            waiting = ", ".join(replica.who(s) for s in sealing.unsealed)
+            waiting = listing(replica.who(s) for s in sealing.unsealed)
             raise NotDue(seat, f"answers open once every seat has sealed one (waiting for {waiting})")
         if sealing.answers[seat] is not None:
             raise NotDue(seat, f"seat {seat} has already opened its answer to step {sealing.step}")
@@ -69,7 +70,7 @@ class SealedAnswers:
         except GameError as error:
             raise IllegalMoveRefused(seat, str(error)) from None
         changes = self.answered(sealing, seat, move)
-        return Effect(changes, f"{replica.who(seat)} opens its sealed answer: {move}", move)
+        return Effect(changes, phrase(replica.who(seat), f" opens its sealed answer: {move}"), move)
 
     def answered(self, sealing: Sealing, seat: int, move: Move) -> dict:
         """`seat`'s answer is in; once every asked seat's is, all apply in the state's order."""

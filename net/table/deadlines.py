@@ -54,6 +54,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from dicetable.core.game import Move
+from dicetable.core.phrase import Phrase, Seat, phrase
 
 
 @dataclass(frozen=True)
@@ -102,22 +103,22 @@ def deadline(replica, timing: Timing) -> float:
     return limit
 
 
-def default_reason(replica, timing: Timing, seat: int, waited: float, away: float | None) -> str:
+def default_reason(replica, timing: Timing, seat: int, waited: float, away: float | None) -> Phrase:
     """Why `seat` is in default after the table has waited `waited` s for what it waits for and the
-    seat has been away `away` s (None: it is here), or "" when it is not."""
+    seat has been away `away` s (None: it is here), or an empty phrase when it is not."""
     if seat not in replica.waiting_for.seats:
-        return ""
+        return phrase()
     if away is not None and away > timing.grace:
-        return f"seat {seat} dropped and did not return within {timing.grace:g} s"
+        return phrase(Seat(seat), f" dropped and did not return within {timing.grace:g} s")
     limit = deadline(replica, timing)
     if not limit or waited <= limit:
-        return ""
+        return phrase()
     action = replica.waiting_for.action
     default = answer_default(replica)
     if action in ("move", "seal", "unseal") and default is not None:
-        return f"seat {seat} did not answer within {limit:g} s: {default}"
+        return phrase(Seat(seat), f" did not answer within {limit:g} s: {default}")
     what = {"move": "move", "reveal": "reveal", "deal": "deliver its part of the card deal"}.get(action, action)
-    return f"seat {seat} did not {what} within {limit:g} s"
+    return phrase(Seat(seat), f" did not {what} within {limit:g} s")
 
 
 # The kinds of frame that answer what the table waits for (a move that pays cards first shows them

@@ -22,6 +22,7 @@ from dicetable.net.cards.points import Deck
 from dicetable.net.cards.deal import DealResult
 from dicetable.net.cards.deal_book import DealBook, declaration
 from dicetable.net.cards.party import Party
+from dicetable.net.table.events import CardDealt, DealVerified, Fault
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.refusals import DealError, DealFault
@@ -120,7 +121,7 @@ class _Dealing:
                 self.stopped = True  # found in the log: everyone else sees it too
                 return
             if verified:
-                self.emit("verified", text=self.dealer.assignment())
+                self.emit(DealVerified(self.dealer.assignment()))
 
     def act(self) -> None:
         super().act()
@@ -150,7 +151,7 @@ class _Dealing:
                 self.stopped = True
             return
         if dealer.card != had_card:
-            self.emit("card", text=colour(dealer.card))
+            self.emit(CardDealt(colour(dealer.card)))
         if not had_party or any(body["step"] == "hold" for body in bodies):
             self.save_secrets()  # new keys, or the nonce of the commitment
         for body in bodies:
@@ -158,7 +159,7 @@ class _Dealing:
 
     def _fail(self, fault: DealError) -> None:
         self.fault = fault
-        self.emit("fault", text=str(fault))
+        self.emit(Fault(fault.seat, fault.said))
         self._leave_by = time.monotonic() + 3.0
 
 

@@ -9,7 +9,7 @@ Default claims (FAIRNESS.md §4; net/table/deadlines.py): the host orders any cl
 rules; with 3 or more seats it takes effect only once the other seats' witnesses are in, the host's
 own among them only when its clock agrees. A claim against the host's own seat that its own view
 refutes is kept out of the log (`refuses_claims`: the orderer can, at no cost to anyone): the
-claimant hears `refused` ("disputed: ..."), and the host's player hears `disputed`.
+claimant hears `refused` ("disputed: ..."), and the host's player hears `ClaimDisputed`.
 
 A connection gets a seat's route only with a hello that proves the seat's key (net/table/session.py): the
 host's challenge for a connection is HMAC-SHA256 of its routing id under a secret made when this
@@ -24,8 +24,8 @@ is taken once per seat (a hello replayed on its connection is not the seat's).
 A hello holds a free seat only for `timing.seat_hold` seconds: a key whose signed join does not
 follow in time loses the seat (its connection hears `full` saying so, and that key is not given
 another), so nobody can keep a table "full" with a hello alone; a joiner silent for `drop_after`
-before joining frees its seat sooner, and may hello again. The host hears `waiting` (the seat,
-the key's fingerprint, the key as data) when a key takes a hold and `released` when a hold ends
+before joining frees its seat sooner, and may hello again. The host hears `SeatHeld` (the seat,
+the key, in words with its fingerprint) when a key takes a hold and `SeatReleased` when a hold ends
 without a join; `refuse(key)` takes a held seat back from a key and refuses it any other. A full
 table's refusal names the players seated (and the seats held). Keys cost nothing, so holds are also
 counted per source (the connection's address, or the relay's tag of it: net/reach/sources.py): after
@@ -60,7 +60,10 @@ from pathlib import Path
 from typing import Any
 
 from dicetable.core import registry
+from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.table import host_packets
+from dicetable.net.table.events import (ClaimDisputed, CodeGone, Dropped, Failed, Fault, Invited, Lingering, Refused, Returned,
+                                        SeatHeld, SeatReleased, code_event)
 from dicetable.net.log import wire
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.identity import fingerprint, verify_signature
@@ -213,7 +216,7 @@ class HostSession(TableSession):
             self.author("open", wire.open_body(self.game_name, self.game_options, self.seat_count, self.profile.public_key))
             self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
         code = self.invite.encode()
-        self.emit("invite", text=code)
+        self.emit(Invited(code))
         if self.relay is not None and self.replica.phase in ("new", "joining") and self.codes is None:
             self.offer_code(self.code_uses, self.code_ttl)
         return code
@@ -254,11 +257,11 @@ class HostSession(TableSession):
             elif kind in ("code", "error") and self._code_gone is not None:
                 gone, why = self._code_gone
                 self._code_gone = None
-                self.emit(gone, text=f"{why}; the new code is {text}" if kind == "code" else f"{why}; {text}")
+                self.emit(CodeGone(gone, f"{why}; the new code is {text}" if kind == "code" else f"{why}; {text}"))
                 if kind == "code":
-                    self.emit(kind, text=text)
+                    self.emit(code_event(kind, text))
             elif kind != "joined":  # the seat's own join is told when it lands in the log
-                self.emit(kind, text=text)
+                self.emit(code_event(kind, text))
         if self.replica.phase != "joining":
             self._send_mail(offer.withdraw())  # every seat is taken: the code opens nothing any more
             self.codes = None
@@ -322,9 +325,9 @@ class HostSession(TableSession):
             reason = str(refusal)
             told = self._tell_fault(refusal, reason, frame, origin)
             if isinstance(refusal, Disputed):  # a claim against my seat that my own view refutes
-                self.emit("disputed", seat=refusal.seat, text=reason)
+                self.emit(ClaimDisputed(refusal.seat, refusal.said))
             else:
-                self.emit("fault" if told else "refused", seat=refusal.seat, text=reason)
+                self.emit((Fault if told else Refused)(refusal.seat, refusal.said))
             self.record_refusal(frame, reason)
             if origin is None:
                 self._own_frame_refused(reason)
@@ -474,7 +477,7 @@ class HostSession(TableSession):
             except Refusal as refusal:
                 reason = f"{self.replica.who(seat)}'s copy of the log does not fit this one: {refusal}"
                 self.record_refusal(frame, reason)
-                self.emit("refused", seat=seat, text=reason)
+                self.emit(Refused(seat, Phrase.read(reason)))
                 self._asked[peer] = float("inf")
                 return
             self.applied(record)
@@ -623,8 +626,8 @@ class HostSession(TableSession):
         if source is not None:
             self._held_from[seat] = source
         hold = self.timing.seat_hold
-        self.emit("waiting", seat=seat, data=key,
-                  text=f"{fingerprint(key)} holds seat {seat} for its join (at most {hold:g} s)")
+        self.emit(SeatHeld(seat, key,
+                           phrase(f"{fingerprint(key)} holds ", Seat(seat), f" for its join (at most {hold:g} s)")))
         return seat, None
 
     def _full_reason(self, now: float) -> str:
@@ -648,7 +651,7 @@ class HostSession(TableSession):
             return
         seat = self.replica.seat_of(arg)
         if seat is not None:
-            self.emit("error", text=f"{self.replica.who(seat)} has joined: its seat is in the log")
+            self.emit(Failed(f"{self.replica.who(seat)} has joined: its seat is in the log"))
             return
         told = "the host refused you a seat at this table"
         self.refused_keys[arg] = told
@@ -682,13 +685,13 @@ class HostSession(TableSession):
         for clock in (self.last_seen, self._away_since, self.acked):
             clock.pop(seat, None)
         waits = f" (its address has let holds lapse before: it gets no seat for {wait:g} s)" if wait else ""
-        self.emit("released", seat=seat, text=f"{said}: seat {seat} is free again{waits}", data=key)
+        self.emit(SeatReleased(seat, key, phrase(f"{said}: ", Seat(seat), f" is free again{waits}")))
 
     # -- presence --------------------------------------------------------------------------------
     def _present(self, seat: int, now: float) -> None:
         if seat in self._away_since:
             del self._away_since[seat]
-            self.emit("returned", seat=seat)
+            self.emit(Returned(seat))
             self._tell_presence(seat, True)
 
     def _tell_presence(self, seat: int, here: bool) -> None:
@@ -699,7 +702,7 @@ class HostSession(TableSession):
         for seat, seen in self.last_seen.items():
             if seat not in self._away_since and now - seen > self.timing.drop_after:
                 self._away_since[seat] = seen  # the grace period runs from when it was last heard
-                self.emit("dropped", seat=seat)
+                self.emit(Dropped(seat))
                 self._tell_presence(seat, False)
 
     # -- the loop --------------------------------------------------------------------------------
@@ -767,14 +770,14 @@ class HostSession(TableSession):
                     away = {s for s in behind & set(self._away_since) if self.acked.get(s, 0) < ended} - awaited
                     if away:  # e.g. claimed in default while away: it hears the outcome here if it returns in time
                         awaited |= away
-                        who = ", ".join(self.replica.who(s) for s in sorted(away))
-                        self.emit("lingering", text=f"the game is over; the table stays open up to {self.timing.grace:g} s "
-                                                    f"for {who}, away, to learn the outcome")
+                        who = listing(self.replica.who(s) for s in sorted(away))
+                        self.emit(Lingering(phrase(f"the game is over; the table stays open up to {self.timing.grace:g} s "
+                                                   "for ", who, ", away, to learn the outcome")))
                     stay = self.timing.grace if behind & awaited else 0.0
                     if not behind or now > over_at + max(3.0, 2 * self.timing.heartbeat, stay):
                         break
         except SessionError as error:
-            self.emit("error", text=str(error))
+            self.emit(Failed(str(error)))
             raise
         finally:
             self.close()

@@ -11,7 +11,7 @@ ordering the log there and the others follow it (net/table/succession.py; `run` 
 From then on this seat also takes the tags of the seats that may order (net/table/host_packets.py `trust`), and
 the tag names the seat that orders, the one blamed for a log that does not fit.
 
-Another seat's fault the host refused (a `fault` packet, net/table/host.py) is shown as a `fault` event
+Another seat's fault the host refused (a `fault` packet, net/table/host.py) is shown as a `Fault` event
 once that seat's signature on the refused frame checks out with this seat's own replica.
 
 A seat is reclaimed (or asked for) only by proving this profile's key: the joiner's first packet is
@@ -29,11 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dicetable.core.phrase import Phrase, phrase
 from dicetable.net.table import host_packets
 from dicetable.net.table import deputies
 from dicetable.net.table import succession
 from dicetable.net.log import wire
 from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.events import Cut, Dropped, Failed, Ordering, Refused, Returned
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.invite import BadInvite, Invite
 from dicetable.net.refusals import Disputed, Refusal
@@ -209,10 +211,10 @@ class PeerSession(TableSession):
             self._outage = (self.host_away_since, now)
             self.host_away_since = None
             if self.succession is None:
-                self.emit("returned", seat=0, text="the host is back")
+                self.emit(Returned(0, "the host is back"))
             else:  # a seat that took over (net/table/succession.py); seat 0 stays away until it says otherwise
-                self.emit("ordering", seat=self.link.orderer,
-                          text=f"{self.replica.who(self.link.orderer)} orders the log through the relay now")
+                self.emit(Ordering(self.link.orderer,
+                                   phrase(self.replica.who(self.link.orderer), " orders the log through the relay now")))
             self.ask_who()  # the host may have restarted: it asks this seat to prove itself again
         if op == "welcome":
             self._welcome(body)
@@ -225,7 +227,7 @@ class PeerSession(TableSession):
             self._entries(body["start"], body["frames"])
         elif op == "refused":
             reason = str(body.get("reason", ""))
-            self.emit("refused", seat=body.get("seat"), text=reason)
+            self.emit(Refused(body.get("seat"), Phrase.read(reason)))
             if body.get("seat") == self.seat:
                 self._own_frame_refused(reason)
                 if not self._seated():
@@ -247,10 +249,10 @@ class PeerSession(TableSession):
             seat = body["seat"]
             if body.get("here"):
                 if self._away_since.pop(seat, None) is not None:
-                    self.emit("returned", seat=seat)
+                    self.emit(Returned(seat))
             elif seat not in self._away_since and seat != self.seat:
                 self._away_since[seat] = now - self.timing.drop_after
-                self.emit("dropped", seat=seat)
+                self.emit(Dropped(seat))
 
     def _who(self, body: dict) -> None:
         nonce = body.get("nonce")
@@ -391,9 +393,9 @@ class PeerSession(TableSession):
         self._own_copy, self._sent = None, {}
         self.result_announced = self.replica.result is not None
         self.finished = self.replica.settled
-        self.emit("cut", seat=self.seat, text=f"{len(removed)} entries of this seat's copy from entry {index + 1} on "
-                                              "were never relayed: cut (kept as evidence in the transcript); "
-                                              "following the table's log")
+        self.emit(Cut(self.seat, f"{len(removed)} entries of this seat's copy from entry {index + 1} on "
+                                 "were never relayed: cut (kept as evidence in the transcript); "
+                                 "following the table's log"))
 
     def _disputed_claim(self, frame: bytes, index: int, refusal: Disputed):
         """Refuse the claim at `index` of the host's log: my copy holds my signed dispute in its place
@@ -453,7 +455,7 @@ class PeerSession(TableSession):
         if accepted:
             accepted.clear()
         self.record_refusal(frame, reason)
-        self.emit("refused", seat=seat, text=reason)
+        self.emit(Refused(seat, Phrase.read(reason)))
         self.close()
         raise SessionError(reason + "; leaving a table whose log cannot be trusted")
 
@@ -502,7 +504,7 @@ class PeerSession(TableSession):
         silent = now - self.last_heard
         if silent > self.timing.drop_after and self.host_away_since is None:
             self.host_away_since = self.last_heard
-            self.emit("dropped", seat=0, text="lost the host; reconnecting")
+            self.emit(Dropped(0, "lost the host; reconnecting"))
         if self.host_away_since is not None and now - self.host_away_since > self.timing.grace \
                 and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - self.host_away_since)))
@@ -523,7 +525,7 @@ class PeerSession(TableSession):
             if self.finished and self.socket is not None:
                 self.to_orderer("ping", {"next": len(self.replica.log)})  # tells the host we have it all
         except SessionError as error:
-            self.emit("error", text=str(error))  # the app hears it as a message, the caller as the error
+            self.emit(Failed(str(error)))  # the app hears it as a message, the caller as the error
             raise
         finally:
             self.close()

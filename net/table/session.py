@@ -8,7 +8,7 @@ net/table/deadlines.py), presence, and the transcript on disk with its seat file
 
 The session is one synchronous loop (`run()`), meant for a Textual thread worker or the main thread
 of a headless command. The app talks to it through thread-safe methods (`move`, `chat`, `claim`,
-`resign`, `stop`) and hears from it through `on_event(NetEvent)`, called in the session's thread
+`resign`, `stop`) and hears from it through `on_event(event)`, called in the session's thread
 (in the app: `lambda e: app.call_from_thread(app.post_message, TableEvent(e))`):
 
     host = HostSession(profile, "trice", 2, {}, port=0, on_event=...)   # chooser=None: a person
@@ -16,7 +16,7 @@ of a headless command. The app talks to it through thread-safe methods (`move`, 
     app.run_worker(host.run, thread=True)
     peer = PeerSession(profile, invite, on_event=...); peer.connect()   # SessionError: one line
     app.run_worker(peer.run, thread=True)
-    ... on a "your_turn" event: session.move(Move(...)); on "claimable": offer session.claim(seat)
+    ... on `YourTurn`: session.move(Move(...)); on `Claimable`: offer session.claim(seat)
 
 A state where several seats may move (the state's `may_act`, e.g. a free dice room): the chooser is
 asked whenever this seat may move and is not the one due; it returns None when it has nothing to do.
@@ -26,22 +26,13 @@ Read `session.replica` (state, seats, events, waiting_for) only from the session
 treat it as a snapshot: it changes as records arrive. Timing (heartbeat, grace, deadlines) is the
 host's and reaches joiners in its welcome.
 
-Event kinds: invite, transcript, joined, started, record, your_turn, refused, fault, dropped,
-returned, claimable, disputed, chat, result, defaulted, rematch, error, ordering, cut (a rejoining host seat's
-unrelayed tail, net/table/joiner.py), and on the host waiting, released, lingering. A `record` event carries
-the log index, the Record (data) and its note (text); `refused` names the seat at fault and the
-reason; `fault` names a seat caught cheating, once, the moment this seat knows (a frame of its own
-signing the host refused as a broken commitment or deal rule, or what the card deal finds in the log:
-a shown card that opens to another, a wrong key, a deck whose end-of-game replay fails);
-`dropped`/`returned` name the seat (seat 0 on a joiner: the host); `claimable` names a seat in
-default and why; `disputed` names the claimant of a claim against this seat that its own view refutes; `defaulted`
-(after `result`) names the claimant whose claim against this seat decided the game, told in plain words (also to a
-seat that learns it on its return); `waiting`/`released` name a seat held for a joiner's key (data) and its end;
-`lingering` says the finished host stays open for a seat still away (net/table/host.py `run`); `rematch` names a
-seat that agreed to the next game (data True) or declined it (False), or says an offer ended unanswered
-because the seats it waited for left (data None); `started` follows when the next game starts with every
-seat's consent; `ordering` says a seat took over ordering the log through the relay in the host
-seat's place (net/table/succession.py).
+The events, one type each, are in net/table/events.py. A `Recorded` follows every log entry (after
+the `Joined`, `Started`, `Chat` or `RematchAnswered` the entry makes); `Fault` names a seat caught
+cheating, once, the moment this seat knows (a frame of its own signing the host refused as a broken
+commitment or deal rule, or what the card deal finds in the log: a shown card that opens to another,
+a wrong key, a deck whose end-of-game replay fails); `Defaulted` (after `Ended`) names the claimant
+whose claim against this seat decided the game (told also to a seat that learns it on its return);
+`Started` follows too when the next game starts with every seat's consent.
 
 Rematches (PROTOCOL.md §5.10): once a game is over (its decks opened), a seat's `rematch()`
 signs its consent to the next game with the options the ended game's rules give; the consent that
@@ -93,7 +84,7 @@ would take effect alone (net/refusals.py's Disputed) and the session answers it 
 "dispute" carrying its unordered frames; a pending one is disputed in the log.
 
 Sealed answers (net/chance/seal.py; Dice Breaker's Latent Dice claim): when the table waits for "seal", every
-asked seat is asked at once (the chooser, or a person through `your_turn` and `move()`, sees the
+asked seat is asked at once (the chooser, or a person through `YourTurn` and `move()`, sees the
 state as it asks this seat); the move becomes a seal, and once every seat has sealed the session
 opens its own by itself. Both wait on the answer deadline; a late seat's answer is the default.
 """
@@ -105,30 +96,23 @@ from contextlib import contextmanager
 import random
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from dicetable.core.game import GameError, Move
+from dicetable.core.phrase import Phrase, listing, phrase
 from dicetable.net.table import deadlines
 from dicetable.net.chance import seal as sealed
 from dicetable.net.log import wire
 from dicetable.net.chance.reveal_chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
 from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.events import (ClaimDisputed, Chat, Claimable, Defaulted, Ended, Failed, Fault, Joined, NetEvent,
+                                        RematchAnswered, RematchGone, Recorded, Started, TranscriptOpened, YourTurn)
 from dicetable.net.cards.table_deals import TableDeals, paid_cards
 from dicetable.net.identity import Profile
 from dicetable.net.refusals import DealError, Disputed
 from dicetable.net.table.seat_file import save_seat
 from dicetable.net.log.transcript import TranscriptWriter, header_for, transcript_dir
-
-
-@dataclass(frozen=True)
-class NetEvent:
-    kind: str
-    seat: int | None = None
-    text: str = ""
-    index: int | None = None
-    data: Any = None
 
 
 class SessionError(Exception):
@@ -227,8 +211,8 @@ class TableSession:
         raise NotImplementedError
 
     # -- events --------------------------------------------------------------------------------
-    def emit(self, kind: str, **fields: Any) -> None:
-        self.on_event(NetEvent(kind, **fields))
+    def emit(self, event: NetEvent) -> None:
+        self.on_event(event)
 
     # -- own frames ----------------------------------------------------------------------------
     def next_seq(self) -> int:
@@ -271,18 +255,18 @@ class TableSession:
         self._own_frame_landed(record)
         index, kind, body = record.index, record.kind, record.envelope.body
         if kind == "join":
-            self.emit("joined", seat=record.seat, text=body["name"], index=index)
+            self.emit(Joined(record.seat, body["name"], index))
         elif kind == "start":
-            self.emit("started", index=index)
+            self.emit(Started(index))
         elif kind == "chat":
-            self.emit("chat", seat=record.seat, text=body["text"], index=index)
+            self.emit(Chat(record.seat, body["text"], index))
         elif kind == "rematch":
-            self.emit("rematch", seat=record.seat, text=record.note, index=index, data=body["agree"])
+            self.emit(RematchAnswered(record.seat, body["agree"], record.note, index))
             if index == self.replica.game_start:  # every seat agreed: the next game starts with this record
                 # (not `phase`: a batch may hold both consents, and the phase is already the later one's)
                 self.result_announced, self.finished, self._over_since = False, False, None
-                self.emit("started", index=index)
-        self.emit("record", seat=record.seat, index=index, text=record.note, data=record)
+                self.emit(Started(index))
+        self.emit(Recorded(record))
         if kind == "deal":
             self.watch_deal()
         elif kind == "claim" and body["against"] == self.seat:
@@ -293,10 +277,10 @@ class TableSession:
             self._over_since = time.monotonic()
             if self.transcript is not None:
                 self.transcript.append_result(self.replica.result)
-            self.emit("result", text=self.describe_result(), data=self.replica.result)
+            self.emit(Ended(self.replica.result, self.describe_result()))
             ending = self.replica.ending
             if ending is not None and ending.against == self.seat:
-                self.emit("defaulted", seat=ending.seat, text=self.describe_default(ending))
+                self.emit(Defaulted(ending.seat, self.describe_default(ending)))
         if latest:
             self.check_settled()
 
@@ -311,8 +295,8 @@ class TableSession:
             self.finished = self.series_over()
             replica = self.replica
             if self.finished and self.games != 1 and replica.declined is None and self.can_rematch():
-                gone = ", ".join(replica.who(s) for s in sorted(self.away_seats()))  # nobody is left to answer
-                self.emit("rematch", text=f"no rematch: {gone or 'the table'} left", data=None)
+                gone = listing(replica.who(s) for s in sorted(self.away_seats()))  # nobody is left to answer
+                self.emit(RematchGone(phrase("no rematch: ", gone or "the table", " left")))
 
     # -- rematches (PROTOCOL.md §5.10) ------------------------------------------------------------
     def can_rematch(self) -> bool:
@@ -338,10 +322,10 @@ class TableSession:
         """My signed consent to the next game, with the options its rules give (or my refusal)."""
         replica = self.replica
         if not self.can_rematch():
-            self.emit("error", text="no rematch now: the game is not over, a player declined, or this table plays one game")
+            self.emit(Failed("no rematch now: the game is not over, a player declined, or this table plays one game"))
             return
         if agree and replica.consents[self.seat]:
-            self.emit("error", text="you have agreed to a rematch already: waiting for the others")
+            self.emit(Failed("you have agreed to a rematch already: waiting for the others"))
             return
         self.author("rematch", wire.rematch_body(replica.game_number + 1, replica.next_options, agree))
 
@@ -359,7 +343,7 @@ class TableSession:
         """Tell the player, once, that `seat` was caught cheating (FAIRNESS.md §3: shown at once)."""
         if (seat, text) not in self._faults_said:
             self._faults_said.add((seat, text))
-            self.emit("fault", seat=seat, text=text)
+            self.emit(Fault(seat, Phrase.read(text)))
 
     def watch_deal(self) -> None:
         """The faults the card deal finds in the log, as this seat's replica finds them: live ones (a
@@ -386,7 +370,7 @@ class TableSession:
             for pending in frames:
                 self.transcript.append_frame(pending)
             self.announced_transcript = True
-            self.emit("transcript", text=str(path))
+            self.emit(TranscriptOpened(path))
             return
         self.transcript.append_frame(frame)
 
@@ -412,16 +396,16 @@ class TableSession:
             return self.replica.state.summary([s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)])
         return result.describe(names)
 
-    def describe_default(self, claim) -> str:
+    def describe_default(self, claim) -> Phrase:
         """The game's end told to the seat whose default decided it, in plain words: `bob: alice claimed
         the game while you were away (since 16:02) — you were in default (...); alice wins (...)`."""
         names = [s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)]
         away = f" while you were away (since {time.strftime('%H:%M', time.localtime(self.left_at))})" if self.left_at else ""
         if self.replica.forced is not None:
-            what = f"{names[claim.seat]} claimed the game{away} — you were in default ({claim.reason})"
+            what = phrase(f"{names[claim.seat]} claimed the game{away} — you were in default (", claim.reason, ")")
         else:
-            what = f"{names[claim.seat]} claimed your seat in default{away} ({claim.reason}) and the game went on without it"
-        return f"{names[self.seat]}: {what}; {self.replica.result.describe(names)}"
+            what = phrase(f"{names[claim.seat]} claimed your seat in default{away} (", claim.reason, ") and the game went on without it")
+        return phrase(f"{names[self.seat]}: ", what, "; ", self.replica.result.said(names))
 
     # -- acting --------------------------------------------------------------------------------
     def deals(self) -> TableDeals | None:
@@ -461,13 +445,13 @@ class TableSession:
             if payment:
                 replica.state.apply(move)  # an illegal move must not reveal my cards for nothing
         except GameError as error:
-            self.emit("error", text=f"{move} is not legal: {error}")
+            self.emit(Failed(f"{move} is not legal: {error}"))
             return
         if payment and handler is not None and not handler.can_pay(self.seat, payment):
             try:
                 bodies = handler.show_bodies(replica, payment)
             except ValueError as error:
-                self.emit("error", text=str(error))
+                self.emit(Failed(str(error)))
                 return
             self._paying = move
             for body in bodies:
@@ -492,10 +476,10 @@ class TableSession:
                 why = f"too late: your time ran out and the table answered {given} for you"
             else:
                 why = "your answer is already sealed"
-            self.emit("error", text=why)
+            self.emit(Failed(why))
             return
         if move not in replica.state.asking(self.seat).legal_moves():
-            self.emit("error", text=f"{move} is not a legal answer now")
+            self.emit(Failed(f"{move} is not a legal answer now"))
             return
         commit = sealed.commitment(replica.table, step, self.seat, move.to_data(), self._seal_nonce(step))
         self._sealed = (step, move)
@@ -515,7 +499,7 @@ class TableSession:
         if answer is None:
             if self._unopenable != step:  # said once; the others give the default when time runs out
                 self._unopenable = step
-                self.emit("error", text=f"cannot open my sealed answer to step {step}: the table will give the default")
+                self.emit(Failed(f"cannot open my sealed answer to step {step}: the table will give the default"))
             return
         self.author("unseal", wire.unseal_body(step, answer, nonce))
 
@@ -569,7 +553,7 @@ class TableSession:
                 self.play(self.chooser(state.view(self.seat)))
             elif self._announced_turn != len(replica.log):
                 self._announced_turn = len(replica.log)
-                self.emit("your_turn", seat=self.seat, index=len(replica.log))
+                self.emit(YourTurn(self.seat, len(replica.log)))
 
     def free_act(self) -> bool:
         """One of several seats that may move (a free dice room): ask the chooser; True if it moved.
@@ -609,7 +593,7 @@ class TableSession:
         if name == "stop":
             self.stopped = True
         elif self.replica is None or not self._seated():
-            self.emit("error", text="not seated at a table yet")
+            self.emit(Failed("not seated at a table yet"))
         elif name == "move":
             self.play(arg)
         elif name == "chat":
@@ -646,7 +630,7 @@ class TableSession:
             why = self.default_reason(seat, now)
             if why:
                 self._claimable.add(seat)
-                self.emit("claimable", seat=seat, text=why)
+                self.emit(Claimable(seat, why))
         for claim in replica.claims:  # co-sign what my own clock agrees with, and nothing else
             if claim.state == "pending" and claim.index not in self._witnessed and self.seat != claim.against \
                     and self.seat not in claim.signers and self.seat not in replica.out \
@@ -672,7 +656,7 @@ class TableSession:
             if self.seat in pending.signers or pending.index in self._witnessed:
                 return
             if not self.default_reason(against, now):
-                self.emit("error", text=f"seat {against} is not in default by this seat's clock: no witness")
+                self.emit(Failed(f"seat {against} is not in default by this seat's clock: no witness"))
                 return
             self._witnessed.add(pending.index)
             self.author("witness", wire.witness_body(pending.index))
@@ -721,10 +705,10 @@ class TableSession:
         `index`, carrying my frames the log does not hold; returns the dispute (None if it cannot
         carry them all)."""
         self._disputed.add(index)
-        self.emit("disputed", seat=claimant, text=f"{self.replica.who(claimant)} claims this seat is in default: {why}")
+        self.emit(ClaimDisputed(claimant, phrase(self.replica.who(claimant), f" claims this seat is in default: {why}")))
         evidence = [sent for _, (_, sent) in sorted(self._sent.items())]
         if len(evidence) > wire.MAX_EVIDENCE or len(frame) + sum(map(len, evidence)) > wire.MAX_FRAME - 4096:
-            self.emit("error", text="too many frames the log does not hold to carry in a dispute")
+            self.emit(Failed("too many frames the log does not hold to carry in a dispute"))
             return None
         return self.author("dispute", wire.dispute_body(index, frame, why[:200], evidence))
 

@@ -80,8 +80,10 @@ from __future__ import annotations
 
 import time
 
+from dicetable.core.phrase import phrase
 from dicetable.net.table import host_packets
 from dicetable.net.table import deputies
+from dicetable.net.table.events import Dropped, Ordering
 from dicetable.net.table.host import HostSession, entry_chunks
 from dicetable.net.reach.relay import HOST_AWAY, RelayAddress
 from dicetable.net.reach.relay_link import RelayHostSocket, RelayTaken
@@ -124,8 +126,8 @@ def follow(peer, now: float) -> bool:
         return False
     if peer.succession is None:  # the first hand-over: the orderer gone is the host seat
         peer._away_since.setdefault(0, peer.host_away_since)
-        peer.emit("dropped", seat=0, text=f"gone for more than {peer.timing.grace:g} s: a seat takes over ordering "
-                                          "the log through the relay")
+        peer.emit(Dropped(0, f"gone for more than {peer.timing.grace:g} s: a seat takes over ordering "
+                             "the log through the relay"))
     if peer.succession is None or peer.succession.since != peer.host_away_since:
         peer.succession = Succession(peer.host_away_since)
         peer.link.trust(orderers(replica, peer.seat))  # the orderer is gone: the next one may tag with its seat key
@@ -184,8 +186,8 @@ class SuccessorSession(HostSession):
         self._seat = peer
         self.reclaim(time.monotonic())  # until the seats are back: frames I sent the host, maybe ordered
         self.handed = len(replica.log)  # this copy at the hand-over, with the seats' longer copies: the host relayed it
-        self.emit("ordering", seat=self.seat, text=f"{replica.who(self.seat)} orders the log now, through the relay, "
-                                                  "in the host seat's place")
+        self.emit(Ordering(self.seat, phrase(replica.who(self.seat), " orders the log now, through the relay, "
+                                                                     "in the host seat's place")))
         return self
 
     def step(self, timeout: float) -> None:

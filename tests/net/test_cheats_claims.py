@@ -17,6 +17,7 @@ from dicetable.net.chance import outcomes
 from dicetable.net.log import wire
 from dicetable.net.log import transcript as tr
 from dicetable.net.cards.table_deals import TableDeals
+from dicetable.net.table.events import ClaimDisputed
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import Table, play_table
@@ -138,9 +139,9 @@ def test_a_host_claiming_the_game_at_will_is_disputed_and_verify_says_unwitnesse
     finally:
         stop_all(host, bob)
     # The joiner was told, naming the claimant, and left the host's log with its state as it stood.
-    disputed = [e for e in events if e.kind == "disputed"]
-    assert len(disputed) == 1 and disputed[0].seat == 0
-    assert disputed[0].text.startswith("seat 0 (ann) claims this seat is in default: by its own clock the table had waited")
+    disputed = [e for e in events if isinstance(e, ClaimDisputed)]
+    assert len(disputed) == 1 and disputed[0].claimant == 0
+    assert disputed[0].said.startswith("seat 0 (ann) claims this seat is in default: by its own clock the table had waited")
     assert stopped[0].startswith("seat 0 (ann) claimed this seat in default at entry ")
     assert "this seat disputes it" in stopped[0]
     claim = next(r for r in host.replica.log if r.kind == "claim")
@@ -215,8 +216,8 @@ def test_a_host_re_rolling_by_a_claim_gets_no_redraw_without_another_seats_witne
             assert replica.pending.number == 1 and replica.pending.missing == (2,)  # nothing redrawn
         assert not [r for r in host.replica.log if r.kind == "witness"]
         # The victim was told, naming the host, and its dispute shows the reveal the host held back.
-        told = [e for e in events[2] if e.kind == "disputed"]
-        assert told and told[0].seat == 0 and "the log does not hold its answer" in told[0].text
+        told = [e for e in events[2] if isinstance(e, ClaimDisputed)]
+        assert told and told[0].claimant == 0 and "the log does not hold its answer" in told[0].said
         dispute = next(r for r in host.replica.log if r.kind == "dispute")
         assert dispute.envelope.body["evidence"] == host.held[:1] and dispute.envelope.body["claim"] == claim.index
         assert host.replica.disputes[0].held and "shows 1 frame of its own the log does not hold" in dispute.note
@@ -330,7 +331,7 @@ def test_a_withholding_seat_is_out_by_a_co_signed_claim_and_the_die_is_the_docum
         assert replica.out == {2} and replica.result is not None
         (claim,) = replica.claims
         assert claim.against == 2 and claim.state == "out" and {claim.seat, *claim.witnesses} == {0, 1}
-    assert not [e for e in events if e.kind == "disputed"]  # by its own clock too, it was late
+    assert not [e for e in events if isinstance(e, ClaimDisputed)]  # by its own clock too, it was late
     # The die: seat 2's value counted as 32 zero bytes, as documented (net/table/deadlines.py).
     event = host.replica.events[0]
     assert event.reveals[2] == b"" and event.seed == outcomes.event_seed(host.replica.table, 1,

@@ -13,6 +13,7 @@ from dicetable.core import registry
 from dicetable.net.cards.points import Deck
 from dicetable.net.cards.deal_book import declaration
 from dicetable.net.table.deal_table import ID_CARDS
+from dicetable.net.table.events import Fault, Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
@@ -32,8 +33,8 @@ class Cheater(PeerSession):
         self._sent.clear()  # every frame of a burst takes the next free sequence number: refused for what it says
 
 
-def kinds(events, kind: str, seat: int | None = None) -> list:
-    return [e for e in events if e.kind == kind and (seat is None or e.seat == seat)]
+def kinds(events, kind: type, seat: int | None = None) -> list:
+    return [e for e in events if isinstance(e, kind) and (seat is None or e.seat == seat)]
 
 
 def snapshot(session):
@@ -55,23 +56,23 @@ def test_a_deck_at_a_trice_table_is_refused_and_the_joiner_cannot_claim_the_game
         before = snapshot(host)
         bogus = declaration(Deck(host.replica.table, "id", ID_CARDS))  # well-formed, bound to this table
         cheater.commands.put(("author", ("deal", bogus)))
-        wait_until(lambda: kinds(cheat_events, "refused") and kinds(host_events, "fault"), what="the refusal and the fault")
-        [refusal] = kinds(cheat_events, "refused")
-        assert refusal.seat == 1 and refusal.text == (
-            "deal refused: seat 1: declared a deck: a game's decks come from its own steps"), refusal.text
-        [fault] = kinds(host_events, "fault")  # the host is told, with the seat named
-        assert fault.seat == 1 and fault.text == refusal.text
+        wait_until(lambda: kinds(cheat_events, Refused) and kinds(host_events, Fault), what="the refusal and the fault")
+        [refusal] = kinds(cheat_events, Refused)
+        assert refusal.seat == 1 and refusal.said == (
+            "deal refused: seat 1: declared a deck: a game's decks come from its own steps"), refusal.said
+        [fault] = kinds(host_events, Fault)  # the host is told, with the seat named
+        assert fault.seat == 1 and fault.said == refusal.said
         assert snapshot(host) == before and host.replica.deal_handler.deals == {}
         assert "deal" not in host.replica.waiting_for.action and host.replica.deal_owing() == ()
         # Past the deadline the deck would have set, the joiner claims the game: refused, nothing changes.
         time.sleep(2 * timing.reveal_deadline)
         cheater.claim(0)
-        wait_until(lambda: kinds(cheat_events, "refused")[1:], what="the claim's refusal")
-        claim = kinds(cheat_events, "refused")[1]
+        wait_until(lambda: kinds(cheat_events, Refused)[1:], what="the claim's refusal")
+        claim = kinds(cheat_events, Refused)[1]
         # Refused as not awaited (seat 1 is due) or, when seat 0 is due, by the host's own view of its
         # own seat (FAIRNESS.md §4): no deadline passed.
-        assert claim.text.startswith(("bad claim: seat 1: seat 0 is not the seat the table waits for",
-                                      "disputed: seat 1: seat 0 (alice) disputes seat 1 (mallory)'s claim")), claim.text
+        assert claim.said.startswith(("bad claim: seat 1: seat 0 is not the seat the table waits for",
+                                      "disputed: seat 1: seat 0 (alice) disputes seat 1 (mallory)'s claim")), claim.said
         assert host.replica.result is None and cheater.replica.result is None
         assert snapshot(host) == before
         assert [r.frame for r in cheater.replica.log] == [r.frame for r in host.replica.log]
@@ -103,20 +104,20 @@ def test_a_flood_of_declarations_is_refused_and_changes_nothing():
         flood += [{**declaration(Deck(table, "pile", ("a",))), "step": "shuffle"}]  # a deck never opened
         for body in flood:
             cheater.commands.put(("author", ("deal", body)))
-        wait_until(lambda: len(kinds(cheat_events, "refused")) == len(flood), what="every refusal")
-        refusals = kinds(cheat_events, "refused")
-        assert all(r.seat == 2 and r.text.startswith("deal refused: seat 2: ") for r in refusals), refusals
-        assert sum("declared a deck: a game's decks come from its own steps" in r.text for r in refusals) == 40
+        wait_until(lambda: len(kinds(cheat_events, Refused)) == len(flood), what="every refusal")
+        refusals = kinds(cheat_events, Refused)
+        assert all(r.seat == 2 and r.said.startswith("deal refused: seat 2: ") for r in refusals), refusals
+        assert sum("declared a deck: a game's decks come from its own steps" in r.said for r in refusals) == 40
         assert [snapshot(s) for s in (host, honest)] == before  # nothing changed at any honest peer
         assert all(s.replica.deal_handler.deals == {} for s in sessions)
         # Every other player hears of it at once, each distinct fault once: not once per frame.
-        wait_until(lambda: all(len(kinds(events, "fault")) >= 2 for events in (host_events, honest_events)),
+        wait_until(lambda: all(len(kinds(events, Fault)) >= 2 for events in (host_events, honest_events)),
                    what="the host and the honest seat told of both faults")
         for events in (host_events, honest_events):
-            faults = kinds(events, "fault")
+            faults = kinds(events, Fault)
             assert len(faults) == 2 and {f.seat for f in faults} == {2}, faults
-            assert "declared a deck" in faults[0].text
-        assert kinds(honest_events, "refused") == []
+            assert "declared a deck" in faults[0].said
+        assert kinds(honest_events, Refused) == []
     finally:
         for session in (cheater, honest, host):
             session.stop()
@@ -157,16 +158,16 @@ def test_a_shown_card_that_is_not_the_committed_one_is_a_fault_every_player_sees
                         chooser=bot_chooser(game, "random", 3), think=1.0)
     in_thread(cheater)
     try:
-        wait_until(lambda: kinds(honest_events, "fault") and kinds(host_events, "fault") and kinds(cheat_events, "refused"),
+        wait_until(lambda: kinds(honest_events, Fault) and kinds(host_events, Fault) and kinds(cheat_events, Refused),
                    30, what="the fault told to the host and the honest seat, and the refusal to the cheater")
         bad = cheater.bad
-        [refusal] = kinds(cheat_events, "refused")
+        [refusal] = kinds(cheat_events, Refused)
         expected = (f"deal refused: seat 2: showed {bad['card']} at position {bad['position']}, "
                     "which does not open its commitment")
-        assert refusal.text == expected, refusal.text
+        assert refusal.said == expected, refusal.said
         for events in (host_events, honest_events):  # every other player, at once, the seat named
-            [fault] = kinds(events, "fault")
-            assert fault.seat == 2 and fault.text == expected
+            [fault] = kinds(events, Fault)
+            assert fault.seat == 2 and fault.said == expected
         for session in (host, honest):  # the card was never shown: no honest state took it
             deal = session.replica.deal_handler.deals[bad["deck"]]
             assert deal.shown.get(bad["position"]) != bad["card"]
@@ -210,6 +211,6 @@ def test_an_opening_that_breaks_its_commitment_is_a_fault_the_moment_it_lands():
                 body["held"][0] = [j, lied[1], nonce]
             table.post(table.seats[s].frame("deal", body))
             session.watch_deal()  # what `applied` does for each deal record
-    [fault] = [e for e in events if e.kind == "fault"]
-    assert fault.seat == 1 and fault.text == (
+    [fault] = kinds(events, Fault)
+    assert fault.seat == 1 and fault.said == (
         f"card deal: seat 1 opened {lied[1]} at position {lied[0]}, which does not match its commitment")

@@ -20,6 +20,7 @@ from dicetable.net import refusals
 from dicetable.net.log import wire
 from dicetable.net.log import transcript as tr
 from dicetable.net.chance.reveal_chain import Chain
+from dicetable.net.table.events import Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import Table, play_table
@@ -123,9 +124,9 @@ def test_a_host_that_shows_two_joiners_different_rolls_is_caught_and_verify_name
         peers[1].move(Move("roll", ("d6",)))
         threads[2].join(10)
         assert not threads[2].is_alive() and "leaving a table whose log cannot be trusted" in stopped[0]
-        refused = [e for e in events[2] if e.kind == "refused"]
-        assert refused and refused[0].seat == 1 and "forked log" in refused[0].text
-        assert "showed seats different logs" in refused[0].text
+        refused = [e for e in events[2] if isinstance(e, Refused)]
+        assert refused and refused[0].seat == 1 and "forked log" in refused[0].said
+        assert "showed seats different logs" in refused[0].said
         assert (len(peers[2].replica.log), peers[2].replica.state) == before  # nothing of the fork taken in
     finally:
         for session in (host, *joiners):

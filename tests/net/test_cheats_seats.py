@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from dicetable.net.table.events import SeatHeld, SeatReleased
 from dicetable.net.table.host import HOLD_COOLDOWN, HOLD_LAPSES_FREE, HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
@@ -44,15 +45,15 @@ def seat_refused(profile: Profile, invite: str) -> str:
     return str(refused.value)
 
 
-def events_of(events, kind: str) -> list:
-    return [e for e in events if e.kind == kind]
+def events_of(events, kind: type) -> list:
+    return [e for e in events if isinstance(e, kind)]
 
 
 def the_release(events):
     """The host's one `released` event. The host tells the held connection before it reports the
     release, so on a busy machine the squatter's thread may end first: wait for the report."""
-    wait_until(lambda: events_of(events, "released"), what="the host to report the release")
-    [released] = events_of(events, "released")
+    wait_until(lambda: events_of(events, SeatReleased), what="the host to report the release")
+    [released] = events_of(events, SeatReleased)
     return released
 
 
@@ -69,12 +70,12 @@ def test_a_squatters_hold_runs_out_and_the_honest_joiner_takes_the_seat(capsys):
     bob = Profile.generate("bob")
     honest = None
     try:
-        wait_until(lambda: events_of(events, "waiting"), what="the host to see who waits")
-        [waiting] = events_of(events, "waiting")
-        assert waiting.seat == 1 and waiting.data == squatter_profile.public_key
-        assert waiting.text == f"{squatter_profile.fingerprint} holds seat 1 for its join (at most {hold:g} s)"
+        wait_until(lambda: events_of(events, SeatHeld), what="the host to see who waits")
+        [waiting] = events_of(events, SeatHeld)
+        assert waiting.seat == 1 and waiting.key == squatter_profile.public_key
+        assert waiting.said == f"{squatter_profile.fingerprint} holds seat 1 for its join (at most {hold:g} s)"
         print_event(waiting)  # what `dicetable host` prints
-        assert capsys.readouterr().out == f"waiting: {waiting.text}\n"
+        assert capsys.readouterr().out == f"waiting: {waiting.said}\n"
         # While the hold lasts the table is full, and says who sits at it.
         assert seat_refused(bob, invite).startswith(
             "the host did not seat us: the table is full: alice; seat 1 held for a joiner for "), events
@@ -82,8 +83,8 @@ def test_a_squatters_hold_runs_out_and_the_honest_joiner_takes_the_seat(capsys):
         thread.join(5)
         assert f"your hold on seat 1 ran out: no join came within {hold:g} s" in str(squatter.error)
         released = the_release(events)
-        assert released.seat == 1 and released.data == squatter_profile.public_key
-        assert released.text == f"{squatter_profile.fingerprint} did not join within {hold:g} s: seat 1 is free again"
+        assert released.seat == 1 and released.key == squatter_profile.public_key
+        assert released.said == f"{squatter_profile.fingerprint} did not join within {hold:g} s: seat 1 is free again"
         assert host.reserved == {} and host.replica.seats[1] is None
         honest = PeerSession(bob, invite, timing=FAST)
         in_thread(honest)
@@ -111,16 +112,16 @@ def test_the_host_refuses_a_waiting_key_and_the_seat_goes_to_the_next_joiner():
     thread = in_thread(squatter)
     carol = None
     try:
-        wait_until(lambda: events_of(events, "waiting")[1:], what="the squatter waiting")
-        waiting = events_of(events, "waiting")[-1]
-        assert waiting.seat == 2 and waiting.data == squatter.profile.public_key
+        wait_until(lambda: events_of(events, SeatHeld)[1:], what="the squatter waiting")
+        waiting = events_of(events, SeatHeld)[-1]
+        assert waiting.seat == 2 and waiting.key == squatter.profile.public_key
         assert seat_refused(Profile.generate("dave"), invite).startswith(
             "the host did not seat us: the table is full: alice, bob; seat 2 held for a joiner for ")
-        host.refuse(waiting.data)
+        host.refuse(waiting.key)
         thread.join(5)
         assert str(squatter.error) == "the host did not seat us: the host refused you a seat at this table"
         released = the_release(events)
-        assert released.seat == 2 and released.text == f"the host refused {squatter.profile.fingerprint}: seat 2 is free again"
+        assert released.seat == 2 and released.said == f"the host refused {squatter.profile.fingerprint}: seat 2 is free again"
         carol = PeerSession(Profile.generate("carol"), invite, timing=FAST)
         in_thread(carol)
         wait_until(lambda: host.replica.phase == "playing", what="carol seated at once")
@@ -157,10 +158,10 @@ def test_fresh_keys_from_one_address_cannot_hold_a_seat_in_a_loop(through):
             r.startswith("someone at your address held a seat at this table and did not join: no seat for your "
                          "address for ") for r in squatter.refusals), squatter.refusals
         assert squatter.refusals[0].endswith(wait) or squatter.refusals[0].endswith(f"for {HOLD_COOLDOWN - 1:g} s more")
-        released = [e for e in events if e.kind == "released"]
+        released = events_of(events, SeatReleased)
         assert len(released) == HOLD_LAPSES_FREE + 1
-        assert released[-1].text.endswith(f"seat 1 is free again (its address has let holds lapse before: "
-                                          f"it gets no seat for {HOLD_COOLDOWN:g} s)"), released[-1].text
+        assert released[-1].said.endswith(f"seat 1 is free again (its address has let holds lapse before: "
+                                          f"it gets no seat for {HOLD_COOLDOWN:g} s)"), released[-1].said
         bob = PeerSession(Profile.generate("bob"), invite, timing=FAST)
         in_thread(bob)
         wait_until(lambda: host.replica.phase == "playing", what="bob seated while mallory's address waits")

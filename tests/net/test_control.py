@@ -15,6 +15,7 @@ import pytest
 from dicetable.core import registry
 from dicetable.net.table import host_packets
 from dicetable.net.table import deputies
+from dicetable.net.table.events import ClaimDisputed, Claimable, Dropped, Fault, Refused, Returned, YourTurn
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import Invite
@@ -197,12 +198,12 @@ def table_of_three(running, tmp_path, timing):
         peer.connect()
         in_thread(peer)
         seats.append(peer)
-    wait_until(lambda: any(e.kind == "your_turn" for e in events["carol"]), timeout=30, what="Carol's turn")
+    wait_until(lambda: any(isinstance(e, YourTurn) for e in events["carol"]), timeout=30, what="Carol's turn")
     return seats, events
 
 
 def kinds(events, *wanted):
-    return [(e.kind, e.seat, e.text) for e in events if e.kind in wanted]
+    return [e for e in events if isinstance(e, wanted)]
 
 
 @pytest.mark.slow
@@ -225,9 +226,9 @@ def test_a_relay_speaking_for_the_host_is_ignored_and_named(tmp_path):
         assert running.server.forged >= 100
         for name, peer in (("bob", bob), ("carol", carol)):
             assert peer.socket is not None and not peer.stopped, f"{name} left the table"
-            assert not kinds(events[name], "dropped", "claimable", "refused", "disputed"), name
-            (said,) = kinds(events[name], "fault")
-            assert said[1] is None and "the relay at 127.0.0.1" in said[2] and "not the host's" in said[2], said
+            assert not kinds(events[name], Dropped, Claimable, Refused, ClaimDisputed), name
+            (said,) = kinds(events[name], Fault)
+            assert said.seat is None and "the relay at 127.0.0.1" in said.said and "not the host's" in said.said, said
             assert peer.link.refused >= 20
             assert deputies.read(peer.listing, host.replica.table)[0] == host.profile.public_key  # the owner's list
         assert not any(r.kind in ("claim", "witness") for r in host.replica.log)
@@ -253,21 +254,20 @@ def test_a_relay_replaying_the_hosts_word_that_a_seat_is_away_is_ignored(tmp_pat
         seats, events = table_of_three(running, tmp_path, replace(FAST, answer_deadline=60.0))
         host, bob, carol = seats
         carol.stop()
-        wait_until(lambda: ("dropped", 2) in [(e.kind, e.seat) for e in events["bob"]], what="Bob to hear Carol left")
+        wait_until(lambda: Dropped(2) in events["bob"], what="Bob to hear Carol left")
         wait_until(lambda: carol.socket is None, what="Carol's session to close")
         back = PeerSession(carol.profile, resume=tmp_path / "carol.dtt", timing=carol.timing,
                            on_event=events["carol"].append)
         back.connect()
         in_thread(back)
         seats.append(back)
-        wait_until(lambda: ("returned", 2) in [(e.kind, e.seat) for e in events["bob"]], what="Bob to hear Carol is back")
+        wait_until(lambda: Returned(2) in events["bob"], what="Bob to hear Carol is back")
         assert running.server.away  # the host's genuine word, kept by the relay
         refused = bob.link.refused
         running.server.orders.put(replay_away)
         wait_until(lambda: bob.link.refused > refused, what="the replay to reach Bob")
         time.sleep(2 * FAST.heartbeat)
-        assert [(e.kind, e.seat) for e in events["bob"] if e.kind in ("dropped", "returned")] == \
-               [("dropped", 2), ("returned", 2)]
+        assert kinds(events["bob"], Dropped, Returned) == [Dropped(2), Returned(2)]
     finally:
         for session in seats:
             session.stop()
@@ -316,7 +316,7 @@ def replaying_table(tmp_path, timing):
 
 
 def relay_faults(events) -> list[str]:
-    return [text for kind, seat, text in kinds(events, "fault") if seat is None and "the relay at 127.0.0.1" in text]
+    return [e.said for e in kinds(events, Fault) if e.seat is None and "the relay at 127.0.0.1" in e.said]
 
 
 @pytest.mark.slow
@@ -338,8 +338,8 @@ def test_a_relay_replaying_a_gone_seats_pings_and_hello_cannot_keep_it_present(t
             time.sleep(timing.heartbeat)
         wait_until(lambda: 2 in host.replica.out and 2 in bob.replica.out, timeout=30, what="Carol claimed out")
         assert relay.replayed >= 20
-        assert ("dropped", 2) in [(e.kind, e.seat) for e in events["ann"]]
-        assert ("returned", 2) not in [(e.kind, e.seat) for e in events["ann"]]
+        assert Dropped(2) in events["ann"]
+        assert Returned(2) not in events["ann"]
         claims = [c for c in host.replica.claims if c.against == 2]  # a loaded machine may have made her
         assert claims[-1].state == "out" and len(claims[-1].signers) == 2, claims  # late once: answered
         (said,) = relay_faults(events["ann"])
@@ -371,8 +371,8 @@ def test_a_replayed_or_altered_submit_is_never_ordered_and_the_relay_is_named_on
         time.sleep(5 * FAST.heartbeat)  # the last of them handled too
         frames = [r.frame for r in host.replica.log]
         assert len(frames) == len(set(frames)) and len(host.replica.log) == length
-        assert len(host.refusals) == refusals and not kinds(events["ann"], "refused")
-        assert not kinds(events["bob"], "refused")
+        assert len(host.refusals) == refusals and not kinds(events["ann"], Refused)
+        assert not kinds(events["bob"], Refused)
         (said,) = relay_faults(events["ann"])
         assert "seat 1 (bob)" in said, said
         carol.chooser = bot_chooser(BREAKER, "greedy", 3)  # the table goes on

@@ -28,6 +28,7 @@ from dicetable.net.cards.deal_book import DealBook, declaration
 from dicetable.net.cards.party import Party
 from dicetable.net.table.deal_table import ID_CARDS as DEMO_CARDS
 from dicetable.net.table.deal_table import DealHost, DealPeer, SeatDealer
+from dicetable.net.table.events import Fault
 from dicetable.net.cards.table_deals import Payment, TableDeals
 from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import Table as LocalSeatsTable
@@ -822,7 +823,7 @@ def test_a_wrong_key_over_the_network_is_named_by_every_peer(tmp_path, monkeypat
     faults = {s: [] for s in range(3)}
 
     def listener(seat):
-        return lambda event: faults[seat].append(event.text) if event.kind == "fault" else None
+        return lambda event: faults[seat].append(event.said) if isinstance(event, Fault) else None
 
     host = DealHost(Profile.generate("ann"), 3, bind="127.0.0.1", port=0, on_event=listener(0))
     invite = host.open()

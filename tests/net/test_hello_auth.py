@@ -9,6 +9,7 @@ import time
 from dicetable.core import registry
 from dicetable.core.game import Move
 from dicetable.net.log import wire
+from dicetable.net.table.events import Dropped
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import Invite
@@ -125,12 +126,12 @@ def test_an_impostor_with_a_seats_key_cannot_take_its_route_or_keep_it_present()
         host.move(Move("pass"))
         wait_until(lambda: len(bob.replica.log) == len(host.replica.log) and bob.replica.state.turn == 1, what="bob's turn")
         assert not [op for op, _ in impostor.got if op in ("welcome", "entries", "presence", "pong")]
-        assert not [e for e in events if e.kind == "dropped" and e.seat == 1]  # bob stayed present all along
+        assert Dropped(1) not in events  # bob stayed present all along
         # Bob really leaves; the impostor's hellos and pings in his name do not keep seat 1 present.
         bob.stop()
         bob_thread.join(5)
         stopped = time.monotonic()
-        while not [e for e in events if e.kind == "dropped" and e.seat == 1]:
+        while Dropped(1) not in events:
             assert time.monotonic() - stopped < 3 * FAST.drop_after, "seat 1 stayed present without bob"
             impostor.ask("hello", {"seat": 1, "key": key, "next": 0, "nonce": bobs, "proof": bobs_proof, "box": box}, {"who"})
             impostor.ask("ping", {"next": 0}, {"who"})

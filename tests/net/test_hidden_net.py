@@ -21,6 +21,7 @@ from dicetable.core.tricolor import SCORING, OVER
 from dicetable.core.tricolor_tiles import ID_CARDS, UNKNOWN
 from dicetable.net.log import wire
 from dicetable.net.cards.table_deals import Payment, paid_cards
+from dicetable.net.table.events import Claimable
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
@@ -200,8 +201,8 @@ def test_a_seat_withholding_its_deal_part_is_in_default(tmp_path):
     result = host.replica.result
     assert getattr(staller, "withheld", False)
     assert result is not None and "seat 2 in default" in result.reason and 2 not in result.winners
-    claimable = next(e for e in events if e.kind == "claimable")  # the host's or the honest joiner's
-    assert claimable.seat == 2 and f"did not deliver its part of the card deal within {timing.reveal_deadline:g} s" in claimable.text
+    claimable = next(e for e in events if isinstance(e, Claimable))  # the host's or the honest joiner's
+    assert claimable.seat == 2 and f"did not deliver its part of the card deal within {timing.reveal_deadline:g} s" in claimable.why
     # Three seats: the claim took effect with a second seat's signature, and the verdict names both.
     claim = host.replica.ending
     assert claim.against == 2 and {claim.seat, *claim.witnesses} == {0, 1}

@@ -12,6 +12,7 @@ import pytest
 
 from dicetable.core import registry
 from dicetable.net.log import wire
+from dicetable.net.table.events import Claimable
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
@@ -125,8 +126,8 @@ def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays
     # Fair dice: the game ends at the target or, now and then, by a five of a kind.
     assert result is not None and ("points" in result.reason or "five of a kind" in result.reason), result
     seat = silent.seat
-    claimable = [e for e in events if e.kind == "claimable" and e.seat == seat]
-    assert claimable and f"did not answer within {timing.answer_deadline:g} s: latent no" in claimable[0].text
+    claimable = [e for e in events if isinstance(e, Claimable) and e.seat == seat]
+    assert claimable and f"did not answer within {timing.answer_deadline:g} s: latent no" in claimable[0].why
     for path in ("host.dtt", "helper.dtt", "silent.dtt"):
         assert verify(tmp_path / path).valid, verify(tmp_path / path).line()
     log = read(tmp_path / "host.dtt").frames

@@ -14,6 +14,7 @@ import pytest
 from dicetable.core import registry
 from dicetable.net.table import succession
 from dicetable.net.log import wire
+from dicetable.net.table.events import Dropped, Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
@@ -144,7 +145,7 @@ def test_a_seat_that_redials_after_the_drop_time_still_gives_back_what_the_host_
         back.chat("back at the table")  # a frame of the host's own, different from any the seat holds
         wait_until(lambda: len(back.replica.log) > len(room.held) + 4, 20, "the table to go on")
         assert [r.kind for r in back.replica.log[len(room.held):]].count("chat") == 1  # after what it took back
-        assert [e.seat for e in room.events if e.kind == "dropped"] == [1]  # dropped, and waited for all the same
+        assert [e.seat for e in room.events if isinstance(e, Dropped)] == [1]  # dropped, and waited for all the same
         assert [record.frame for record in back.replica.log[:len(room.held)]] == room.held
         assert room.bob.socket is not None  # no fork: the seat plays on
     finally:
@@ -163,10 +164,10 @@ def test_a_seat_offering_a_falsified_longer_copy_is_refused_and_named(tmp_path, 
     try:
         back, path, kept = room.resume(), room.path, room.kept
         blamed = "seat 1 (bob)'s copy of the log does not fit this one"
-        wait_until(lambda: any(e.kind == "refused" and e.text.startswith(blamed) for e in room.events), 10,
+        wait_until(lambda: any(isinstance(e, Refused) and e.said.startswith(blamed) for e in room.events), 10,
                    "the falsified copy to be refused")
         time.sleep(10 * FAST.heartbeat)  # the asks that would follow, were the seat asked again
-        refused = [e for e in room.events if e.kind == "refused" and e.text.startswith(blamed)]
+        refused = [e for e in room.events if isinstance(e, Refused) and e.said.startswith(blamed)]
         assert len(refused) == 1 and refused[0].seat == 1, refused  # named once, and not asked again
         wait_until(lambda: any(reason.startswith(blamed) for _, reason in read(path).refused), 10,
                    "the refusal in the host's transcript")

@@ -18,6 +18,7 @@ from dicetable.net.table import deputies
 from dicetable.net.reach import transport
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.mailbox import CODES_PER_SOURCE, CODES_PER_TABLE
+from dicetable.net.table.events import CodeOffered, Failed, Fault, Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import Invite
@@ -147,8 +148,8 @@ def test_one_address_holds_at_most_four_codes_however_many_connections_it_uses(r
     host.open()
     in_thread(host)
     try:
-        wait_until(lambda: [e for e in events if e.kind in ("code", "error")], what="alice's code, or why not")
-        assert [e.kind for e in events if e.kind in ("code", "error")][0] == "code", [e.text for e in events]
+        wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
+        assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
     finally:
         stop_all(host)
 
@@ -196,11 +197,11 @@ def test_a_relay_that_moves_entries_is_named_and_never_followed(tmp_path):
         peer.on_event = events.append
         peer.connect()
         in_thread(peer)
-        wait_until(lambda: running.server.tampered >= 3 and any(e.kind == "fault" for e in events),
+        wait_until(lambda: running.server.tampered >= 3 and any(isinstance(e, Fault) for e in events),
                    what="moved entries, and the seat saying so")
-        (said,) = [e.text for e in events if e.kind == "fault"]
+        (said,) = [e.said for e in events if isinstance(e, Fault)]
         assert "the relay at" in said and "not the host's" in said, said
-        assert peer.socket is not None and not [e for e in events if e.kind == "refused"]  # nobody blamed, nothing left
+        assert peer.socket is not None and not [e for e in events if isinstance(e, Refused)]  # nobody blamed, nothing left
         peer.stop()
         host.stop()
         thread.join(5)

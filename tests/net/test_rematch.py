@@ -15,6 +15,7 @@ from dicetable.core import registry
 from dicetable.core.game import Move
 from dicetable.net import refusals
 from dicetable.net.log import wire
+from dicetable.net.table.events import Ended, Failed, RematchAnswered, RematchGone, Started
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import Table
@@ -165,7 +166,7 @@ def each_game(session) -> list[tuple[int, int, int]]:
     """(game number, Black's seat, first seat) of every game the session saw end."""
     seen = []
     replica = lambda: session.replica
-    also(session, lambda e: e.kind == "result" and seen.append(
+    also(session, lambda e: isinstance(e, Ended) and seen.append(
         (replica().game_number, replica().state.black, replica().state.first)))
     return seen
 
@@ -184,9 +185,10 @@ def test_two_sessions_play_a_series_of_three_alternating_who_starts_and_both_cop
     blacks, firsts = {g[1] for g in games}, [g[2] for g in games]
     assert len(blacks) == 1 and firsts[1] == 1 - firsts[0] and firsts[2] == firsts[0]
     assert host.replica.series == peer.replica.series and len(peer.replica.series) == 3
-    assert [e.kind for e in events["peer"]].count("started") == 3
-    offers = [e for e in events["peer"] if e.kind == "rematch"]
-    assert [e.data for e in offers][-1] is False and len([e for e in offers if e.data]) == 4  # 2 per rematch, 1 decline
+    assert sum(isinstance(e, Started) for e in events["peer"]) == 3
+    offers = [e.agree if isinstance(e, RematchAnswered) else None for e in events["peer"]
+              if isinstance(e, (RematchAnswered, RematchGone))]
+    assert offers[-1] is False and offers.count(True) == 4  # 2 per rematch, 1 decline
     for name in ("ann", "bob"):
         verdict = verify(tmp_path / f"{name}.dtt")
         assert verdict.valid and verdict.result.count("game ") == 3, verdict.line()
@@ -200,7 +202,7 @@ def test_two_sessions_play_a_series_of_three_alternating_who_starts_and_both_cop
 @pytest.mark.slow
 def test_a_person_declines_the_offer_and_both_seats_finish_after_one_game(tmp_path):
     host, thread, peer, events = series_seats(tmp_path, 2, None, chooser=bot_chooser(TRIAD, "greedy", 2))
-    also(peer, lambda e: e.kind == "rematch" and e.seat == 0 and peer.rematch(False))
+    also(peer, lambda e: isinstance(e, RematchAnswered) and e.seat == 0 and peer.rematch(False))
     try:
         peer.run()  # a person's seat (games=None) stays at the table until it answers
         thread.join(15)
@@ -208,7 +210,8 @@ def test_a_person_declines_the_offer_and_both_seats_finish_after_one_game(tmp_pa
     finally:
         host.stop()
     assert host.replica.declined == 1 and peer.replica.game_number == 1 and len(peer.replica.series) == 1
-    assert [e.data for e in events["host"] if e.kind == "rematch"] == [True, False]
+    assert [e.agree for e in events["host"] if isinstance(e, RematchAnswered)] == [True, False]
+    assert not [e for e in events["host"] if isinstance(e, RematchGone)]
     for name in ("ann", "bob"):
         assert verify(tmp_path / f"{name}.dtt").valid
 
@@ -270,7 +273,7 @@ def test_a_joiner_refuses_a_rematch_its_host_cheats_and_leaves_naming_it(tmp_pat
     finally:
         host.stop()
         thread.join(10)
-    assert any(e.kind == "error" and fault in e.text for e in events["peer"]), [e.text for e in events["peer"]]
+    assert any(isinstance(e, Failed) and fault in e.said for e in events["peer"]), events["peer"]
     assert peer.replica.game_number == 1 and peer.replica.consents == (None, None)
     assert verify(tmp_path / "bob.dtt").valid  # the joiner's copy: game 1, whole
     verdict = verify(tmp_path / "ann.dtt")  # the host's own copy holds its cheat, and verify names it

@@ -13,6 +13,7 @@ import pytest
 from dicetable.core.game import Move
 from dicetable.net.log import wire
 from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.events import Chat, ClaimDisputed, Claimable, Dropped, Ended, Refused, YourTurn
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import Invite
@@ -184,9 +185,9 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
             copies = [r.frame for r in host.replica.log].count(frame)
             seen = len(cheat_events)
             cheater.commands.put(("raw", frame))
-            wait_until(lambda: any(e.kind == "refused" for e in cheat_events[seen:]), what=f"refusal ({fault})")
-            refusal = next(e for e in cheat_events[seen:] if e.kind == "refused")
-            assert refusal.text.startswith(fault) and f"seat {seat}" in refusal.text, refusal.text
+            wait_until(lambda: any(isinstance(e, Refused) for e in cheat_events[seen:]), what=f"refusal ({fault})")
+            refusal = next(e for e in cheat_events[seen:] if isinstance(e, Refused))
+            assert refusal.said.startswith(fault) and f"seat {seat}" in refusal.said, refusal.said
             time.sleep(0.15)  # anything wrongly relayed would have reached the honest peer by now
             assert _snapshot(host) == before_host
             assert _snapshot(honest) == before_honest
@@ -199,8 +200,8 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
         # Not its turn (seat 0 is due), then a claim against the host that the host's own view refutes.
         attempt(seal(cheater_profile, 2, "move", wire.move_body(Move("roll", ("3d6",)))), "not due", 2)
         attempt(seal(cheater_profile, 2, "claim", wire.claim_body(0, "impatient")), "disputed", 2)
-        disputed = next(e for e in host_events if e.kind == "disputed")  # the host's player is told, naming seat 2
-        assert disputed.seat == 2 and "seat 0 (host) disputes seat 2 (cheater)'s claim" in disputed.text
+        disputed = next(e for e in host_events if isinstance(e, ClaimDisputed))  # the host's player is told, naming seat 2
+        assert disputed.claimant == 2 and "seat 0 (host) disputes seat 2 (cheater)'s claim" in disputed.said
         host.move(Move("pass"))
         wait_until(lambda: honest.replica.state is not None and honest.replica.state.turn == 1, what="seat 1's turn")
         honest.move(Move("pass"))
@@ -229,12 +230,12 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
         # The host's transcript records every refusal with its frame (for people, not replayed).
         refused = read(host.transcript_path).refused
         assert len(refused) == 8 and roll in {frame for frame, _ in refused}
-        assert any(e.kind == "refused" for e in host_events) and not any(e.kind == "refused" for e in honest_events)
+        assert any(isinstance(e, Refused) for e in host_events) and not any(isinstance(e, Refused) for e in honest_events)
         # A seat without a bot hears that it is its turn; chat reaches every seat.
-        assert any(e.kind == "your_turn" and e.seat == 0 for e in host_events)
+        assert any(isinstance(e, YourTurn) and e.seat == 0 for e in host_events)
         honest.chat("good roll")
-        wait_until(lambda: any(e.kind == "chat" and e.text == "good roll" for e in host_events), what="chat")
-        assert next(e for e in host_events if e.kind == "chat").seat == 1
+        wait_until(lambda: any(isinstance(e, Chat) and e.text == "good roll" for e in host_events), what="chat")
+        assert next(e for e in host_events if isinstance(e, Chat)).seat == 1
     finally:
         for session in (cheater, honest, host):
             session.stop()
@@ -263,8 +264,8 @@ def test_a_withheld_reveal_puts_the_seat_in_default_and_the_claim_verifies(tmp_p
     thread.join(10)
     assert result is not None and result.winners == (0,) and "seat 1 in default" in result.reason
     assert time.monotonic() - start >= timing.reveal_deadline  # not before the deadline
-    claimable = [e for e in events if e.kind == "claimable"]
-    assert claimable and claimable[0].seat == 1 and f"did not reveal within {timing.reveal_deadline:g} s" in claimable[0].text
+    claimable = [e for e in events if isinstance(e, Claimable)]
+    assert claimable and claimable[0].seat == 1 and f"did not reveal within {timing.reveal_deadline:g} s" in claimable[0].why
     logs = assert_verifies(tmp_path / "host.dtt", tmp_path / "staller.dtt")
     claim = wire.decode(logs[0][-1])
     assert claim.kind == "claim" and claim.seat == 0 and claim.body["against"] == 1
@@ -287,10 +288,10 @@ def test_a_seat_that_drops_past_the_grace_period_is_in_default():
         wait_until(lambda: joiner.replica.state is not None and joiner.replica.state.turn == 1, what="seat 1's turn")
         joiner.stop()
         thread.join(5)
-        wait_until(lambda: any(e.kind == "result" for e in events), 10, "the default claim")
-        kinds = [e.kind for e in events]
-        assert kinds.index("dropped") < kinds.index("claimable") < kinds.index("result")
-        assert "did not return within 0.8 s" in next(e.text for e in events if e.kind == "claimable")
+        wait_until(lambda: any(isinstance(e, Ended) for e in events), 10, "the default claim")
+        kinds = [type(e) for e in events]
+        assert kinds.index(Dropped) < kinds.index(Claimable) < kinds.index(Ended)
+        assert "did not return within 0.8 s" in next(e.why for e in events if isinstance(e, Claimable))
         assert host.replica.result.winners == (0,)
     finally:
         joiner.stop()

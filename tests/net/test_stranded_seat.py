@@ -13,6 +13,7 @@ import pytest
 
 from dicetable.core import registry
 from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.events import Defaulted, Dropped, Failed, Lingering
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
@@ -72,16 +73,16 @@ def test_a_joiner_claimed_in_default_while_away_is_told_the_outcome_on_its_retur
     wait_until(lambda: host.replica.result is not None, 15, "the host's claim of the game")
     assert "seat 1 in default" in host.replica.result.reason
     time.sleep(LINGER + 0.5)  # past the short wait a finished host used to give: it stays for the away seat
-    assert any(e.kind == "lingering" and "seat 1 (bob), away" in e.text for e in host_events)
+    assert any(isinstance(e, Lingering) and "seat 1 (bob), away" in e.said for e in host_events)
     events = []
     back = PeerSession(bob, resume=path, timing=timing, chooser=bot_chooser(TRICE, "random", 3), on_event=events.append)
     result = back.run()
     assert result is not None and result.winners == (0,)
-    told = [e for e in events if e.kind == "defaulted"]
-    assert len(told) == 1 and told[0].seat == 0
-    assert told[0].text.startswith("bob: alice claimed the game while you were away (since ")
-    assert told[0].text.endswith(f" — you were in default (seat 1 dropped and did not return within {timing.grace:g} s); "
-                                 "alice wins (seat 1 in default)"), told[0].text
+    told = [e for e in events if isinstance(e, Defaulted)]
+    assert len(told) == 1 and told[0].claimant == 0
+    assert told[0].said.startswith("bob: alice claimed the game while you were away (since ")
+    assert told[0].said.endswith(f" — you were in default (seat 1 dropped and did not return within {timing.grace:g} s); "
+                                 "alice wins (seat 1 in default)"), told[0].said
     assert read(path).result is not None  # the transcript has the outcome: nothing left to resume
     assert verify(path).valid
     host_thread.join(3)
@@ -100,7 +101,7 @@ def test_a_host_that_never_went_away_is_not_waited_for_past_the_short_linger(tmp
                        transcript=tmp_path / "bob.dtt")
     assert peer.run() is not None
     thread.join(LINGER)
-    assert not thread.is_alive() and not any(e.kind == "lingering" for e in events)
+    assert not thread.is_alive() and not any(isinstance(e, Lingering) for e in events)
 
 
 @pytest.mark.slow
@@ -125,13 +126,13 @@ def test_a_joiner_whose_host_is_killed_is_told_plainly_after_the_grace(tmp_path)
             host.kill()
     assert time.monotonic() - killed >= 0.5  # not at once: after the grace, counted from the host's last word
     assert read(path).result is None
-    assert any(e.kind == "dropped" and e.seat == 0 for e in events)
+    assert any(isinstance(e, Dropped) and e.seat == 0 for e in events)
     assert len(caught) == 1 and isinstance(caught[0], SessionError)
     said = str(caught[0])
     assert said.startswith("the host has been unreachable since ") and "(more than 1 s)" in said
     assert said.endswith(f": the host has closed the table or is offline; your transcript is {path}; "
                          f"`dicetable verify {path}` checks it; you can make a claim when it returns (resume the game then)")
-    assert [e.text for e in events if e.kind == "error"] == [said]  # the app hears the same words
+    assert [e.said for e in events if isinstance(e, Failed)] == [said]  # the app hears the same words
     verdict = verify(path)  # what it says of the transcript holds: every frame checks, the game is unfinished
     assert verdict.fault_kind == "unfinished" and verdict.record == len(read(path).frames), verdict.line()
     # Resuming while the host is still gone says the same, with where it dialled.

@@ -21,6 +21,7 @@ from dicetable.net.table import deputies
 from dicetable.net.table import succession
 from dicetable.net.log import wire
 from dicetable.net.cards.table_deals import TableDeals
+from dicetable.net.table.events import ClaimDisputed, Claimable, Cut, Dropped, Fault, Ordering, Refused
 from dicetable.net.table.host import HostSession, TakenOver
 from dicetable.net.identity import Profile, load_or_create
 from dicetable.net.table.joiner import PeerSession
@@ -72,8 +73,8 @@ class Seat:
         assert not self.thread.is_alive(), "the seat's game did not end"
         return self
 
-    def said(self, kind: str) -> list[str]:
-        return [e.text for e in self.events if e.kind == kind]
+    def said(self, kind: type) -> list[str]:
+        return [e.said for e in self.events if isinstance(e, kind)]
 
 
 def open_table(relay, tmp_path, game: str, names: list[str], options=None, profile=None, timing=QUICK, **peer_options):
@@ -121,7 +122,7 @@ def test_two_seats_the_successor_orders_and_its_claim_ends_the_game(relay, tmp_p
     kill_host([ann, bob], after=8)
     bob.end()
     assert bob.error is None and bob.session.successor is not None
-    assert any("orders the log now" in text for text in bob.said("ordering"))
+    assert any("orders the log now" in text for text in bob.said(Ordering))
     result = bob.result
     assert result is not None and result.winners == (1,) and "seat 0 in default" in result.reason
     ending = bob.session.replica.ending
@@ -139,7 +140,7 @@ def test_three_seats_the_lowest_seat_orders_the_other_reconnects_and_a_cosigned_
         seat.end(90)
         assert seat.error is None, seat.error
     assert bob.session.successor is not None and cy.session.successor is None  # seat 1 first, seat 2 follows it
-    assert cy.said("ordering")  # seat 2 reached the new orderer through the relay
+    assert cy.said(Ordering)  # seat 2 reached the new orderer through the relay
     assert bob.result is not None and bob.result == cy.result
     replica = bob.session.replica
     against_host = [c for c in replica.claims if c.against == 0 and c.state in ("out", "answered")]
@@ -309,7 +310,7 @@ def test_two_failures_in_a_row_the_owner_takes_back_what_the_dead_successor_orde
     assert cy.session.successor is None  # the owner, not seat 2, ordered after seat 1
     assert back.result is not None and back.result == cy.result
     assert [r.frame for r in back.session.replica.log[:ordered]] == [r.frame for r in cy.session.replica.log[:ordered]]
-    assert not [text for text in back.said("refused") if "copy of the log does not fit" in text]
+    assert not [text for text in back.said(Refused) if "copy of the log does not fit" in text]
     ending = [c for c in back.session.replica.claims if c.against == 1 and c.state == "out"]
     assert ending and all(len(c.signers) == 2 for c in ending)
     verified(tmp_path, "ann", "bob", "cy", dead=("bob",))
@@ -333,7 +334,7 @@ def test_a_rejoining_host_cannot_cut_what_the_table_holds_from_before_the_hand_o
     table_moved_on(bob, relayed)
     back = rejoin(host).end(30)
     assert back.error is not None and "ordering the log in the host seat's place" in str(back.error), back.error
-    assert not back.said("cut")
+    assert not back.said(Cut)
     copy = read(path)
     assert copy.frames[forked_at] == other and len(copy.frames) == forked_at + 1  # nothing cut
     assert not any(reason.startswith("cut on rejoining") for _, reason in copy.refused)
@@ -439,7 +440,7 @@ def test_a_successor_that_drops_a_seats_frames_is_disputed_with_the_seats_own_fr
     kill_host([ann, bob, cy], after=12)
     cy.end(90)
     assert cy.error is not None and "disputes it" in str(cy.error), cy.error
-    assert any("claims this seat is in default" in text for text in cy.said("disputed"))
+    assert any("claims this seat is in default" in text for text in cy.said(ClaimDisputed))
     kept = read(tmp_path / "cy.dtt")
     dispute = [wire.decode(f) for f in kept.frames if wire.decode(f).kind == "dispute"][-1]
     assert dispute.seat == 2 and dispute.body["evidence"]  # its own frames the successor never ordered
@@ -509,8 +510,8 @@ def speaking_table(monkeypatch, tmp_path, names=("ann", "bob", "cy"), **options)
     return running, open_table(running, tmp_path, "dicebreaker", list(names), DICEBREAKER, **options)
 
 
-def told(seat: Seat, *kinds) -> list[tuple[str, int | None]]:
-    return [(e.kind, e.seat) for e in seat.events if e.kind in kinds]
+def told(seat: Seat, *kinds: type) -> list:
+    return [e for e in seat.events if isinstance(e, kinds)]
 
 
 @pytest.mark.slow
@@ -532,10 +533,10 @@ def test_while_the_host_is_here_a_relay_in_league_with_seat_2_cannot_speak_as_an
             time.sleep(QUICK.heartbeat)
         wait_until(lambda: bob.session.link.refused >= refused + 2 * len(orderer_lies(3)), 10, "the lies to reach Bob")
         assert bob.session.link.orderer == 0  # every packet Bob took was the host's
-        assert not told(bob, "dropped", "claimable", "refused", "ordering"), bob.events
+        assert not told(bob, Dropped, Claimable, Refused, Ordering), bob.events
         assert bob.session.gave_at == float("-inf")  # no copy uploaded on an orderer's `ask` it never had
-        (said,) = [e for e in bob.events if e.kind == "fault"]
-        assert said.seat is None and "the relay at 127.0.0.1" in said.text and "not the host's" in said.text, said.text
+        (said,) = told(bob, Fault)
+        assert said.seat is None and "the relay at 127.0.0.1" in said.said and "not the host's" in said.said, said
         for seat in (ann, bob, cy):
             seat.end(90)
             assert seat.error is None and seat.result is not None, seat.error  # the game ran on under its host
@@ -559,7 +560,7 @@ def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monke
         kill_host(seats, after=16)
         wait_until(lambda: bob.session.successor is not None and cy.session.link.orderer == 1, 30,
                    "Cy to follow Bob's tagged packets")
-        assert any("seat 1 (bob) orders the log" in text for text in cy.said("ordering"))
+        assert any("seat 1 (bob) orders the log" in text for text in cy.said(Ordering))
         victim = cy.session.profile.public_key
         hellos = len(running.server.hellos.get(cy.session.socket.routing_id, ()))
         running.server.orders.put((victim, None, "who"))
@@ -573,8 +574,8 @@ def test_after_a_hand_over_the_relay_cannot_speak_for_the_seat_that_orders(monke
             time.sleep(QUICK.heartbeat)
         wait_until(lambda: cy.session.link.refused >= refused + 3 * len(orderer_lies(4)), 10, "the lies to reach Cy")
         assert cy.session.link.orderer == 1 and cy.session.gave_at == float("-inf")
-        assert ("dropped", 1) not in told(cy, "dropped") and not told(cy, "disputed")
-        faults = [e.text for e in cy.events if e.kind == "fault" and e.seat is None]
+        assert not [e for e in told(cy, Dropped) if e.seat == 1] and not told(cy, ClaimDisputed)
+        faults = [e.said for e in told(cy, Fault) if e.seat is None]
         assert any("the relay at 127.0.0.1" in text and "not the ordering seat's" in text for text in faults), faults
         for seat in seats[1:]:
             seat.end(120)

@@ -14,6 +14,7 @@ import zmq
 from zmq.utils import z85
 
 from dicetable.core.game import Move
+from dicetable.net.table.events import Dropped
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import Invite
@@ -201,7 +202,7 @@ def test_a_seat_intruder_with_the_seats_routing_id_gets_no_entries_and_keeps_not
         bob.stop()
         bob_thread.join(5)
         stopped = time.monotonic()
-        while not [e for e in events if e.kind == "dropped" and e.seat == 1]:
+        while Dropped(1) not in events:
             assert time.monotonic() - stopped < 3 * FAST.drop_after, "the intruder kept seat 1 present"
             intruder.send("ping", {"next": 0})
             time.sleep(0.05)

@@ -9,7 +9,7 @@ import time
 from dicetable.core import registry
 from dicetable.net.table.deadlines import Timing
 from dicetable.net.table.local_seats import Table
-from dicetable.net.table.session import NetEvent
+from dicetable.net.table.events import Recorded
 from dicetable.tui.tables.net_table import NetTable
 
 TRICE = registry.get("trice")
@@ -34,7 +34,7 @@ def clocks(table: Table, seat: int = 0) -> tuple[float, dict[int, float]]:
     session = Seat(table.peers[seat], seat)
     controller = NetTable(session, "host")
     began = time.monotonic()
-    session.on_event(NetEvent("record"))
+    session.on_event(Recorded(table.peers[seat].log[-1]))
     return began, {s: info.deadline for s, info in enumerate(controller.view().seats) if info.deadline is not None}
 
 

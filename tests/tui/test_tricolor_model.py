@@ -10,10 +10,11 @@ from dataclasses import replace
 from dicetable.core import registry
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Move
+from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.core.tricolor import ACT, EVENT, SETUP, parse_pos
 from dicetable.core.tricolor_tiles import distinct_rotations
 from dicetable.tui.tables.tricolor_model import EVENT_DRAW, TricolorChoices, event_drawn
-from dicetable.tui.tables.view import Decided, Moved, Phrase
+from dicetable.tui.tables.view import Decided, Moved
 
 TRICOLOR = registry.get("tricolor")
 
@@ -91,8 +92,8 @@ def test_a_survey_places_like_a_plan_but_as_the_event():
 
 def test_an_event_card_drawn_is_found_in_the_log_by_its_chance():
     asked = first(lambda s: s.actor == CHANCE and s.pending and s.pending[0][0] == "event")
-    assert Phrase.of(asked.chance().label) == EVENT_DRAW  # the engine's own label for the draw
+    assert asked.chance().label == EVENT_DRAW  # the engine's own label for the draw
     drawn = Decided(EVENT_DRAW, Phrase(("event: Storm",)))
-    other = Decided(Phrase.of("turn up the top tile of pile 1"), Phrase.of("pile 1 shows an End Tile"))
-    assert event_drawn([Moved(0, Phrase.of("seat 0 ends its actions")), drawn])
-    assert not event_drawn([other, Moved(1, Phrase.of("seat 1 draws an event card"))])
+    other = Decided(Phrase(("turn up the top tile of pile 1",)), Phrase(("pile 1 shows an End Tile",)))
+    assert event_drawn([Moved(0, phrase(Seat(0), " ends its actions")), drawn])
+    assert not event_drawn([other, Moved(1, phrase(Seat(1), " draws an event card"))])

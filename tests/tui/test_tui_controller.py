@@ -3,9 +3,10 @@
 import pytest
 
 from dicetable.core import registry
-from dicetable.core.game import CHANCE, GameError, Move, Result
+from dicetable.core.game import CHANCE, GameError, Move, Outcome, Result
 from dicetable.tui.tables.controller import LocalTable, Player
-from dicetable.tui.tables.view import LOCAL, Decided, Moved, Phrase, SatDown, result_words
+from dicetable.core.phrase import Phrase, Seat, phrase
+from dicetable.tui.tables.view import LOCAL, Decided, Moved, SatDown, result_words
 
 TRICE = registry.get("trice")
 TRIAD = registry.get("triad")
@@ -20,7 +21,7 @@ def test_two_bots_play_a_whole_game_and_log_it():
     assert len(moves) >= 2
     assert all(isinstance(entry, (Moved, Decided)) for entry in view.log)
     assert all("seat " not in entry.words(view.names) for entry in view.log), "names replace seat numbers"
-    assert all(entry.seat in entry.what.parts for entry in moves), "the mover stays a seat number"
+    assert all(Seat(entry.seat) in entry.what.parts for entry in moves), "the mover stays a seat"
     assert view.events[0].label == Phrase(("setup roll",)) and view.events[0].status == LOCAL
     outcome = view.events[0].outcome.words(view.names)
     assert "Ann rolled" in outcome and "Bob rolled" in outcome
@@ -95,16 +96,23 @@ def test_bad_settings_are_refused_in_words():
         LocalTable(TRICE, [Player("a")])
 
 
-def test_a_phrase_keeps_seats_as_numbers_until_drawn_with_names():
-    chose = Phrase.of("seat 0 chooses W6 for seat 1")
-    assert chose.parts == (0, " chooses W6 for ", 1)
-    assert chose.words(["Ann", "Bob"]) == "Ann chooses W6 for Bob"
-    assert Phrase.of("seats 0 and seat 7").words(["Ann"]) == "seats 0 and seat 7"  # no name: stays a seat
-    assert Phrase.of("seat 1 (Bob) resigns").parts == (1, " resigns")  # the replica's `seat N (name)`
+def test_a_phrase_keeps_seats_as_seats_until_drawn_with_names():
+    state = TRICE.start(2).resolve(Outcome((5,) * 6 + (0,) * 6))  # seat 0 rolls higher: no tie
+    chose = TRICE.describe(state, Move("choose", ("W6",)))
+    mover, other = Seat(state.actor), Seat(1 - state.actor)
+    assert chose.parts == (mover, " chooses white 6 (W6) for ", other)
+    assert chose == f"{mover} chooses white 6 (W6) for {other}"  # its plain words
+    assert chose.words(["Ann", "Bob"]).endswith("chooses white 6 (W6) for " + ["Ann", "Bob"][other.number])
+    assert phrase("seats 0 and ", Seat(7)).words(["Ann"]) == "seats 0 and seat 7"  # no name: stays a seat
+    resigns = phrase(Seat(1, "Bob"), " resigns")  # the replica's `seat N (name)`
+    assert resigns == "seat 1 (Bob) resigns" and resigns.words(["Ann", "Robert"]) == "Robert resigns"
+    assert Phrase.read("seat 1 (Bob) resigns").parts == resigns.parts  # words read back from a file or a peer
     assert SatDown(1, "bob", "ab12").words(["Ann", "Bob (seat 1)"]) == "Bob (seat 1) sits down (bob, key ab12)"
 
 
 def test_a_result_is_drawn_with_names_once():
     names = ["Ann", "Bob (seat 1)"]  # a name that says its seat is not read again
-    assert result_words(Result((1,), (0.0, 1.0), "seat 0 resigned"), names) == "Bob (seat 1) wins (Ann resigned)"
+    assert result_words(Result((1,), (0.0, 1.0), phrase(Seat(0), " resigned")), names) == "Bob (seat 1) wins (Ann resigned)"
+    stored = Result.from_data({"winners": [1], "scores": [0.0, 1.0], "reason": "seat 0 resigned"})  # a transcript's
+    assert result_words(stored, names) == "Bob (seat 1) wins (Ann resigned)"
     assert result_words(Result((), (0.5, 0.5), "threefold repetition"), names) == "draw (threefold repetition)"

@@ -177,7 +177,8 @@ async def test_a_tampered_transcript_is_listed_and_its_fault_shown_when_opened(h
 
 def _append_many(path, who: str, count: int) -> None:
     from dicetable.tui.tables.history import record_local
-    from dicetable.tui.tables.view import Moved, Phrase
+    from dicetable.core.phrase import Phrase
+    from dicetable.tui.tables.view import Moved
 
     log = [Moved(0, Phrase((f"{who} makes move {n} " + "x" * 200,))) for n in range(100)]  # ~20 KB a record
     for n in range(count):

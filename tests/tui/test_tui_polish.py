@@ -10,6 +10,7 @@ from textual.widgets import RadioButton, TabbedContent
 
 from dicetable.core import registry
 from dicetable.core.game import Chance, Outcome
+from dicetable.core.phrase import Seat
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.tables.controller import LocalTable, Player, outcome_words
 from dicetable.tui.screens.dialogs import HelpDialog
@@ -93,7 +94,7 @@ def test_each_game_words_its_outcomes_through_its_own_hook():
     assert tie.words(names).endswith(": a tie, both roll again")
     triad = registry.get("triad")
     drawn = outcome_words(triad, Chance("draw for Black", (2,)), Outcome((1,)), None)
-    assert drawn.parts == (1, " plays Black") and drawn.words(names) == "Bob plays Black"
+    assert drawn.parts == (Seat(1), " plays Black") and drawn.words(names) == "Bob plays Black"
     roll = outcome_words(triad, Chance("setup roll", (3,) * 12), Outcome((0,) * 6 + (2,) * 6), None)
     assert roll.words(names) == "Black rolled I I I I I I; White rolled III III III III III III"
     room = registry.get("diceroom")

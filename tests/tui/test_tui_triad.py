@@ -16,7 +16,7 @@ from dicetable.core.triad import INDEX, SQUARES, act, parse_board
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.cli import main
 from dicetable.tui.tables.controller import LocalTable, Player
-from dicetable.tui.tables.view import Moved, Phrase
+from dicetable.tui.tables.view import Moved
 from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.screens.home_screen import HomeScreen
 from dicetable.tui.screens.new_game_screen import NewGameScreen
@@ -105,7 +105,7 @@ async def play_to_the_end(pilot, app, make_move):
         await make_move(pilot, screen, move, moves)
         await wait_until(pilot, lambda: screen.view.state is not state)
         # The engine got exactly this move, in the person's name.
-        assert screen.view.log[logged] == Moved(state.actor, Phrase.of(TRIAD.describe(state, move)))
+        assert screen.view.log[logged] == Moved(state.actor, TRIAD.describe(state, move))
         assert names[state.actor] in screen.view.log[logged].words(names)
         moves += 1
         assert moves < 300

@@ -18,7 +18,7 @@ from dicetable.core.tricolor_tiles import CARDS, ID_CARDS, TILES, UNKNOWN
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.cli import main
 from dicetable.tui.tables.controller import LocalTable, Player, outcome_words
-from dicetable.tui.tables.view import Moved, Phrase
+from dicetable.tui.tables.view import Moved
 from dicetable.tui.screens.home_screen import HomeScreen
 from dicetable.tui.screens.new_game_screen import NewGameScreen
 from dicetable.tui.screens.tricolor_dialogs import ChoiceDialog, PassKeyboardScreen, ScoreDialog
@@ -140,7 +140,7 @@ async def test_a_whole_game_against_two_greedy_bots_by_keys_and_mouse():
             await make_move(pilot, app, screen, move, moves)
             await wait_until(pilot, lambda: screen.view.state is not state)
             # The engine got exactly this move, in Ann's name.
-            assert screen.view.log[logged] == Moved(0, Phrase.of(TRICOLOR.describe(state, move)))
+            assert screen.view.log[logged] == Moved(0, TRICOLOR.describe(state, move))
             assert screen.view.log[logged].words(names).startswith(f"{names[0]} ")
             if move.kind == "construct":  # an event card is played at once, and said
                 assert "Last event: " in text_of(screen, "#tc-seats")

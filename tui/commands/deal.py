@@ -13,25 +13,32 @@ import signal
 import sys
 
 from dicetable.net.table.deadlines import Timing
-from dicetable.net.table.session import NetEvent, SessionError
+from dicetable.net.table.events import CardDealt, DealVerified, Dropped, Failed, Fault, Invited, NetEvent, Refused, Returned
+from dicetable.net.table.session import SessionError
 from dicetable.net.reach.transport import DEFAULT_BIND
 from dicetable.tui.commands.args import CommandError
 from dicetable.tui.commands.host import check_transcript_flag, profile_for
 from dicetable.tui.tables.opening import Where, deal_hosted, deal_joined
 
-SHOWN = {"invite", "card", "verified", "fault", "refused", "error", "dropped", "returned"}
-
-
 def print_event(event: NetEvent) -> None:
-    if event.kind == "invite":
-        print(f"invite: {event.text}", flush=True)
-    elif event.kind == "card":
-        print(f"your card: {event.text}", flush=True)
-    elif event.kind == "verified":
-        print("verified", flush=True)
-        print(f"assignment: {event.text}", flush=True)
-    elif event.kind in SHOWN:
-        print(f"{event.kind}: {event.text}", flush=True)
+    match event:
+        case Invited(invite):
+            print(f"invite: {invite}", flush=True)
+        case CardDealt(colour):
+            print(f"your card: {colour}", flush=True)
+        case DealVerified(assignment):
+            print("verified", flush=True)
+            print(f"assignment: {assignment}", flush=True)
+        case Fault(said=said):
+            print(f"fault: {said}", flush=True)
+        case Refused(said=said):
+            print(f"refused: {said}", flush=True)
+        case Failed(said):
+            print(f"error: {said}", flush=True)
+        case Dropped(said=said):
+            print(f"dropped: {said}", flush=True)
+        case Returned(said=said):
+            print(f"returned: {said}", flush=True)
 
 
 def add_parser(sub) -> None:

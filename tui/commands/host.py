@@ -2,7 +2,7 @@
 
 Opens a table (net/table/host.py), prints `invite: <code>` for the joiners, plays its seat with the bot,
 and at the end prints `transcript: <path>` and `result: <...>`. Other happenings (joins, refusals,
-drops, claims) are printed as `<kind>: <text>` lines. Errors a person can meet: one line, exit 2.
+drops, claims) are printed as `<what>: <text>` lines. Errors a person can meet: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -13,13 +13,36 @@ import sys
 from dicetable.core import registry
 from dicetable.net.table.deadlines import Timing
 from dicetable.net.identity import ProfileError, load_or_create
-from dicetable.net.table.session import NetEvent, SessionError, bot_chooser
+from dicetable.net.table.events import (
+    ClaimDisputed,
+    Chat,
+    Claimable,
+    CodeGone,
+    CodeOffered,
+    Cut,
+    Defaulted,
+    Dropped,
+    Ended,
+    Fault,
+    Invited,
+    Joined,
+    Lingering,
+    NetEvent,
+    Ordering,
+    Refused,
+    RematchAnswered,
+    RematchGone,
+    Returned,
+    SeatHeld,
+    SeatReleased,
+    Started,
+    TranscriptOpened,
+)
+from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.reach.local_networks import DiscoveryError
 from dicetable.net.reach.transport import DEFAULT_BIND
 from dicetable.tui.commands.args import CommandError, parse_options
 from dicetable.tui.tables.opening import Where, hosted, opened
-
-QUIET = {"record", "your_turn", "invite", "result", "transcript", "error"}  # error: raised, printed once
 
 
 def add_timing_flags(parser) -> None:
@@ -83,17 +106,61 @@ def check_transcript_flag(path: str | None) -> None:
 
 
 def print_event(event: NetEvent) -> None:
-    if event.kind == "invite":
-        print(f"invite: {event.text}", flush=True)
-    elif event.kind == "transcript":
-        print(f"transcript: {event.text}", flush=True)
-    elif event.kind == "joined":
-        print(f"joined: seat {event.seat} {event.text}", flush=True)
-    elif event.kind == "started":
-        print("started", flush=True)
-    elif event.kind not in QUIET:
-        who = f"seat {event.seat}: " if event.seat is not None and event.kind in ("dropped", "returned", "claimable", "chat") else ""
-        print(f"{event.kind}: {who}{event.text}".rstrip(": "), flush=True)
+    line = event_line(event)
+    if line is not None:
+        print(line, flush=True)
+
+
+def event_line(event: NetEvent) -> str | None:
+    """The line a person follows the table by; None for the log's entries, turns and the result
+    (printed at the end) and for an error (raised, printed once)."""
+    match event:
+        case Invited(invite):
+            return f"invite: {invite}"
+        case TranscriptOpened(path):
+            return f"transcript: {path}"
+        case Joined(seat, name):
+            return f"joined: seat {seat} {name}"
+        case Started():
+            return "started"
+        case Chat(seat, text):
+            return told("chat", text, seat)
+        case Dropped(seat, said):
+            return told("dropped", said, seat)
+        case Returned(seat, said):
+            return told("returned", said, seat)
+        case Claimable(seat, why):
+            return told("claimable", why, seat)
+        case CodeOffered(code):
+            return told("code", code)
+        case CodeGone(how, said):
+            return told(how, said)
+        case RematchAnswered(said=said) | RematchGone(said=said):
+            return told("rematch", said)
+        case Defaulted(said=said):
+            return told("defaulted", said)
+        case Refused(said=said):
+            return told("refused", said)
+        case Fault(said=said):
+            return told("fault", said)
+        case ClaimDisputed(said=said):
+            return told("disputed", said)
+        case Lingering(said):
+            return told("lingering", said)
+        case Ordering(said=said):
+            return told("ordering", said)
+        case Cut(said=said):
+            return told("cut", said)
+        case SeatHeld(said=said):
+            return told("waiting", said)
+        case SeatReleased(said=said):
+            return told("released", said)
+    return None
+
+
+def told(what: str, said: str, seat: int | None = None) -> str:
+    who = f"seat {seat}: " if seat is not None else ""
+    return f"{what}: {who}{said}".rstrip(": ")
 
 
 def play(session, printer=print_event) -> int:
@@ -102,8 +169,8 @@ def play(session, printer=print_event) -> int:
     each game's result as `game K: ...` when it ends."""
 
     def each_game(event: NetEvent) -> None:
-        if event.kind == "result" and session.games != 1:
-            print(f"game {session.replica.game_number}: {event.text}", flush=True)
+        if isinstance(event, Ended) and session.games != 1:
+            print(f"game {session.replica.game_number}: {event.said}", flush=True)
         printer(event)
 
     session.on_event = each_game

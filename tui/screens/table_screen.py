@@ -25,10 +25,11 @@ from textual.widget import Widget
 from textual.widgets import Input, TabbedContent, TabPane
 
 from dicetable.core.game import Move
+from dicetable.core.phrase import Phrase
 from dicetable.tui.tables.controller import TableController
 from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableClosed
-from dicetable.tui.tables.view import Phrase, TableView
+from dicetable.tui.tables.view import TableView
 from dicetable.tui.widgets.chat import ChatPanel
 from dicetable.tui.widgets.fairness import FairnessPanel
 from dicetable.tui.widgets.move_log import MoveLog

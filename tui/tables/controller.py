@@ -25,8 +25,9 @@ from typing import Any, Callable, Mapping, Sequence
 from dicetable.core.bots import hurry as move_now
 from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome
+from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.tui.tables.messages import Banner, MoveRefused, TableChanged
-from dicetable.tui.tables.view import LOCAL, Decided, FairEvent, LogEntry, Moved, Phrase, SeatInfo, TableView
+from dicetable.tui.tables.view import LOCAL, Decided, FairEvent, LogEntry, Moved, SeatInfo, TableView
 
 
 class TableController:
@@ -99,7 +100,7 @@ def outcome_words(game: GameInfo, chance: Chance, outcome: Outcome, state: Any) 
     `state` is the state that asked for the chance (None when not known)."""
     if chance.hidden and chance.reveal is None:  # a local full state knows the deal: never print it
         return Phrase(("shuffled face down" if chance.shuffle else "dealt face down",))
-    return Phrase.of(game.describe_outcome(state, chance, outcome))
+    return game.describe_outcome(state, chance, outcome)
 
 
 class LocalTable(TableController):
@@ -172,7 +173,7 @@ class LocalTable(TableController):
         if seat is None:
             return self._refuse(Phrase(("the game is over",)))
         if seat == CHANCE or self.seating[seat].bot:
-            return self._refuse(Phrase(("it is not your turn: ", seat if seat >= 0 else "chance", " acts now")))
+            return self._refuse(phrase("it is not your turn: ", Seat(seat) if seat >= 0 else "chance", " acts now"))
         try:
             self._apply(seat, move)
         except GameError as error:
@@ -241,7 +242,7 @@ class LocalTable(TableController):
         self._apply(seat, move, save=False)
 
     def _apply(self, seat: int, move: Move, save: bool = True) -> None:
-        words = Phrase.of(self.game.describe(self.state, move))
+        words = self.game.describe(self.state, move)
         self.state = self.state.apply(move)
         self.log.append(Moved(seat, words))
         self.moves.append((seat, move))
@@ -268,7 +269,7 @@ class LocalTable(TableController):
             asked, self.state = self.state, self.state.resolve(outcome)
             self._arrange_first()
             words = outcome_words(self.game, chance, outcome, asked)
-            label = Phrase.of(chance.label)
+            label = chance.label
             self.events.append(FairEvent(len(self.events) + 1, label, words, LOCAL))
             self.log.append(Decided(label, words))
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from dicetable.tui.tables.view import Phrase, TableView
+from dicetable.core.phrase import Phrase
+from dicetable.tui.tables.view import TableView
 
 
 class TableChanged(Message):

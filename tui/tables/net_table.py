@@ -12,7 +12,34 @@ from __future__ import annotations
 import threading
 import time
 
+from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.net.table import deadlines
+from dicetable.net.table.events import (
+    ClaimDisputed,
+    Chat,
+    Claimable,
+    CodeGone,
+    CodeOffered,
+    Cut,
+    Defaulted,
+    Dropped,
+    Ended,
+    Failed,
+    Fault,
+    Invited,
+    Joined,
+    Ordering,
+    Recorded,
+    Refused,
+    RematchAnswered,
+    RematchGone,
+    Returned,
+    SeatHeld,
+    SeatReleased,
+    Started,
+    TranscriptOpened,
+    YourTurn,
+)
 from dicetable.tui.tables.controller import TableController, outcome_words
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.tables.view import (
@@ -22,7 +49,6 @@ from dicetable.tui.tables.view import (
     FairEvent,
     LogEntry,
     Moved,
-    Phrase,
     Reveal,
     SatDown,
     SeatInfo,
@@ -37,14 +63,14 @@ def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
     log: list[LogEntry] = []
     for record in replica.log:
         if record.kind in ("move", "unseal") and record.move is not None:
-            log.append(Moved(record.seat, Phrase.of(record.note)))
+            log.append(Moved(record.seat, record.note))
         elif record.event is not None and record.event.outcome is not None:
             outcome = outcomes.get(record.event.number) or Phrase(("every reveal checked",))
-            log.append(Decided(Phrase.of(record.event.label), outcome))
+            log.append(Decided(record.event.label, outcome))
         elif record.kind == "join":
             log.append(SatDown(record.seat, record.envelope.body["name"], replica.seats[record.seat].fingerprint))
         elif record.kind in ("claim", "witness", "dispute", "resign", "rematch"):
-            log.append(Moved(record.seat, Phrase.of(record.note)))
+            log.append(Moved(record.seat, record.note))
     return log
 
 
@@ -68,7 +94,7 @@ def fair_events(replica) -> tuple[FairEvent, ...]:
             if event.seed is not None:
                 outcome += f" (seed {event.seed[:4].hex()}…)"
         status = VERIFIED if event.outcome is not None else WAITING
-        events.append(FairEvent(event.number, Phrase.of(event.label), outcome, status, reveals))
+        events.append(FairEvent(event.number, event.label, outcome, status, reveals))
     return tuple(events)
 
 
@@ -204,53 +230,57 @@ class NetTable(TableController):
             target.post_message(message)
 
     def _on_event(self, event) -> None:
-        kind, seat = event.kind, event.seat
-        default = deadlines.answer_default(self.session.replica) if kind == "claimable" else None
-        if kind == "invite":
-            self.invite = event.text
-        elif kind == "code":
-            self.code = event.text
-        elif kind in ("burned", "expired"):  # a code that no longer opens the table: a new one follows
-            self._post(Banner(Phrase.of(event.text), "warning"))
-        elif kind == "dropped" and seat is not None:
-            self.away.add(seat)
-            self._post(Banner(Phrase((seat, f" dropped: {event.text or 'waiting for them to return'}")), "warning"))
-        elif kind == "returned" and seat is not None:
-            self.away.discard(seat)
-            self._post(Banner(Phrase((seat, " is back")), "info"))
-        elif kind == "claimable" and seat is not None and default is not None:
-            self._post(Banner(Phrase((seat, f" did not answer in time: {default}")), "info"))
-        elif kind == "claimable" and seat is not None:
-            self._post(Banner(Phrase((seat, " is in default: ")) + Phrase.of(event.text)
-                              + "; the game is claimed for the seats still here", "warning"))
-        elif kind == "refused":
-            if seat == self.session.seat:
-                self._post(MoveRefused(Phrase.of(event.text)))
-            else:
-                self._post(Banner(Phrase(("refused: ",)) + Phrase.of(event.text), "error"))
-        elif kind == "defaulted":  # the game was decided by this seat's default (told too on its return)
-            self._post(Banner(Phrase.of(event.text), "warning"))
-        elif kind == "disputed":  # a claim against this seat that its own view refutes (FAIRNESS.md §4)
-            self._post(Banner(Phrase(("disputed: ",)) + Phrase.of(event.text), "error"))
-        elif kind == "fault":  # a seat caught cheating: every player is told at once (FAIRNESS.md §3)
-            self._post(Banner(Phrase(("fault: ",)) + Phrase.of(event.text), "error"))
-        elif kind in ("ordering", "cut"):  # a seat took over ordering the log; this host seat cut its unrelayed tail
-            self._post(Banner(Phrase.of(event.text), "info"))
-        elif kind in ("waiting", "released"):  # the host: who holds a free seat until its join
-            self._post(Banner(Phrase.of(event.text), "info"))
-        elif kind == "chat" and seat is not None:
-            self._post(ChatArrived(seat, self._name(seat), event.text))
-        elif kind == "error":
-            self._post(Banner(Phrase((event.text,)), "error"))
-        if kind in ("invite", "code", "joined", "started", "record", "your_turn", "result", "transcript",
-                    "dropped", "returned", "rematch", "cut"):
+        match event:
+            case Invited(invite):
+                self.invite = invite
+            case CodeOffered(code):
+                self.code = code
+            case CodeGone(_, said):  # a code that no longer opens the table: a new one follows
+                self._post(Banner(Phrase((said,)), "warning"))
+            case Dropped(seat, said):
+                self.away.add(seat)
+                self._post(Banner(phrase(Seat(seat), f" dropped: {said or 'waiting for them to return'}"), "warning"))
+            case Returned(seat):
+                self.away.discard(seat)
+                self._post(Banner(phrase(Seat(seat), " is back"), "info"))
+            case Claimable(seat, why):
+                default = deadlines.answer_default(self.session.replica)
+                if default is not None:
+                    self._post(Banner(phrase(Seat(seat), f" did not answer in time: {default}"), "info"))
+                else:
+                    self._post(Banner(phrase(Seat(seat), " is in default: ", why,
+                                             "; the game is claimed for the seats still here"), "warning"))
+            case Refused(seat, said) if seat == self.session.seat:
+                self._post(MoveRefused(said))
+            case Refused(_, said):
+                self._post(Banner(phrase("refused: ", said), "error"))
+            case Defaulted(_, said):  # the game was decided by this seat's default (told too on its return)
+                self._post(Banner(said, "warning"))
+            case ClaimDisputed(_, said):  # a claim against this seat that its own view refutes (FAIRNESS.md §4)
+                self._post(Banner(phrase("disputed: ", said), "error"))
+            case Fault(_, said):  # a seat caught cheating: every player is told at once (FAIRNESS.md §3)
+                self._post(Banner(phrase("fault: ", said), "error"))
+            case Ordering(_, said):  # a seat took over ordering the log through the relay
+                self._post(Banner(said, "info"))
+            case Cut(_, said):  # this host seat cut its unrelayed tail
+                self._post(Banner(Phrase((said,)), "info"))
+            case SeatHeld(_, _, said) | SeatReleased(_, _, said):  # the host: who holds a free seat until its join
+                self._post(Banner(said, "info"))
+            case Chat(seat, text):
+                self._post(ChatArrived(seat, self._name(seat), text))
+            case Failed(said):
+                self._post(Banner(Phrase((said,)), "error"))
+        if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened,
+                              Dropped, Returned, RematchAnswered, RematchGone, Cut)):
             view = self._snapshot()
             with self._lock:
                 self._view = view
             self._post(TableChanged(view))
-            if kind == "rematch" and seat != self.session.seat:  # another seat's answer, also as a notice
-                words = Phrase((view.note,)) if view.rematch == "asked" else Phrase.of(event.text)
-                self._post(Banner(words, "info" if event.data else "warning"))
+            if isinstance(event, RematchGone) or isinstance(event, RematchAnswered) and event.seat != self.session.seat:
+                # another seat's answer to a rematch, or an offer that ended unanswered: also as a notice
+                words = Phrase((view.note,)) if view.rematch == "asked" else event.said
+                agreed = isinstance(event, RematchAnswered) and event.agree
+                self._post(Banner(words, "info" if agreed else "warning"))
 
     # -- snapshots (session thread only) ---------------------------------------------------------
     def _names(self) -> tuple[str, ...]:
@@ -287,7 +317,7 @@ class NetTable(TableController):
         log = replica_log(replica, events)
         ending = replica.ending
         if ending is not None and ending.against == me and replica.result is not None and not self._ending:
-            self._ending = Phrase.of(session.describe_default(ending)).words(names)  # before any screen sees the end
+            self._ending = session.describe_default(ending).words(names)  # before any screen sees the end
         note = ""
         if replica.phase in ("new", "joining"):
             note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {replica.seat_count} seated"

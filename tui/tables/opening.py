@@ -22,6 +22,7 @@ from dicetable.net.reach.announcement import VERIFIED, Announcement
 from dicetable.net.reach.local_networks import DiscoveryError
 from dicetable.net.reach.transport import DEFAULT_BIND
 from dicetable.net.table.deal_table import DealHost, DealPeer
+from dicetable.net.table.events import TranscriptOpened
 from dicetable.net.table.host import HostSession, TakenOver
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.session import SessionError, TableSession
@@ -214,7 +215,7 @@ def reopened_table(profile, path: Path, seat: int) -> NetTable:
             tables[-1].session.connect()
         # Where the game stands, before the table's thread takes over: its screen shows it at once.
         session = tables[-1].session
-        session.emit("transcript", text=str(session.transcript_path))
+        session.emit(TranscriptOpened(session.transcript_path))
     except BaseException:
         if tables:
             tables[-1].session.close()

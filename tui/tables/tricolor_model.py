@@ -13,9 +13,10 @@ from functools import cached_property
 from typing import Any, Sequence
 
 from dicetable.core.game import Move
+from dicetable.core.phrase import Phrase
 from dicetable.core.tricolor import ACT, EVENT, PLAN, SETUP, parse_pos, pos_text
 from dicetable.core.tricolor_tiles import PILES, distinct_rotations
-from dicetable.tui.tables.view import Decided, LogEntry, Phrase
+from dicetable.tui.tables.view import Decided, LogEntry
 
 Pos = tuple[int, int]
 EVENT_DRAW = Phrase(("draw an event card",))  # the label of core/tricolor.py's chance that draws one

@@ -1,31 +1,24 @@
 """What a table shows its screen: the `TableView` snapshot and the typed things in it.
 
 Every table (tui/tables/controller.py `LocalTable`, tui/tables/net_table.py `NetTable`) hands its
-screen these, never text to be read back: seats stay seat numbers (`Phrase`) until a widget draws
-them with the names of the moment (`words(names)`). No Textual here, so the history and the saves
-read the same types.
+screen these, never text to be read back: the seats that core's and net's words name stay seats
+(core/phrase.py `Phrase`) until a widget draws them with the names of the moment (`words(names)`).
+No Textual here, so the history and the saves read the same types.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 from dicetable.core.game import CHANCE, GameInfo, Result
+from dicetable.core.phrase import Phrase, seat_name
 
 # Event statuses, as the fairness panel shows them.
 LOCAL = "local"  # drawn from this computer's random numbers: nothing to verify
 VERIFIED = "verified"  # every seat's reveal checked against its commitment
 WAITING = "waiting"  # some reveals are still due
 FAULT = "fault"  # a reveal did not open its commitment; `detail` names the seat
-
-# `seat N` in the engine's words (core's describe hooks), with the replica's `seat N (name)`.
-_SEAT = re.compile(r"\bseat (\d+)\b(?: \([^)]*\))?")
-
-
-def seat_name(seat: int, names: Sequence[str]) -> str:
-    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
 
 
 def told_apart(names: Sequence[str], fingerprints: Sequence[str]) -> tuple[str, ...]:
@@ -44,44 +37,14 @@ def told_apart(names: Sequence[str], fingerprints: Sequence[str]) -> tuple[str, 
     return tuple(shown)
 
 
-@dataclass(frozen=True)
-class Phrase:
-    """Words that name seats, each seat kept as its number (an int part) until drawn."""
-
-    parts: tuple[str | int, ...] = ()
-
-    @classmethod
-    def of(cls, text: str) -> "Phrase":
-        """The engine's or the session's words with their `seat N` as seats: core and net speak
-        text, so this is the one place the tui reads seats out of words."""
-        parts: list[str | int] = []
-        at = 0
-        for found in _SEAT.finditer(text):
-            parts += [text[at:found.start()], int(found.group(1))]
-            at = found.end()
-        parts.append(text[at:])
-        return cls(tuple(part for part in parts if part != ""))
-
-    def words(self, names: Sequence[str]) -> str:
-        """The phrase drawn with the seats' names (a seat without a name stays `seat N`)."""
-        return "".join(part if isinstance(part, str) else seat_name(part, names) for part in self.parts)
-
-    def __add__(self, other: "Phrase | str") -> "Phrase":
-        more = other.parts if isinstance(other, Phrase) else (other,) if other else ()
-        return Phrase(self.parts + more)
-
-    def __bool__(self) -> bool:
-        return bool(self.parts)
-
-
 def result_words(result: Result, names: Sequence[str]) -> str:
     """A result's line with names, seats in its reason too: `Ann wins (Bob resigned)`."""
-    return Phrase.of(result.describe()).words(names)
+    return result.said().words(names)
 
 
 def reason_words(result: Result, names: Sequence[str]) -> str:
     """Why a game ended, with names: `Bob in default`."""
-    return Phrase.of(result.reason).words(names)
+    return result.reason.words(names)
 
 
 # -- the move log: one small type per kind of entry; `seat` is the seat that acted, CHANCE if none --

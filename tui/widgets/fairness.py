@@ -12,7 +12,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from dicetable.tui.tables.view import FAULT, LOCAL, VERIFIED, WAITING, FairEvent, TableView, seat_name
+from dicetable.core.phrase import seat_name
+from dicetable.tui.tables.view import FAULT, LOCAL, VERIFIED, WAITING, FairEvent, TableView
 
 SIGN = {VERIFIED: "✓", WAITING: "…", FAULT: "✗", LOCAL: "·"}
 STATUS_WORDS = {
