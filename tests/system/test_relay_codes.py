@@ -113,6 +113,50 @@ def test_a_relay_used_once_is_remembered_so_the_code_alone_joins(relay, tmp_path
         assert (who / "relay.txt").read_text().splitlines()[0] == RelayAddress.decode(relay).encode()
 
 
+def test_join_asks_for_the_code_at_a_terminal_and_tab_completes_its_words(relay, tmp_path):
+    """`dicetable join` with no invite, at a terminal: a prompt where Tab completes each code word
+    from its first letters (as magic-wormhole's), on a real pseudo-terminal."""
+    import os
+    import pty
+
+    from dicetable.net.reach.codes import WORDS
+    from net_helpers import COMMAND
+
+    def shortest(word: str) -> str:  # the letters that name one code word alone
+        return next(word[:k] for k in range(1, len(word) + 1) if sum(w.startswith(word[:k]) for w in WORDS) == 1)
+
+    host = spawn(tmp_path, "host", "host", "trice", "--relay", relay, "--bot", "greedy")
+    try:
+        number, first, second = line_of(host, "code: ").split("-")
+        pid, terminal = pty.fork()
+        if pid == 0:  # the joiner, at a terminal of its own
+            os.environ["DICETABLE_HOME"] = str(tmp_path / "bob")
+            os.execv(str(COMMAND), [str(COMMAND), "join", "--relay", relay, "--bot", "greedy"])
+        seen = b""
+
+        def until(text: bytes) -> None:
+            nonlocal seen
+            deadline = time.monotonic() + 60
+            while text not in seen and time.monotonic() < deadline:
+                try:
+                    seen += os.read(terminal, 4096)
+                except OSError:  # the joiner ended
+                    break
+            assert text in seen, seen.decode(errors="replace")
+
+        until(b"code (Tab completes a word): ")
+        os.write(terminal, f"{number}-{shortest(first)}\t".encode())
+        until(f"{number}-{first}-".encode())
+        os.write(terminal, f"{shortest(second)}\t".encode())
+        until(f"{number}-{first}-{second}".encode())
+        os.write(terminal, b"\r")
+        until(b"result: ")
+        assert os.waitpid(pid, 0)[1] == 0
+    finally:
+        host.kill()
+        host.wait(10)
+
+
 def test_a_fair_roll_by_code(relay, tmp_path):
     host = spawn(tmp_path, "host", "roll", "3d6", "--host", "--seats", "2", "--relay", relay)
     try:

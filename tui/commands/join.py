@@ -8,6 +8,8 @@ invite, an unreachable host or a full table: one line, exit 2.
 
 from __future__ import annotations
 
+import sys
+
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.tui.commands.args import CommandError
@@ -41,6 +43,8 @@ def join_session(args) -> PeerSession:
     from dicetable.tui.commands.lan import confirm_host, lan_invite
 
     args.invite = lan_invite(args)  # with --lan: found by discovery
+    if args.invite is None and args.resume is None and sys.stdin.isatty():
+        args.invite = ask_for_code()
     if args.invite is None and args.resume is None:
         raise CommandError("give the host's invite (or --resume TRANSCRIPT)")
     if args.timeout <= 0:
@@ -59,6 +63,23 @@ def join_session(args) -> PeerSession:
     except SessionError as error:
         raise CommandError(str(error)) from None
     return session
+
+
+def ask_for_code() -> str | None:
+    """The code (or invite) typed at a prompt, Tab completing the code's words as magic-wormhole's
+    prompt does (net/reach/codes.py `complete`); None when nothing was typed."""
+    import readline
+
+    from dicetable.net.reach.codes import complete
+
+    readline.set_completer(lambda text, n: (complete(readline.get_line_buffer())[n:] or [None])[0])
+    readline.set_completer_delims("")  # the whole line is the code being completed
+    readline.parse_and_bind("tab: complete")
+    try:
+        typed = input("code (Tab completes a word): ").strip()
+    except EOFError:
+        return None
+    return typed or None
 
 
 def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
