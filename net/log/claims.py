@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from dicetable.core.game import Move
-from dicetable.core.phrase import Phrase, Seat, phrase
+from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.log import wire
 from dicetable.net.log.records import OVER, PLAYING, Effect
 from dicetable.net.refusals import BadClaim, BadSignature, Equivocation, NotDue
@@ -72,15 +72,14 @@ class DefaultClaims:
     def pending_claim(self, against: int) -> Claim | None:
         return next((c for c in self.claims if c.against == against and c.state == "pending"), None)
 
-    def basis(self, claim: Claim) -> str:
+    def basis(self, claim: Claim) -> Phrase:
         """What in the log supports `claim`: its signers, and the accused's dispute if it made one."""
-        seats = lambda group: f"seat{'s' if len(group) > 1 else ''} {', '.join(str(s) for s in group)}"
         if claim.witnesses:
-            text = f"claim by seat {claim.seat}, witnessed by {seats(claim.witnesses)}"
+            text = phrase("claim by ", Seat(claim.seat), ", witnessed by ", listing(Seat(s) for s in claim.witnesses))
         else:
-            text = f"unwitnessed claim by seat {claim.seat}"
+            text = phrase("unwitnessed claim by ", Seat(claim.seat))
         if any(d.claim == claim.index and d.held for d in self.disputes):
-            text += f", disputed by seat {claim.against}"
+            text = phrase(text, ", disputed by ", Seat(claim.against))
         return text
 
     # -- kinds ---------------------------------------------------------------------------------

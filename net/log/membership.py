@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dicetable.core.game import GameError, GameInfo
-from dicetable.core.phrase import Seat, phrase
+from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.net.identity import fingerprint
 from dicetable.net.log import wire
 from dicetable.net.log.play import ChainTrack, Commitment
@@ -111,4 +111,4 @@ class Membership:
         chains[seat] = ChainTrack((Commitment(body["anchor"], body["length"], 1),), 0, body["anchor"])
         phase = READY if all(seats) else JOINING
         changes = {"seats": tuple(seats), "chains": tuple(chains), "phase": phase}
-        return Effect(changes, phrase(f"{body['name']} joins at ", Seat(seat), f" ({info.fingerprint})"))
+        return Effect(changes, Phrase((f"{body['name']} joins at seat {seat} ({info.fingerprint})",)))  # the seat as a number: it is what it takes

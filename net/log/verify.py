@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, replace
 
 from dicetable.core.game import GameError, Result
+from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.refusals import DealError, Refusal
 from dicetable.net.log.replica import Replica
@@ -36,7 +37,8 @@ __all__ = ["Verdict", "verify", "verify_transcript", "NotATranscript"]
 class Verdict:
     game: str
     moves: int
-    result: str | None = None  # Result.describe() when valid, with what supports a default claim it rests on
+    result: Phrase | None = None  # the result when valid, with what supports a default claim it rests on
+    ended: Result | None = None  # the last game's result, the claim it rests on in its reason
     fault: str | None = None  # one line: where, what, who
     fault_kind: str | None = None  # the Refusal's fault name ("bad reveal", ...) or a transcript fault
     seat: int | None = None  # the seat at fault, when known
@@ -50,6 +52,24 @@ class Verdict:
     def valid(self) -> bool:
         return self.fault is None
 
+    def rolls(self) -> str:
+        """Who made a dice room's rolls: `rolls: Ann 2, Bob 1`."""
+        rolls = self.replica.state.rolls
+        count = {}
+        for roll in rolls:
+            count[roll.seat] = count.get(roll.seat, 0) + 1
+        each = ", ".join(f"{self.named(phrase(Seat(s)))} {n}" for s, n in sorted(count.items()))
+        return f"rolls: {each}" if each else "no rolls"
+
+    def named(self, words: Phrase) -> str:
+        """`words` with each seat called by the name it joined with (its signed join), `name (seat N)`
+        where two seats joined with one name: a verdict names people, not seat numbers."""
+        seats = self.replica.seats if self.replica is not None else ()
+        names = [info.name if info is not None else f"seat {s}" for s, info in enumerate(seats)]
+        if len(set(names)) < len(names):
+            names = [f"{name} (seat {s})" for s, name in enumerate(names)]
+        return words.words(names)
+
     def line(self) -> str:
         if self.valid:
             checked = f"; {self.deals} card deal{'s' if self.deals != 1 else ''} checked" if self.deals else ""
@@ -60,9 +80,11 @@ class Verdict:
                 checked += f"; card audit not done: {decks} never opened (the game ended by {cause})"
             went_on = [c for c in replica.claims if c.state == "out" and c != replica.ending] if replica is not None else []
             if went_on:  # defaults the game went on without (FAIRNESS.md §4)
-                each = ", ".join(f"seat {c.against} in default ({replica.basis(c)})" for c in went_on)
-                checked += f"; {each}, the game went on without"
-            return f"valid: {self.game}, {self.moves} moves, result: {self.result}{checked}"
+                each = listing(phrase(Seat(c.against), " in default (", replica.basis(c), ")") for c in went_on)
+                checked += f"; {self.named(each)}, the game went on without"
+            if self.game == "diceroom" and self.ended is not None:  # a room has rolls, not a winner
+                return f"valid: dice room ({self.rolls()}); {self.named(self.ended.reason)}{checked}"
+            return f"valid: {self.game}, {self.moves} moves, result: {self.named(self.result)}{checked}"
         if self.fault_kind == "disputed":
             return f"disputed: {self.fault}"
         return f"invalid: {self.fault}"
@@ -131,11 +153,11 @@ def verify_transcript(transcript: Transcript) -> Verdict:
             return _fault(replica, game, "result", text, None, None)
     result = replica.result
     if replica.ending is not None:  # FAIRNESS.md §5: what the claim rests on, never a plain win
-        result = replace(result, reason=f"{result.reason} — {replica.basis(replica.ending)}")
-    words = result.describe()
+        result = replace(result, reason=phrase(result.reason, " — ", replica.basis(replica.ending)))
+    words = result.said()
     if len(series) > 1:
-        words = "; ".join(f"game {n}: {r.describe()}" for n, r in enumerate((*series[:-1], result), 1))
-    return Verdict(replica.game.name, replica.moves, words, replica=replica, deals=book.checked,
+        words = listing((phrase(f"game {n}: ", r.said()) for n, r in enumerate((*series[:-1], result), 1)), "; ")
+    return Verdict(replica.game.name, replica.moves, words, ended=result, replica=replica, deals=book.checked,
                    unopened=len(unopened))
 
 

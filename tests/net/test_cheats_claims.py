@@ -272,7 +272,7 @@ def test_a_cut_transcript_with_its_owners_claim_verifies_only_as_unwitnessed_and
     cut, replica = _cut_and_claim(table, tmp_path, "cut.dtt")
     verdict = verify(tmp_path / "cut.dtt")
     assert verdict.line() == (f"valid: trice, {replica.moves} moves, "
-                              "result: seat 1 wins (seat 0 in default — unwitnessed claim by seat 1)")
+                              "result: bob wins (ann in default — unwitnessed claim by bob)")  # names: issue 34
     assert main(["verify", str(tmp_path / "honest.dtt"), str(tmp_path / "cut.dtt")]) == 1
     last = capsys.readouterr().out.splitlines()[-1]
     next_frame = wire.decode(table.host.log[cut].frame)
@@ -339,7 +339,8 @@ def test_a_withholding_seat_is_out_by_a_co_signed_claim_and_the_die_is_the_docum
     assert event.outcome == outcomes.draw(event.chance, event.seed)
     took = next(r for r in host.replica.log if r.kind == "witness")
     assert "seat 2 in default" in took.note and "the game goes on without it" in took.note
-    basis = f"claim by seat {claim.seat}, witnessed by seat {claim.witnesses[0]}"
+    names = ("ann", "bob", "cy")  # the verdict names people (issue 34)
+    basis = f"claim by {names[claim.seat]}, witnessed by {names[claim.witnesses[0]]}"
     for s in (0, 1, 2):
         verdict = verify(tmp_path / f"t{s}.dtt")
-        assert verdict.valid and verdict.line().endswith(f"; seat 2 in default ({basis}), the game went on without")
+        assert verdict.valid and verdict.line().endswith(f"; cy in default ({basis}), the game went on without")

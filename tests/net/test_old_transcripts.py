@@ -1,7 +1,8 @@
 """Transcripts written by earlier versions keep their verdicts: `dicetable verify` on the files in
 tests/fixtures/old_transcripts/ (written by protocol version 2 as of 9f8bbde, before net/ was split into rooms) prints what
-verdicts.tsv says. A change that alters a verdict on purpose (issue 32's end receipts will) updates
-verdicts.tsv in the same commit and says so in its note."""
+verdicts.tsv says. A change that alters a verdict on purpose updates verdicts.tsv in the same commit
+and says so in its note: the verdicts name people since issue 34 (a dice room: its rolls and who
+made them); issue 32's end receipts will add what each end is confirmed by."""
 
 from __future__ import annotations
 

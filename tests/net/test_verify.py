@@ -56,7 +56,9 @@ def test_an_honest_transcript_is_valid(game):
     path, table = game
     verdict = verify(path)
     assert verdict.valid, verdict.fault
-    assert verdict.line() == f"valid: trice, {table.host.moves} moves, result: {table.host.result.describe()}"
+    names = [seat.name for seat in table.host.seats]  # the verdict names people by their signed joins
+    assert verdict.line() == f"valid: trice, {table.host.moves} moves, result: {table.host.result.said().words(names)}"
+    assert names == ["alice", "bob"] and table.host.result.said() != table.host.result.said().words(names)
     assert verdict.replica.events == table.host.events
 
 
@@ -199,7 +201,7 @@ def test_the_command_line(tmp_path, capsys):
     assert len(files) == 2
     run = dicetable("verify", str(files[0]))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert re.fullmatch(r"valid: trice, \d+ moves, result: (seat [01] wins|draw) \(.+\)\n", run.stdout)
+    assert re.fullmatch(r"valid: trice, \d+ moves, result: (random [01] wins|draw) \(.+\)\n", run.stdout)  # names: the bots'
     # Tamper with one reveal (checksum fixed): exit 1 and the fault names the seat.
     got = tr.read(files[1])
     frames = list(got.frames)

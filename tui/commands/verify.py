@@ -1,6 +1,7 @@
 """`dicetable verify FILE [FILE...]`: re-check a game from its transcript (net/log/verify.py).
 
-Exit 0 and `valid: <game>, <n> moves, result: <...>`; exit 1 and the first fault, naming the seat at
+Exit 0 and `valid: <game>, <n> moves, result: <...>` (a dice room: its rolls and who made them), the
+seats called by the names they joined with; exit 1 and the first fault, naming the seat at
 fault; exit 2 for a file that is not a transcript. Several files are copies of one table (one per
 seat): each is checked, then `copies agree`, or `copies fork: ...` naming the seat that signed both
 branches (exit 1).
@@ -17,7 +18,8 @@ def add_parser(sub) -> None:
     parser = sub.add_parser("verify", help="re-check a game transcript: signatures, rolls, moves, result")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="a transcript written by a table or by selfplay --record; several: one table's copies")
-    parser.add_argument("--log", action="store_true", help="also print every record of the log")
+    parser.add_argument("--log", action="store_true", help="also print the log as the game went: every move, roll and "
+                                                       "its dice, in people's names")
     parser.set_defaults(func=run)
 
 
@@ -44,11 +46,13 @@ def _check(path: str, log: bool, named: bool = False) -> int:
         verdict = verify(path)
     except NotATranscript as error:
         raise CommandError(str(error)) from None
-    if log and verdict.replica is not None:
+    if log and verdict.replica is not None:  # the log as the game went, in people's names
+        game = verdict.replica.game
         for record in verdict.replica.log:
-            _say(f"{record.index + 1:>5}  {record.note}")
+            _say(f"{record.index + 1:>5}  {verdict.named(record.note)}")
             if record.event is not None:
                 event = record.event
-                _say(f"       event {event.number}: seed {event.seed.hex()[:16]}…, outcome {event.outcome.to_data()}")
+                said = verdict.named(game.describe_outcome(None, event.chance, event.outcome))
+                _say(f"       {verdict.named(event.label)}: {said} (event {event.number}, seed {event.seed.hex()[:16]}…)")
     _say(f"{path}: {verdict.line()}" if named else verdict.line())
     return 0 if verdict.valid else 1
