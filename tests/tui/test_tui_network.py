@@ -196,3 +196,42 @@ async def test_a_seat_that_stays_away_past_its_clock_loses_by_default(tmp_path, 
             assert any("claims the game" in entry.words(names) for entry in screen.view.log)
         winner_app = (host_app, join_app)[1 - loser]
         await wait_until(pilots, lambda: any("is in default" in message for message in told[winner_app]))
+
+
+@pytest.mark.slow
+async def test_esc_asks_before_leaving_and_resign_is_a_visible_confirmed_key(tmp_path, monkeypatch):
+    """issue 34: at a network game in play, Esc asks (stay, leave and come back, resign) with the focus
+    on Stay; F9 (shown in the footer) resigns after a confirmation; both seats see the end."""
+    from textual.widgets import Button
+
+    from dicetable.tui.screens.dialogs import LeaveDialog
+
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
+    host_app = DiceTableApp(profile_dir=tmp_path / "ann")
+    join_app = DiceTableApp(profile_dir=tmp_path / "bob")
+    async with host_app.run_test(size=(80, 24)) as host, join_app.run_test(size=(80, 24)) as join:
+        pilots = (host, join)
+        await host.press("h")
+        await host.press("ctrl+o")
+        await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
+        await paste_invite(join, join_app, host_app.screen.table.invite)
+        await wait_until(pilots, lambda: isinstance(host_app.screen, TriceScreen) and isinstance(join_app.screen, TriceScreen))
+        table, other = join_app.screen, host_app.screen
+        await wait_until(pilots, lambda: table.view is not None and table.view.state is not None and table.view.state.phase != "setup")
+        assert "f9" in table.active_bindings and table.check_action("resign", ())
+        await join.press("escape")  # asked, never left by a blind Esc
+        await wait_until(pilots, lambda: isinstance(join_app.screen, LeaveDialog))
+        asked = join_app.screen
+        assert asked.focused is asked.query_one("#stay", Button) and asked.query("#leave")
+        assert f"{table.view.names[0]} wins at once" in str(asked.query_one("#over-detail").render())
+        await join.press("escape")  # stay
+        await wait_until(pilots, lambda: join_app.screen is table)
+        assert table.view.result is None
+        await join.press("f9")
+        await wait_until(pilots, lambda: isinstance(join_app.screen, LeaveDialog))
+        assert not join_app.screen.query("#leave")  # resigning only: nothing to come back to
+        await join.press("r")
+        await wait_until(pilots, lambda: table.view.result is not None and other.view.result is not None)
+        assert table.view.result == other.view.result and table.view.result.winners == (0,)
+        assert "resigned" in table.view.result.reason
+        await wait_until(pilots, lambda: not table.check_action("resign", ()))  # the game is over: no resign key

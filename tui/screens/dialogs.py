@@ -122,3 +122,43 @@ class GameOverDialog(ModalScreen[str]):
         if not self.check_action("answer", (answer,)):
             return
         self.dismiss(answer)
+
+
+class LeaveDialog(ModalScreen[str]):
+    """Asked before a network game in play is left or resigned (Esc, or the resign key): stay; leave
+    and come back (the seat waits for the grace time; Resume on the home screen); or resign (the
+    others win at once). Nothing is decided by a blind key: the focus starts on Stay."""
+
+    BINDINGS = [
+        Binding("escape,s", "answer('stay')", "stay"),
+        Binding("l", "answer('leave')", "leave, come back later"),
+        Binding("r", "answer('resign')", "resign"),
+    ]
+
+    def __init__(self, winners: str, grace: float, leaving: bool = True) -> None:
+        super().__init__()
+        self.winners, self.grace, self.leaving = winners, grace, leaving
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="over-box"):
+            yield Static("[b]Leave the game?[/b]" if self.leaving else "[b]Resign the game?[/b]", id="over-title")
+            later = (f"Leave (l): your seat waits {self.grace:g} s for you; the game goes on from Resume "
+                     "(c on the home screen). ") if self.leaving else ""
+            yield Static(f"{later}Resign (r): {self.winners} at once, and the game ends for you.", id="over-detail")
+            with Horizontal(id="over-buttons"):
+                yield Button("Stay (Esc)", id="stay", variant="primary")
+                if self.leaving:
+                    yield Button("Leave (l)", id="leave")
+                yield Button("Resign (r)", id="resign", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#stay", Button).focus()
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        return self.leaving or parameters != ("leave",)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id)
+
+    def action_answer(self, answer: str) -> None:
+        self.dismiss(answer)

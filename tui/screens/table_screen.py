@@ -81,7 +81,7 @@ class PanelActions:
 class TableScreen(PanelActions, Screen):
     AUTO_FOCUS = ""  # "" is off; None would mean the app's "*" (whichever widget is first)
     # Every game's screen inherits it; the footer shows it only while a bot of this table thinks.
-    BINDINGS = [Binding("g", "hurry", "move now")]
+    BINDINGS = [Binding("g", "hurry", "move now"), Binding("f9", "resign", "resign")]
     HELP_TEXT: str | None = None  # None: the TRICE help (HelpDialog's default); `r` in it opens the rules
 
     def __init__(self, controller: TableController) -> None:
@@ -269,6 +269,30 @@ class TableScreen(PanelActions, Screen):
             return
         if self.step_back():
             return
+        if self.controller.can_resign():  # a network game in play: asked first, never left by a blind Esc
+            self._ask(leaving=True)
+            return
+        self._go()
+
+    def action_resign(self) -> None:
+        if self.controller.can_resign():
+            self._ask(leaving=False)
+
+    def _ask(self, leaving: bool) -> None:
+        from dicetable.tui.screens.dialogs import LeaveDialog
+
+        view = self.view
+        others = [name for s, name in enumerate(view.names) if s not in view.local_seats] if view else []
+        winners = f"{others[0]} wins" if len(others) == 1 else "the others win"
+        self.app.push_screen(LeaveDialog(winners, self.controller.seat_waits(), leaving), self._left)
+
+    def _left(self, answer: str | None) -> None:
+        if answer == "resign":
+            self.controller.resign()  # the game ends in the log; its end shows here as any end does
+        elif answer == "leave":
+            self._go()
+
+    def _go(self) -> None:
         note = self.controller.leave_note()
         if note:
             self.app.notify(note, timeout=6)
@@ -283,6 +307,8 @@ class TableScreen(PanelActions, Screen):
             return self.controller.network
         if action == "hurry":
             return self.controller.can_hurry()
+        if action == "resign":
+            return self.controller.can_resign()
         return True
 
     def _after_game(self, answer: str | None) -> None:

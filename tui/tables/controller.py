@@ -86,6 +86,17 @@ class TableController:
         be resumed later is only closed."""
         self.close()
 
+    def can_resign(self) -> bool:
+        """A game in play that this terminal's seat may resign (network tables)."""
+        return False
+
+    def resign(self) -> None:
+        """Resign this terminal's seat: the others win (FAIRNESS.md: a signed `resign` in the log)."""
+
+    def seat_waits(self) -> float:
+        """Seconds a seat that leaves mid-game is waited for before the others may claim it (0: none)."""
+        return 0.0
+
 
 @dataclass(frozen=True)
 class Player:

@@ -191,6 +191,18 @@ class NetTable(TableController):
             return ""
         return "Your game is kept: c on the home screen (Resume) picks it up when the host is back."
 
+    def can_resign(self) -> bool:
+        replica, session = self.session.replica, self.session
+        return (replica is not None and replica.phase == "playing" and session.seat is not None
+                and not self.closed_reason)  # a table already closed (its host gone): only leaving is left
+
+    def resign(self) -> None:
+        if self.can_resign():
+            self.session.resign()
+
+    def seat_waits(self) -> float:
+        return self.session.timing.grace
+
     def leave(self) -> None:
         """Leave a table still in play for good: resign (the others see it at once and every copy
         of the log, this one too, ends with it), then stop once the session has it back, or after
