@@ -26,7 +26,8 @@ KEYS = "←→ step · Home/End · ? help · Esc leave"
 SHORT_KEYS = "←→ · Esc"
 
 # What a person may still do in a replay: step, and look (the actions of the screens' own keys).
-LOOKING = frozenset({"step", "first", "last", "help", "panel", "verify", "leave", "scores", "dice_stats"})
+STEPPING = frozenset({"step", "first", "last"})
+LOOKING = frozenset({"help", "panel", "verify", "leave", "scores", "dice_stats"})
 
 
 class ReplayBar(Widget):
@@ -86,6 +87,8 @@ class ReplayKeys:
         self.controller.go(self.controller.last)
 
     def check_action(self, action: str, parameters) -> bool | None:
+        if action in STEPPING:  # the replay's own, whatever the game's screen would allow now
+            return True
         if action not in LOOKING or (action == "panel" and parameters and parameters[0] == "chat"):
             return False
         return super().check_action(action, parameters)
@@ -111,3 +114,22 @@ def replay_screen(game: str):
     css = shown.CSS_PATH if isinstance(shown.CSS_PATH, list) else [shown.CSS_PATH] if shown.CSS_PATH else []
     return type(f"Replay{shown.__name__}", (ReplayKeys, shown), {
         "BINDINGS": ReplayKeys.BINDINGS, "CSS_PATH": [*css, "replay.tcss"], "__module__": __name__})
+
+
+def open_replay(screen, path) -> None:
+    """Replay the transcript at `path` from `screen` (the game history): read and checked in a thread,
+    since a long game takes a second or two; then its table screen opens, or one line says why not."""
+
+    def read() -> None:
+        from dicetable.tui.tables.replay import Replay, ReplayError
+
+        try:
+            replay = Replay.open(path)
+        except ReplayError as error:
+            screen.app.call_from_thread(screen.notify, str(error), title="Cannot replay", severity="error")
+            return
+        if screen.is_attached:
+            screen.app.call_from_thread(screen.app.open_table, replay)
+
+    screen.notify(f"Replaying {path}…", timeout=2)
+    screen.run_worker(read, thread=True, group="replay", exit_on_error=False)
