@@ -154,7 +154,7 @@ class DiceTableApp(App):
         self.open_table(table)
 
     def open_table(self, table: TableController) -> None:
-        if table.replay:
+        if table.replayed:
             from dicetable.tui.screens.replay_screen import replay_screen
 
             self.push_screen(replay_screen(table.game.name)(table))

@@ -33,7 +33,7 @@ class TableController:
     """The interface between a game screen and a table. Subclasses: LocalTable, net's table."""
 
     network = False
-    replay = False  # a transcript watched again (tui/tables/replay.py): its screen is the replay's
+    replayed = False  # a transcript watched again (tui/tables/replay.py): its screen is the replay's
 
     def attach(self, target) -> None:
         """Start sending messages to `target` (the screen); the first is a TableChanged."""

@@ -76,7 +76,7 @@ def replica_view(replica, transcript: str = "") -> TableView:
 class Replay(TableController):
     """The steps of one transcript: `at` is the step shown, 0 the table as it started."""
 
-    replay = True
+    replayed = True
 
     def __init__(self, transcript, path: str | os.PathLike = "") -> None:
         from dicetable.net.log.verify import verify_transcript
