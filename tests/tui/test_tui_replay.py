@@ -209,3 +209,30 @@ def test_a_transcript_whose_game_never_started_has_nothing_to_replay(tmp_path):
     early.write_bytes(tr.MAGIC + tr._record("header", got.header) + tr._record("frame", got.frames[0]))
     with pytest.raises(ReplayError, match="no game to replay"):
         Replay.open(early)
+
+
+# Cut at a live table too, at the end of this long Tricolor game: the screen's end line (status_line:
+# result, then its keys) is not fitted to a result as long as this stalemate's, and a seat's line in
+# its seats pane ("random 1   5  R68 Y75 B63 attacked") wraps; its screen's to fix, not the replay's.
+LIVE_TOO = {"tricolor": ("TextLine#status: a line 80 wide", "TextLine#tc-seats: ")}
+
+
+@pytest.mark.parametrize("game", GAMES)
+async def test_a_replay_fits_80_by_24_from_start_to_end(game):
+    from test_fit_80x24 import cut_lines
+
+    def cut() -> list[str]:
+        return [line for line in cut_lines(app.screen)
+                if replay.at < replay.last or not line.startswith(LIVE_TOO.get(game, ()))]
+
+    replay = Replay.open(FIXTURES / GAMES[game])
+    app = DiceTableApp(replay)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, screen_for(game)))
+        for step in (0, replay.last // 2, replay.last):
+            replay.go(step)
+            await shown_at(pilot, app, step)
+            try:  # once laid out for the new step
+                await wait_until(pilot, lambda: cut() == [], timeout=3)
+            except AssertionError:
+                assert cut() == [], (game, step)

@@ -22,8 +22,8 @@ from dicetable.tui.screens.by_game import screen_for
 from dicetable.tui.tables.messages import TableChanged
 from dicetable.tui.tables.view import result_words
 
-KEYS = "←→ step · Home/End · ? help · Esc leave"
-SHORT_KEYS = "←→ · Esc"
+# The replay's keys, the fullest first: the first that leaves room for what happened is shown.
+KEYS = ("←→ step · Home/End · ? help · Esc leave", "←→ Home End · Esc", "←→ · Esc")
 
 # What a person may still do in a replay: step, and look (the actions of the screens' own keys).
 STEPPING = frozenset({"step", "first", "last"})
@@ -44,7 +44,7 @@ class ReplayBar(Widget):
         text = Text(f" {where} ", "reverse bold")
         if stopped:
             text.append(" ✗ the transcript is refused here (v: why) ", "bold")
-        keys = KEYS if width >= text.cell_len + len(KEYS) + 20 else SHORT_KEYS
+        keys = next((k for k in KEYS if text.cell_len + len(what) + len(k) + 3 <= width), KEYS[-1])
         room = width - text.cell_len - len(keys) - 2
         if room > 3 and what:
             text.append(" " + (what if len(what) <= room else what[: room - 1] + "…"))
