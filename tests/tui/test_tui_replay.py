@@ -236,3 +236,64 @@ async def test_a_replay_fits_80_by_24_from_start_to_end(game):
                 await wait_until(pilot, lambda: cut() == [], timeout=3)
             except AssertionError:
                 assert cut() == [], (game, step)
+
+
+async def test_a_table_that_played_a_rematch_replays_both_games(tmp_path):
+    import random
+
+    from dicetable.core import registry
+    from dicetable.net.table.local_seats import Table
+
+    triad = registry.get("triad")
+    path = tmp_path / "rematch.transcript"
+    table = Table(triad, {}, ["ann", "bob"], transcript=path)
+    bots = [triad.bots["greedy"](triad, random.Random(n)) for n in range(2)]
+    table.play(bots, random.Random(1), close=False)
+    table.rematch()
+    table.play(bots, random.Random(2))
+    replay = Replay.open(path)
+    shown = [step.view.state for step in replay.steps]
+    assert [s for n, s in enumerate(shown) if n == 0 or s is not shown[n - 1]] == states_after(tr.read(path).frames)
+    said = [replay.steps[n].what.words(replay.steps[n].view.names) for n in range(1, len(shown))
+            if not isinstance(replay.steps[n].what, str)]
+    assert any(words.startswith("ann offers a rematch (game 2)") for words in said)
+    assert "bob agrees to a rematch: game 2 starts" in said
+    first_over = next(n for n, step in enumerate(replay.steps) if step.view.result is not None)
+    app = DiceTableApp(replay)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, screen_for("triad")))
+        replay.go(first_over)
+        await shown_at(pilot, app, first_over)
+        assert app.screen.view.result == table.host.series[0]
+        await pilot.press("end")
+        await shown_at(pilot, app, replay.last)
+        assert app.screen.view.result == table.host.series[1] and replay.verdict.valid
+
+
+async def test_a_game_record_replays_with_p_and_a_local_game_says_it_has_no_transcript(home):
+    from dicetable.tui.screens.history_screen import GameRecordScreen
+    from dicetable.tui.tables.history import history_path, record_local
+    from dicetable.tui.tables.view import Written
+
+    record_local(history_path(), "trice", ["Ann", "greedy bot"], "Ann wins (Trice)", [Written(0, "Ann places W6 on b2")], 7)
+    transcripts = home / "transcripts"
+    transcripts.mkdir(parents=True)
+    (transcripts / "20261122-a-seat0.dtt").write_bytes((FIXTURES / "dicebreaker.transcript").read_bytes())
+    app = DiceTableApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
+        local = next(n for n, game in enumerate(app.screen.games) if not game.network)
+        app.screen.query_one("#history-list").highlighted = local
+        await pilot.press("p")
+        await wait_until(pilot, lambda: any("no transcript" in str(n.message) for n in app._notifications))
+        assert isinstance(app.screen, HistoryScreen)
+        app.screen.query_one("#history-list").highlighted = 1 - local
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, GameRecordScreen) and app.screen.verdict, timeout=30)
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, screen_for("dicebreaker")) and app.screen.view is not None,
+                         timeout=30)
+        assert bar(app).startswith(" step 0 of 339 ")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, GameRecordScreen))

@@ -113,8 +113,9 @@ class Replay(TableController):
         """After each accepted frame: a new step when the table moved on (verify_transcript's watch)."""
         if replica.state is None:
             return  # not started yet: nothing to draw
-        mark = (replica.state, replica.result)
-        if self._mark is not None and all(a is b for a, b in zip(mark, self._mark)) and record.kind not in SPOKEN:
+        mark = (replica.state, replica.result)  # a new state, or an end the engine did not make
+        if self._mark is not None and mark[0] is self._mark[0] and mark[1] == self._mark[1] \
+                and record.kind not in SPOKEN:
             return  # a reveal still short of its event, a key, a receipt: no step of the table
         self._mark = mark
         self._take(replica, record.kind, record.envelope.body.get("step") if record.kind == "deal" else None)
