@@ -71,7 +71,7 @@ async def test_each_game_replays_step_by_step_in_its_own_screen(game):
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, screen_for(game)))
         await shown_at(pilot, app, 0)
-        assert app.screen.view.state == states[0] and bar(app).startswith(f" step 0 of {last} ")
+        assert app.screen.view.state == states[0] and bar(app).startswith(f" ◀ step 0 of {last} ▶ ")
         for step in (1, 2, 3):
             await pilot.press("right")
             await shown_at(pilot, app, step)
@@ -110,6 +110,10 @@ async def test_the_keys_that_would_act_do_nothing_and_a_move_is_refused():
         assert app.screen.view is shown
         await pilot.press("f")
         assert app.screen.query_one("#panels").active == "fairness"
+        await pilot.click(ReplayBar, offset=(len(" ◀ step 2 of 17 "), 0))  # ▶, for the mouse
+        await shown_at(pilot, app, 3)
+        await pilot.click(ReplayBar, offset=(1, 0))  # ◀
+        await shown_at(pilot, app, 2)
 
 
 async def test_a_tampered_transcript_stops_at_the_refused_frame_with_verifys_words():
@@ -180,9 +184,9 @@ async def test_the_history_replays_a_network_game_with_p(home):
         await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
         await pilot.press("p")
         await wait_until(pilot, lambda: isinstance(app.screen, screen_for("triad")) and app.screen.view is not None)
-        assert bar(app).startswith(" step 0 of 64 ")
+        assert bar(app).startswith(" ◀ step 0 of 64 ▶ ")
         await pilot.press("end")
-        await wait_until(pilot, lambda: bar(app).startswith(" step 64 of 64 "))
+        await wait_until(pilot, lambda: bar(app).startswith(" ◀ step 64 of 64 ▶ "))
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen))
 
@@ -294,6 +298,6 @@ async def test_a_game_record_replays_with_p_and_a_local_game_says_it_has_no_tran
         await pilot.press("p")
         await wait_until(pilot, lambda: isinstance(app.screen, screen_for("dicebreaker")) and app.screen.view is not None,
                          timeout=30)
-        assert bar(app).startswith(" step 0 of 339 ")
+        assert bar(app).startswith(" ◀ step 0 of 339 ▶ ")
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, GameRecordScreen))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.reactive import reactive
@@ -41,7 +42,11 @@ class ReplayBar(Widget):
     def render(self) -> Text:
         where, what, stopped = self.said
         width = self.size.width or 80
-        text = Text(f" {where} ", "reverse bold")
+        text = Text.assemble(  # ◀ and ▶ step back and on for the mouse
+            (" ◀ ", Style(reverse=True, bold=True, meta={"@click": "screen.step(-1)"})),
+            (where, "reverse bold"),
+            (" ▶ ", Style(reverse=True, bold=True, meta={"@click": "screen.step(1)"})),
+        )
         if stopped:
             text.append(" ✗ the transcript is refused here (v: why) ", "bold")
         keys = next((k for k in KEYS if text.cell_len + len(what) + len(k) + 3 <= width), KEYS[-1])
