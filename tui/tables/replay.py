@@ -52,7 +52,7 @@ def replica_view(replica, transcript: str = "") -> TableView:
     """The table as `replica` holds it now, for a person watching: no seat is this terminal's."""
     names = seat_names(replica)
     seats = tuple(
-        SeatInfo(names[seat], "replay", "", info.fingerprint) if info is not None
+        SeatInfo(names[seat], "replay", "", info.fingerprint) if info is not None  # neither here nor away
         else SeatInfo(f"seat {seat}", "free", "never taken", connected=False)
         for seat, info in enumerate(replica.seats)
     )
@@ -83,7 +83,7 @@ class Replay(TableController):
 
         self.path = str(path)
         self.steps: list[Step] = []
-        self._mark = None  # what the last step showed: (engine steps, result, events) of the replica
+        self._mark = None  # the (state, result) of the last step taken
         self.verdict = verify_transcript(transcript, watch=self._watch)
         if not self.steps:
             raise ReplayError(f"{self.path or 'the transcript'}: no game to replay: {self.verdict.line()}")
@@ -178,7 +178,8 @@ class Replay(TableController):
 
     def submit(self, move) -> None:
         if self.target is not None:
-            self.target.post_message(MoveRefused(Phrase(("a replay: nothing can be played here; ← → step through the game",))))
+            said = Phrase(("a replay: nothing can be played here; ← → step through the game",))
+            self.target.post_message(MoveRefused(said))
 
     def verify(self) -> str:
         return self.verdict.line()
