@@ -76,8 +76,9 @@ class ReplayKeys:
     def on_table_changed(self, message: TableChanged) -> None:
         """Runs before the game screen's own handler (Textual calls each class's in the MRO)."""
         replay = self.controller
-        stopped = replay.stopped and replay.at == replay.last
-        self.query_one(ReplayBar).show(replay.where(), replay.what(), stopped)
+        step = replay.place_of(message.view)  # the step this message shows (the person may be further on)
+        stopped = replay.stopped and step == replay.last
+        self.query_one(ReplayBar).show(replay.where(step), replay.what(step), stopped)
         if stopped and not getattr(self, "_fault_told", False):
             self._fault_told = True
             self.notify(replay.verdict.line(), title="The replay stops here", severity="error", timeout=12)

@@ -155,14 +155,18 @@ class Replay(TableController):
         """The transcript does not check all through: its last step is where the replay stops."""
         return not self.verdict.valid
 
-    def where(self) -> str:
-        """Where the replay stands: `step 12 of 40`."""
-        return f"step {self.at} of {self.last}"
+    def place_of(self, view: TableView) -> int:
+        """The step whose view `view` is (a screen drawing a message that was on its way), else `at`."""
+        return next((n for n, step in enumerate(self.steps) if step.view is view), self.at)
 
-    def what(self) -> str:
-        """What happened at the step shown, with the seats' names."""
-        step = self.steps[self.at]
-        return step.what if isinstance(step.what, str) else step.what.words(step.view.names)
+    def where(self, step: int | None = None) -> str:
+        """Where the replay stands (or step `step` is): `step 12 of 40`."""
+        return f"step {self.at if step is None else step} of {self.last}"
+
+    def what(self, step: int | None = None) -> str:
+        """What happened at the step shown (or at `step`), with the seats' names."""
+        shown = self.steps[self.at if step is None else step]
+        return shown.what if isinstance(shown.what, str) else shown.what.words(shown.view.names)
 
     # -- the controller interface --------------------------------------------------------------
     @property
