@@ -154,7 +154,12 @@ class DiceTableApp(App):
         self.open_table(table)
 
     def open_table(self, table: TableController) -> None:
-        self.push_screen(screen_for(table.game.name)(table))
+        if table.replayed:
+            from dicetable.tui.screens.replay_screen import replay_screen
+
+            self.push_screen(replay_screen(table.game.name)(table))
+        else:
+            self.push_screen(screen_for(table.game.name)(table))
 
     def start_dice_room(self) -> None:
         """A dice room for one person at this terminal, with local dice."""

@@ -29,6 +29,7 @@ COMMANDS = {
     "analyze": "dicetable.tui.commands.analyze",
     "play": "dicetable.tui.commands.play",
     "verify": "dicetable.tui.commands.verify",
+    "replay": "dicetable.tui.commands.replay",
     "host": "dicetable.tui.commands.host",
     "join": "dicetable.tui.commands.join",
     "roll": "dicetable.tui.commands.roll",

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from dicetable.core.game import GameError, Result
 from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.refusals import DealError, Refusal
+from dicetable.net.log.records import Record
 from dicetable.net.log.replica import Replica
 from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, Transcript, read
 
@@ -94,7 +96,9 @@ def _fault(replica: Replica, game: str, kind: str, text: str, seat=None, record=
     return Verdict(game, replica.moves, fault=text, fault_kind=kind, seat=seat, record=record, replica=replica)
 
 
-def verify_transcript(transcript: Transcript) -> Verdict:
+def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record], None] | None = None) -> Verdict:
+    """The verdict on `transcript`; `watch(replica, record)`, if given, sees the replica after each frame
+    it accepts (a replay's snapshots: tui/tables/replay.py) and must not change it."""
     header = transcript.header
     game = header["game"]
     book = TableDeals()  # checks "deal" records live and replays every opened deal at the end
@@ -102,13 +106,15 @@ def verify_transcript(transcript: Transcript) -> Verdict:
     for index, frame in enumerate(transcript.frames):
         number = index + 1  # record 0 is the header
         try:
-            replica.accept(frame)
+            record = replica.accept(frame)
         except Refusal as refusal:
             who = f" by {replica.who(refusal.seat)}" if refusal.seat is not None else ""
             text = f"record {number}: {refusal.fault}{who}: {refusal.reason}"
             return _fault(replica, game, refusal.fault, text, refusal.seat, number)
         except GameError as error:  # an engine refusing a derived outcome: the log cannot be replayed
             return _fault(replica, game, "engine", f"record {number}: {error}", None, number)
+        if watch is not None:
+            watch(replica, record)
     mismatch = _header_mismatch(header, replica)
     if mismatch:
         return _fault(replica, game, "header", f"header: {mismatch}", None, 0)

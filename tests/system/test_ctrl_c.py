@@ -203,7 +203,8 @@ class Terminal:
 @pytest.mark.parametrize("args, shown", [
     ((), "Welcome to dicetable"),  # the first run asks for the name
     (("play", "trice", "--vs", "random", "--name", "Ann"), "Ann (you)"),
-], ids=["app", "play"])
+    (("replay", str(ROOT / "tests" / "fixtures" / "old_transcripts" / "trice.transcript")), "step 0 of 17"),
+], ids=["app", "play", "replay"])
 def test_the_app(tmp_path, args, shown):
     terminal = Terminal(tmp_path, *args)
     try:

@@ -1,7 +1,8 @@
 """Game history: every game this player has played, newest first (tui/tables/history.py reads them).
 
 Enter (or a click) opens a game: its move log in words, and for a network game the verdict of the
-same check as `dicetable verify`, run in a thread so a long game does not hold the screen.
+same check as `dicetable verify`, run in a thread so a long game does not hold the screen. p replays a
+network game step by step in its own table screen (tui/screens/replay_screen.py).
 """
 
 from __future__ import annotations
@@ -24,12 +25,29 @@ class HistoryScreen(GameListScreen):
     CSS_PATH = "history_screen.tcss"
     PREFIX = "history"
     HEADING = "Game history"
-    HELP = "Newest first; Enter or a click shows a game's moves (and checks a network game)."
+    HELP = "Newest first; Enter or a click shows a game's moves (and checks a network game); p replays a network game."
     EMPTY = EMPTY
+    BINDINGS = [Binding("p", "replay", "replay")]
 
     def __init__(self) -> None:
         super().__init__()
         self.games: list[Played] = []
+
+    def chosen(self) -> Played | None:
+        """The game highlighted in the list."""
+        if not self.loaded:
+            return None
+        at = self.query_one(OptionList).highlighted
+        return self.games[at] if at is not None and at < len(self.games) else None
+
+    def action_replay(self) -> None:
+        game = self.chosen()
+        if game is not None and game.network:
+            from dicetable.tui.screens.replay_screen import open_replay
+
+            open_replay(self, game.path)
+        elif game is not None:
+            self.notify("A local game keeps no transcript to replay: Enter shows its moves.", timeout=4)
 
     def load(self) -> tuple[list[str], list[str]]:
         from dicetable.net.identity import ProfileError, home, load
@@ -49,7 +67,7 @@ class GameRecordScreen(Screen):
     """One past game: what it was, its move log, and (network) the transcript's verdict."""
 
     CSS_PATH = "history_screen.tcss"
-    BINDINGS = [Binding("escape", "back", "back")]
+    BINDINGS = [Binding("escape", "back", "back"), Binding("p", "replay", "replay")]
 
     def __init__(self, game: Played) -> None:
         super().__init__()
@@ -100,3 +118,11 @@ class GameRecordScreen(Screen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_replay(self) -> None:
+        from dicetable.tui.screens.replay_screen import open_replay
+
+        open_replay(self, self.game.path)
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        return self.game.network if action == "replay" else True

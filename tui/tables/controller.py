@@ -34,6 +34,7 @@ class TableController:
     """The interface between a game screen and a table. Subclasses: LocalTable, net's table."""
 
     network = False
+    replayed = False  # a transcript watched again (tui/tables/replay.py): its screen is the replay's
 
     def attach(self, target) -> None:
         """Start sending messages to `target` (the screen); the first is a TableChanged."""
