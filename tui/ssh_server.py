@@ -7,6 +7,8 @@ key keeps there is capped on disk and in files, and the server keeps a reserve o
 number of keys can take (tui/ssh_quota.py): past either, the app does not start, or is closed. The
 apps find each other through the lobby directory (tui/tables/lobby.py); their tables are ordinary
 network tables on 127.0.0.1. This process only bridges bytes: it never reads a player's secrets.
+The same key may download its own directory, read only, over SFTP or scp (tui/ssh_files.py), to
+verify its games at home.
 
 Any key is accepted (the key is who you are, there are no accounts); passwords are not offered.
 A connection that has not logged in within LOGIN_GRACE seconds is dropped, at most MAX_STARTUPS
@@ -31,6 +33,7 @@ from pathlib import Path
 import asyncssh
 
 from dicetable.tui import ssh_quota
+from dicetable.tui.ssh_files import Downloads, OwnFolder, Refused
 from dicetable.tui.tables.lobby import SERVED_ENV, SERVED_KEY_ENV
 
 LOGIN_GRACE = 20.0  # seconds to finish the SSH handshake and log in
@@ -53,12 +56,14 @@ class Limits:
     disk_mb: int = 100  # what a key keeps on disk (tui/ssh_quota.py): some hundreds of games' transcripts
     files: int = 2000  # files and folders a key keeps (a game is two or three)
     min_free_mb: int = 512  # disk the server keeps free, whatever the number of keys
+    downloads: int = 2  # SFTP or scp sessions one key may have open at once (tui/ssh_files.py)
 
     def describe(self) -> str:
         return (f"at most {self.max_sessions} sessions; each app: {self.memory_mb} MB address space, "
                 f"{self.cpu_seconds} s CPU, {self.file_mb} MB files, {self.open_files} open files, "
                 f"idle {self.idle_seconds:g} s; each key keeps at most {self.disk_mb} MB in {self.files} files; "
-                f"{self.min_free_mb} MB of disk kept free")
+                f"{self.min_free_mb} MB of disk kept free; each key may download its own folder, "
+                f"{self.downloads} downloads at once")
 
     def disk_refusal(self, home: Path, data: Path) -> str | None:
         """Why the key whose directory is `home` may not run its app now (tui/ssh_quota.py), or None."""
@@ -105,16 +110,30 @@ class Server:
         self.logging_in = 0
         self.sessions = 0
         self.playing: dict[str, AppSession] = {}  # key_id -> its session (one app per key)
+        self.downloads = Downloads(per_key=limits.downloads, most=limits.max_sessions)
 
     # -- asyncssh's server factory: one per connection ------------------------------------------
     def connection(self) -> asyncssh.SSHServer:
         return _Connection(self)
 
+    def files(self, chan) -> asyncssh.SFTPServer:
+        """One SFTP or scp session: the key's own folder, read only (tui/ssh_files.py)."""
+        player = key_id(chan.get_connection().get_extra_info("dicetable_key"))
+        home = self.players / player
+        why = self.downloads.refusal(player) if home.is_dir() else \
+            "this key has nothing on this server yet: log in with ssh first, then download."
+        if why is not None:
+            chan.write_stderr(f"dicetable: {why}\r\n".encode())
+            chan.exit(1)
+            return Refused(chan, why)
+        self.downloads.take(player)
+        return OwnFolder(chan, home, lambda: self.downloads.give_back(player))
+
     async def session(self, process: asyncssh.SSHServerProcess) -> None:
         """One SSH session: the app in a pty until either side ends."""
         key = process.get_extra_info("dicetable_key")
         if process.term_type is None or process.command or process.subsystem:
-            process.stderr.write(b"dicetable: this server runs the dicetable app; log in with a terminal (ssh -t).\r\n")
+            process.stderr.write(b"dicetable: this server runs the dicetable app; log in with a terminal (ssh -t), or download your own files with sftp or scp.\r\n")
             process.exit(1)
             return
         player = key_id(key)
@@ -418,7 +437,7 @@ async def start(bind: str, port: int, key_file: Path, data: Path, limits: Limits
         bind, port, server_factory=server.connection, process_factory=server.session,
         server_host_keys=[host_key(key_file)], encoding=None, line_editor=False,
         login_timeout=LOGIN_GRACE, keepalive_interval=KEEPALIVE, keepalive_count_max=4,
-        agent_forwarding=False, x11_forwarding=False, allow_scp=False, sftp_factory=None,
+        agent_forwarding=False, x11_forwarding=False, allow_scp=True, sftp_factory=server.files,
         reuse_address=True,
     )
     return acceptor, server

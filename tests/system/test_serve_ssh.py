@@ -21,72 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from ssh_terminal import ServeSsh
+from ssh_terminal import Player, ServeSsh, until as _until
 
 asyncssh = pytest.importorskip("asyncssh")
 
 pytestmark = pytest.mark.slow
-
-# CSI / OSC / DCS sequences, charset choices and two-byte escapes: what is left is the text drawn.
-CONTROLS = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[()][0-9A-Za-z]|.)")
-
-
-class Player:
-    """One SSH login with a pty; `wait_for` reads what the app drew since the last `mark`."""
-
-    def __init__(self, conn, process) -> None:
-        self.conn, self.process = conn, process
-        self.stream = bytearray()
-        self.since = 0
-        self.reader = asyncio.create_task(self._read())
-
-    @classmethod
-    async def login(cls, port: int, name: str, key=None, size=(80, 24)) -> "Player":
-        key = key or asyncssh.generate_private_key("ssh-ed25519")
-        conn = await asyncssh.connect("127.0.0.1", port, username=name, client_keys=[key], known_hosts=None,
-                                      agent_path=None)
-        process = await conn.create_process(term_type="xterm-256color", term_size=size, encoding=None)
-        return cls(conn, process)
-
-    async def _read(self) -> None:
-        while True:
-            data = await self.process.stdout.read(65536)
-            if not data:
-                return
-            self.stream.extend(data)
-
-    def text(self, since: int = 0) -> str:
-        return CONTROLS.sub(b"", bytes(self.stream[since:])).decode(errors="replace")
-
-    def mark(self) -> None:
-        self.since = len(self.stream)
-
-    async def wait_for(self, *words: str, timeout: float = 30) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            text = self.text(self.since)
-            flat = re.sub(r"\s+", " ", text)
-            if all(word in flat for word in words):
-                return text
-            if time.monotonic() > deadline or self.reader.done():
-                raise AssertionError(f"{words!r} never appeared; the app drew:\n{self.text()[-2500:]}")
-            await asyncio.sleep(0.1)
-
-    async def press(self, keys: bytes) -> None:
-        self.mark()
-        self.process.stdin.write(keys)
-        await asyncio.sleep(0.05)
-
-    async def enter_lobby(self, timeout: float = 30) -> None:
-        """The first login asks for the name (the login name is offered): Enter takes it."""
-        await self.wait_for("Welcome to dicetable", timeout=timeout)
-        await self.press(b"\r")
-        await self.wait_for("Lobby", "who is here now", timeout=timeout)
-
-    def close(self) -> None:
-        self.reader.cancel()
-        self.conn.close()
-
 
 @pytest.fixture
 def server(tmp_path):
@@ -360,13 +299,6 @@ def _listening(port: int) -> bool:
     except OSError:
         return False
     return True
-
-
-async def _until(condition, what: str, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
-        await asyncio.sleep(0.1)
 
 
 def test_serve_ssh_refuses_a_bad_port(tmp_path):

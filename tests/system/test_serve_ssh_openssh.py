@@ -6,7 +6,8 @@ each reads the screen (capture-pane) to see whose turn it is and what is legal, 
 (`b2`) or a pool die (`w6`), then Enter. Mid-game one ssh client is killed (the host's, or the
 joiner's); that player logs in again with the same key, is told in the lobby that the game is
 waiting, resumes it (c, from the lobby or from the home screen) and they finish it. Both transcripts
-then verify, alone and as copies of one table, with exactly the moves typed.
+then verify, alone and as copies of one table, with exactly the moves typed, as each player downloads
+them with scp (tui/ssh_files.py).
 """
 
 from __future__ import annotations
@@ -203,8 +204,12 @@ def test_two_openssh_clients_play_trice_with_a_dropped_connection(served, tmp_pa
 
     ends = {re.search(r"(alice|bob) wins|draw", screen).group(0) for screen in screens.values()}
     assert len(ends) == 1, screens  # both saw the same end
-    transcripts = sorted((server.data / "players").glob("*/transcripts/*.dtt"))
-    assert len(transcripts) == 2 and len({t.parent.parent for t in transcripts}) == 2, transcripts
+    transcripts = []
+    for name, key in keys.items():  # each downloads their own copy with scp, and checks it at home
+        fetched = server.download(key, known_hosts, "transcripts", tmp_path / f"{name}_home")
+        assert fetched.returncode == 0, fetched
+        transcripts += list((tmp_path / f"{name}_home").glob("transcripts/*.dtt"))
+    assert len(transcripts) == 2 and len({t.name for t in transcripts}) == 2, transcripts
     for transcript in transcripts:  # one file each: alice's resumed game went on in her first one
         verdict = dicetable("verify", str(transcript))
         assert verdict.returncode == 0, verdict
