@@ -40,6 +40,11 @@ LOGIN_GRACE = 20.0  # seconds to finish the SSH handshake and log in
 MAX_STARTUPS = 256  # connections logging in at once; more are closed at once (a flood costs one fd each)
 KEEPALIVE = 30.0  # seconds between keepalives; 4 unanswered ones drop a dead connection
 READ_CHUNK = 65536
+LAST_WORDS = 2.0  # seconds an ending app's last bytes (the terminal put back as it was) may take to the client
+STOPPING = "the server has stopped; your games are kept. Log in again later."
+# What an app that could not finish leaves switched on, switched off: mouse reports, bracketed
+# paste, a hidden cursor, colours (the alternate screen only when it is still on: see goodbye).
+TERMINAL_BACK = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?2004l\x1b[?25h\x1b[0m"
 APP = "import sys; from dicetable.tui.app import run_app; sys.exit(run_app())"  # what `dicetable` runs
 
 
@@ -110,6 +115,7 @@ class Server:
         self.logging_in = 0
         self.sessions = 0
         self.playing: dict[str, AppSession] = {}  # key_id -> its session (one app per key)
+        self.connections: set = set()  # every live connection, closed with a goodbye when the server stops
         self.downloads = Downloads(per_key=limits.downloads, most=limits.max_sessions)
 
     # -- asyncssh's server factory: one per connection ------------------------------------------
@@ -162,12 +168,18 @@ class Server:
                 del self.playing[player]
 
     async def close(self) -> None:
-        """End every app (hang-up, then kill) before the server exits: none may outlive it."""
+        """End every app (hang-up, then kill) before the server exits: none may outlive it. Each
+        player's terminal is put back and told in one line; then every connection is closed."""
         sessions = list(self.playing.values())
         for session in sessions:
-            session.stop("the server is shutting down.")
+            session.stop(STOPPING)
         if sessions:
             await asyncio.wait([asyncio.create_task(session.ended.wait()) for session in sessions], timeout=15)
+        connections = list(self.connections)
+        for conn in connections:  # an SSH goodbye, not a dropped socket: the clients end cleanly
+            conn.close()
+        if connections:
+            await asyncio.wait([asyncio.create_task(conn.wait_closed()) for conn in connections], timeout=5)
 
 
 class _Connection(asyncssh.SSHServer):
@@ -178,6 +190,7 @@ class _Connection(asyncssh.SSHServer):
 
     def connection_made(self, conn) -> None:
         self.conn = conn
+        self.server.connections.add(conn)
         if self.server.logging_in >= MAX_STARTUPS:
             conn.abort()  # a flood: refuse at once rather than let it starve the ones that log in
             return
@@ -185,6 +198,7 @@ class _Connection(asyncssh.SSHServer):
         self.counted = True
 
     def connection_lost(self, exc) -> None:
+        self.server.connections.discard(self.conn)
         self._logged_in()
 
     def auth_completed(self) -> None:
@@ -237,6 +251,7 @@ class AppSession:
         self.pid = 0
         self.master = -1
         self.last_input = time.monotonic()
+        self.alternate = False  # the app's output left the client's terminal on its alternate screen
         self.stopped = asyncio.Event()  # the server ends this session (stop)
         self.ended = asyncio.Event()  # its app has ended and been reaped (set by Server.session)
         self.why = ""
@@ -245,10 +260,12 @@ class AppSession:
         self.why = why
         self.stopped.set()
 
-    def say(self, text: str) -> None:
-        """A last line to the client, below the app's screen."""
+    def goodbye(self, text: str) -> None:
+        """The last line to the client, once the app has gone: its terminal put back (what an app
+        killed before it could do so left on, switched off), then `dicetable: text`."""
+        back = TERMINAL_BACK + (b"\x1b[?1049l" if self.alternate else b"")
         try:
-            self.process.stdout.write(f"\r\n\r\ndicetable: {text}\r\n".encode())
+            self.process.stdout.write(back + f"\r\ndicetable: {text}\r\n".encode())
         except (OSError, asyncssh.Error):
             pass
 
@@ -299,17 +316,22 @@ class AppSession:
 
     async def run(self) -> None:
         self.start()
-        tasks = [asyncio.create_task(self.output()), asyncio.create_task(self.input()),
-                 asyncio.create_task(self.idle()), asyncio.create_task(self.disk()),
-                 asyncio.create_task(self.stopped.wait())]
+        shown = asyncio.create_task(self.output())
+        ends = [asyncio.create_task(self.input()), asyncio.create_task(self.idle()),
+                asyncio.create_task(self.disk()), asyncio.create_task(self.stopped.wait())]
         try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([shown, *ends], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in tasks:
+            for task in ends:
                 task.cancel()
             status = await self.end()
+            try:  # what the app wrote as it left (the terminal put back) still reaches the client
+                await asyncio.wait_for(shown, LAST_WORDS)
+            except (asyncio.TimeoutError, OSError, asyncssh.Error):
+                pass
+            self.close_terminal()
             if self.why:
-                self.say(self.why)
+                self.goodbye(self.why)
             try:
                 self.process.exit(status)
             except (OSError, asyncssh.Error):
@@ -333,6 +355,9 @@ class AppSession:
                 return
             if not data:
                 return
+            on, off = data.rfind(b"\x1b[?1049h"), data.rfind(b"\x1b[?1049l")
+            if on != off:
+                self.alternate = on > off
             self.process.stdout.write(data)
             await self.process.stdout.drain()
 
@@ -373,7 +398,7 @@ class AppSession:
         while True:
             left = self.last_input + limit - time.monotonic()
             if left <= 0:
-                self.say(f"no key pressed for {limit:g} s: disconnected.")
+                self.why = f"no key pressed for {limit:g} s: disconnected."
                 return
             await asyncio.sleep(min(left, 30.0))
 
@@ -392,15 +417,22 @@ class AppSession:
         try:
             return await self._end()
         except asyncio.CancelledError:  # the event loop is going away: kill and reap now, never leave it behind
-            if self.master >= 0:
+            if self.pid:
                 try:
                     os.killpg(self.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-                os.waitpid(self.pid, 0)
-                os.close(self.master)
-                self.master = -1
+                try:
+                    os.waitpid(self.pid, 0)
+                except ChildProcessError:
+                    pass
+                self.close_terminal()
             raise
+
+    def close_terminal(self) -> None:
+        if self.master >= 0:
+            os.close(self.master)
+            self.master = -1
 
     async def _end(self) -> int:
         for sig, wait in ((None, 0.0), (signal.SIGHUP, 3.0), (signal.SIGKILL, 5.0)):
@@ -413,14 +445,11 @@ class AppSession:
             while True:
                 done, status = os.waitpid(self.pid, os.WNOHANG)
                 if done:
-                    os.close(self.master)
-                    self.master = -1
+                    self.pid = 0  # reaped
                     return os.waitstatus_to_exitcode(status) & 0xFF
                 if time.monotonic() >= deadline:
                     break
                 await asyncio.sleep(0.05)
-        os.close(self.master)
-        self.master = -1
         return 1
 
 

@@ -183,8 +183,10 @@ async def test_a_stopping_server_ends_its_apps_first(tmp_path):
         await player.enter_lobby()
         apps = served.apps()
         served.process.terminate()
-        await player.wait_for("the server is shutting down")
+        await player.wait_for("dicetable: the server has stopped")
         assert served.process.wait(20) == 0
+        await asyncio.wait_for(player.conn.wait_closed(), 10)  # closed by the server, not dropped
+        assert player.process.exit_status is not None
         assert apps and not any(Path(f"/proc/{app}").exists() for app in apps), "an app outlived its server"
         player.close()
     finally:

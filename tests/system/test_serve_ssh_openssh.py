@@ -251,3 +251,30 @@ def come_back(server: ServeSsh, tmux: Tmux, name: str, panes: dict[str, Pane], k
     again.wait_for("Pool:", timeout=60)
     wait_screen(other, lambda s: "DISCONNECTED" not in s and "· connected" in s, "the seat back on the other screen")
     return again
+
+
+def test_a_stopping_server_says_so_in_one_line_and_puts_each_terminal_back(served, tmp_path):
+    """The operator stops serve-ssh (SIGTERM) while Alice and Bob sit at a table: each OpenSSH client
+    ends by itself with status 0, its terminal off the app's screen and with no mouse reporting left
+    on, and shows one line: the server has stopped (tmux adds its own line for the ended pane)."""
+    from dicetable.tui.ssh_server import STOPPING
+
+    server, tmux = served
+    known_hosts = tmp_path / "known_hosts"
+    alice, bob = (login(server, tmux, name, user_key(tmp_path / name), known_hosts) for name in ("alice", "bob"))
+    for pane in (alice, bob):
+        pane.wait_for("Welcome to dicetable", timeout=60)
+        pane.press("Enter", "Lobby: who is here now", tries=4)
+    alice.wait_for("bob   ", timeout=30)
+    alice.press("i", "Waiting room")
+    bob.wait_for("alice invites you to TRICE", timeout=30)
+    bob.press("a", "Pool:", tries=2)
+    server.process.terminate()
+    assert server.process.wait(30) == 0
+    for pane in (alice, bob):
+        pane.wait_dead(20)
+        shown = [line.strip() for line in pane.screen().splitlines() if line.strip()]
+        assert shown[0] == f"dicetable: {STOPPING}", pane.screen()
+        assert len(shown) == 2 and shown[1].startswith("Pane is dead (status 0,"), pane.screen()  # ssh's own exit: 0
+        assert pane.modes_on() == {"mouse": False, "alternate screen": False}
+
