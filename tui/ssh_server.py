@@ -34,7 +34,7 @@ import asyncssh
 
 from dicetable.tui import ssh_quota
 from dicetable.tui.ssh_files import Downloads, OwnFolder, Refused
-from dicetable.tui.tables.lobby import SERVED_ENV, SERVED_KEY_ENV
+from dicetable.tui.tables.lobby import SERVED_ENV, SERVED_PORT_ENV
 
 LOGIN_GRACE = 20.0  # seconds to finish the SSH handshake and log in
 MAX_STARTUPS = 256  # connections logging in at once; more are closed at once (a flood costs one fd each)
@@ -280,7 +280,7 @@ class AppSession:
             "USER": login_name(self.process.get_extra_info("username") or ""),
             "MALLOC_ARENA_MAX": "2",  # threads' malloc arenas would reserve 64 MB of address space each
             SERVED_ENV: str(self.server.lobby),
-            SERVED_KEY_ENV: self.key.get_fingerprint("sha256"),
+            SERVED_PORT_ENV: str((self.process.get_extra_info("sockname") or ("", 22))[1]),
         }
         colorterm = self.process.env.get("COLORTERM")
         if colorterm in ("truecolor", "24bit"):

@@ -34,6 +34,9 @@ def server(tmp_path):
     served.close()
 
 
+FINGERPRINT = re.compile(r"\b[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}\b")  # net/identity.py fingerprint
+
+
 async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
     alice = await Player.login(server.port, "alice")
     await alice.enter_lobby()
@@ -41,7 +44,8 @@ async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
     bob = await Player.login(server.port, "bob")
     await bob.enter_lobby()
     await bob.wait_for("alice", "in the lobby")
-    await alice.wait_for("bob", "in the lobby")
+    lobby = await alice.wait_for("bob", "in the lobby")
+    [bobs_key] = FINGERPRINT.findall(lobby.rpartition("bob")[2])  # the Key column, on bob's row
     await alice.press(b"i")  # the cursor is on bob, the only other person
     await alice.wait_for("Waiting room")
     await bob.wait_for("alice invites you to TRICE", "a accepts")
@@ -49,6 +53,7 @@ async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
     for player in (alice, bob):
         # TRICE's own screen: both seated, the setup roll made by both, the fairness panel's tab
         await player.wait_for("alice sits down", "bob sits down", "setup roll", "Fairness", timeout=40)
+    await alice.wait_for(bobs_key)  # one key id for one person: the lobby's is the one the seats show
     for app in server.apps():  # each app runs under the per-connection bounds
         limits = Path(f"/proc/{app}/limits").read_text()
         assert re.search(r"Max address space\s+536870912\s", limits), limits

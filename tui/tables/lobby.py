@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 SERVED_ENV = "DICETABLE_SERVED"  # the lobby directory: set by serve-ssh for each app it runs
-SERVED_KEY_ENV = "DICETABLE_SERVED_KEY"  # the SSH key the player logged in with (its fingerprint)
+SERVED_PORT_ENV = "DICETABLE_SERVED_PORT"  # the server's port as the player's SSH client reached it
 STALE_AFTER = 15.0  # seconds: a presence not rewritten for this long is gone
 FILE_MAX = 4096  # bytes: a lobby file is small; a larger one is not read
 
@@ -37,7 +37,7 @@ class OpenTable:
 class Presence:
     id: str  # the app's process id: one per connection
     name: str
-    key: str  # the SSH key's fingerprint: who this is
+    key: str  # the player's profile key fingerprint (net/identity.py), as the seats at a table show it
     doing: str  # "in the lobby", "playing TRICE", ...
     table: OpenTable | None = None
 
@@ -56,6 +56,13 @@ def served_lobby() -> Path | None:
     """The lobby directory when this app is served over SSH, else None."""
     value = os.environ.get(SERVED_ENV)
     return Path(value) if value else None
+
+
+def download_command(path: str, folder: bool = False) -> str:
+    """How a served player fetches `path` (a file, or a `folder`) from their own folder on the
+    server, typed at home (tui/ssh_files.py); HOST is the address they log in to."""
+    port = os.environ.get(SERVED_PORT_ENV, "22")
+    return f"scp {'-r ' if folder else ''}{'' if port == '22' else f'-P {port} '}HOST:{path} ."
 
 
 def _write(path: Path, data: dict) -> None:
