@@ -54,7 +54,7 @@ class Limits:
 
     max_sessions: int = 32
     memory_mb: int = 512  # address space (RLIMIT_AS): an app at a game peaks at ~180 MB, 65 MB resident
-    cpu_seconds: int = 3600  # CPU time (RLIMIT_CPU) over the whole connection; an idle app uses ~2 s a minute
+    cpu_seconds: int = 3600  # CPU time (RLIMIT_CPU) over the whole connection; an idle app uses ~0.15 s a minute
     file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE): transcripts are a few hundred kB
     open_files: int = 256  # RLIMIT_NOFILE
     idle_seconds: float = 1800.0  # no key pressed for this long ends the connection

@@ -11,6 +11,8 @@ screen and starts `Served`, which keeps this app's presence and invitations in t
 
 from __future__ import annotations
 
+import time
+
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from dicetable.core import registry
-from dicetable.tui.tables.lobby import Invitation, Lobby, OpenTable, Presence, download_command, served_lobby
+from dicetable.tui.tables.lobby import REFRESH, Invitation, Lobby, OpenTable, Presence, download_command, served_lobby
 
 TICK = 1.0  # seconds between two looks at the lobby directory
 
@@ -48,13 +50,18 @@ class Served:
         self.told: set[tuple[str, str]] = set()  # invitations already told of (sender, invite)
         self.people: list[Presence] = []
         self.invitations: list[Invitation] = []
+        self.announced: tuple = ()  # the presence last written, and when (time.monotonic)
+        self.announced_at = 0.0
 
     def tick(self) -> None:
         try:
-            self.lobby.announce(self.name(), self.my_key(), self.doing(), self.open_table())
+            presence, now = (self.name(), self.my_key(), self.doing(), self.open_table()), time.monotonic()
+            if presence != self.announced or now - self.announced_at >= REFRESH:  # not a write every tick
+                self.lobby.announce(*presence)
+                self.announced, self.announced_at = presence, now
             self.send_invitations()
             self.people = self.lobby.present()
-            self.invitations = self.lobby.invitations()
+            self.invitations = self.lobby.invitations(self.people)
         except OSError as error:  # the lobby is a convenience: the app goes on without it
             self.app.notify(f"The lobby is not reachable: {error}", severity="warning", timeout=3)
             return

@@ -20,6 +20,7 @@ from pathlib import Path
 SERVED_ENV = "DICETABLE_SERVED"  # the lobby directory: set by serve-ssh for each app it runs
 SERVED_PORT_ENV = "DICETABLE_SERVED_PORT"  # the server's port as the player's SSH client reached it
 STALE_AFTER = 15.0  # seconds: a presence not rewritten for this long is gone
+REFRESH = 5.0  # seconds: an app rewrites its presence this often when nothing in it changed
 FILE_MAX = 4096  # bytes: a lobby file is small; a larger one is not read
 
 
@@ -124,10 +125,11 @@ class Lobby:
             path.unlink(missing_ok=True)
 
     def present(self) -> list[Presence]:
-        """Everyone connected now but this app, longest here first."""
+        """Everyone connected now but this app, longest here first (an app's process id grows with
+        the time it started: an order that rewriting a presence does not shuffle)."""
         people = []
         now = time.time()
-        paths = sorted(self._here.glob("*.json"), key=lambda p: p.stat().st_ctime if p.exists() else 0)
+        paths = sorted(self._here.glob("*.json"), key=lambda p: (len(p.name), p.name))
         for path in paths:
             pid = path.name.removesuffix(".json")
             if pid == self.me or not _alive(pid):
@@ -150,9 +152,9 @@ class Lobby:
     def withdraw(self, to: str) -> None:
         (self._invitations / f"{to}.{self.me}.json").unlink(missing_ok=True)
 
-    def invitations(self) -> list[Invitation]:
-        """The invitations to this app from people still here."""
-        here = {person.id for person in self.present()}
+    def invitations(self, present: list[Presence] | None = None) -> list[Invitation]:
+        """The invitations to this app from people still here (`present`, when just read)."""
+        here = {person.id for person in (self.present() if present is None else present)}
         found = []
         for path in sorted(self._invitations.glob(f"{self.me}.*.json")):
             invitation = _invitation(_read(path))
