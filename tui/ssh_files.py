@@ -8,13 +8,15 @@ client's `/`. Nothing in it can be written, made, removed or renamed, and a path
 it (`..` above `/`, or a link whose target lies outside) is refused as if nothing were there: every
 path is resolved, links and all, before it is used, and a file is opened without following a link.
 Reading costs the server, so a key has at most `per_key` downloads open at once and the server at
-most `most` (`Downloads`).
+most `most` (`Downloads`), and a download that asks for nothing for `idle` seconds is closed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,13 +70,25 @@ def _said_plainly():
 class OwnFolder(asyncssh.SFTPServer):
     """One download session of one key: its folder as `/`, read only (asyncssh's SFTP and scp)."""
 
-    def __init__(self, chan, root: Path, done) -> None:
+    def __init__(self, chan, root: Path, done, idle: float) -> None:
         super().__init__(chan, chroot=os.fsencode(root))
         self.root = os.fsencode(os.path.realpath(root))
         self.done = done  # called once when the session ends (the download's place is given back)
+        self.last = time.monotonic()  # the last request
+        self.watch = asyncio.get_running_loop().create_task(self._close_when_idle(idle))
+
+    async def _close_when_idle(self, idle: float) -> None:
+        while (left := self.last + idle - time.monotonic()) > 0:
+            await asyncio.sleep(left)
+        try:
+            self.channel.write_stderr(f"dicetable: nothing asked for {idle:g} s: the download is closed.\r\n".encode())
+            self.channel.exit(1)
+        except (OSError, asyncssh.Error):
+            pass
 
     def map_path(self, path: bytes) -> bytes:
         """The client's path as a real path inside the folder; one that leads out is not there."""
+        self.last = time.monotonic()  # every request but a read names a path
         real = os.path.realpath(super().map_path(path))
         if real != self.root and not real.startswith(self.root + b"/"):
             raise SFTPNoSuchFile("no such file in your folder")
@@ -100,7 +114,12 @@ class OwnFolder(asyncssh.SFTPServer):
             async for name in super().scandir(path):
                 yield name
 
+    def read(self, file_obj: object, offset: int, size: int) -> bytes:
+        self.last = time.monotonic()
+        return super().read(file_obj, offset, size)
+
     def exit(self) -> None:
+        self.watch.cancel()
         done, self.done = self.done, None
         if done is not None:
             done()

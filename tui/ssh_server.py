@@ -57,7 +57,7 @@ class Limits:
     cpu_seconds: int = 3600  # CPU time (RLIMIT_CPU) over the whole connection; an idle app uses ~0.15 s a minute
     file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE): transcripts are a few hundred kB
     open_files: int = 256  # RLIMIT_NOFILE
-    idle_seconds: float = 1800.0  # no key pressed for this long ends the connection
+    idle_seconds: float = 1800.0  # no key pressed (a download: no request) for this long ends the connection
     disk_mb: int = 100  # what a key keeps on disk (tui/ssh_quota.py): some hundreds of games' transcripts
     files: int = 2000  # files and folders a key keeps (a game is two or three)
     min_free_mb: int = 512  # disk the server keeps free, whatever the number of keys
@@ -133,7 +133,7 @@ class Server:
             chan.exit(1)
             return Refused(chan, why)
         self.downloads.take(player)
-        return OwnFolder(chan, home, lambda: self.downloads.give_back(player))
+        return OwnFolder(chan, home, lambda: self.downloads.give_back(player), self.limits.idle_seconds)
 
     async def session(self, process: asyncssh.SSHServerProcess) -> None:
         """One SSH session: the app in a pty until either side ends."""

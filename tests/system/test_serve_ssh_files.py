@@ -7,7 +7,7 @@ them at home (a game unfinished, the two copies agreeing; a whole game downloade
 test_serve_ssh_openssh.py). The folder is
 read only: a put, a remove, a rename, a mkdir, a link and a chmod are refused, and nothing changes;
 `..`, absolute paths and a link pointing out of the folder find nothing; Bob sees his own folder
-only, and a key may hold at most two downloads open at once.
+only, a key may hold at most two downloads open at once, and an idle one is closed.
 """
 
 from __future__ import annotations
@@ -169,3 +169,30 @@ async def test_a_key_holds_at_most_two_downloads_and_a_stranger_none(served, tmp
     refused = await stranger.scp(f"{stranger.target}:profile.json", ".", cwd=tmp_path)
     assert refused.returncode != 0 and "log in with ssh first" in refused.stderr, refused
     assert len(list((served.data / "players").iterdir())) == 1  # no folder was made for the stranger
+
+
+async def test_a_download_that_asks_for_nothing_is_closed(tmp_path):
+    """A download holds one of its key's two places: one left open and idle gives it back after `--idle`."""
+    served = ServeSsh(tmp_path / "served", "--idle", "5")
+    try:
+        key = user_key(tmp_path / "erin_key")
+        erin = await Player.login(served.port, "erin", asyncssh.read_private_key(str(key)))
+        await erin.enter_lobby()
+        erin.close()
+        await until(lambda: not served.apps(), "erin's app ended")
+        client = Client(served.port, key, tmp_path / "known_hosts")
+        idle = [await asyncio.create_subprocess_exec("sftp", *client.options, client.target, cwd=tmp_path,
+                                                     stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                                     stderr=asyncio.subprocess.PIPE) for _ in range(2)]
+        for process in idle:  # both places taken, and neither asks for anything: each is closed, and told
+            while b"dicetable: nothing asked for 5 s: the download is closed" not in (
+                    said := await asyncio.wait_for(process.stderr.readline(), 30)):
+                assert said, "the download ended without a word"
+        again = await client.sftp("ls", cwd=tmp_path)  # a place is free again
+        assert again.returncode == 0, again
+        for process in idle:  # sftp notices at its next command
+            process.stdin.close()
+            await asyncio.wait_for(process.wait(), 30)
+    finally:
+        served.close()
+

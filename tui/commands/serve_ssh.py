@@ -32,7 +32,8 @@ def add_parser(sub) -> None:
     parser.add_argument("--cpu-seconds", type=int, default=Limits.cpu_seconds, metavar="S",
                         help=f"CPU time of each player's app over its connection (default {Limits.cpu_seconds})")
     parser.add_argument("--idle", type=float, default=Limits.idle_seconds, metavar="S",
-                        help=f"seconds without a key before a connection is closed (default {Limits.idle_seconds:g})")
+                        help=f"seconds without a key (a download: without a request) before a connection is closed "
+                             f"(default {Limits.idle_seconds:g})")
     parser.add_argument("--disk-mb", type=int, default=Limits.disk_mb, metavar="MB",
                         help=f"disk each key's games and saves may take (default {Limits.disk_mb})")
     parser.add_argument("--files", type=int, default=Limits.files, metavar="N",
