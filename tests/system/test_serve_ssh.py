@@ -54,6 +54,8 @@ async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
         # TRICE's own screen: both seated, the setup roll made by both, the fairness panel's tab
         await player.wait_for("alice sits down", "bob sits down", "setup roll", "Fairness", timeout=40)
     await alice.wait_for(bobs_key)  # one key id for one person: the lobby's is the one the seats show
+    await alice.press(b"f")  # the fairness panel names the transcript as she can reach it: in her folder, by scp
+    await alice.wait_for("transcript: transcripts/", "in your folder on this server", "HOST:transcripts/")
     for app in server.apps():  # each app runs under the per-connection bounds
         limits = Path(f"/proc/{app}/limits").read_text()
         assert re.search(r"Max address space\s+536870912\s", limits), limits

@@ -38,7 +38,7 @@ def keep_invite(invite: str, directory: Path | None) -> str | None:
     """Write the invite, one line, to the profile directory; where to find it, in words (None if not
     written). Served over SSH that directory is on the server: the way to download it."""
     from dicetable.net.identity import home
-    from dicetable.tui.tables.lobby import download_command, served_lobby
+    from dicetable.tui.tables.lobby import served_lobby, shown_path
 
     path = (Path(directory) if directory is not None else home()) / INVITE_FILE
     try:
@@ -48,7 +48,7 @@ def keep_invite(invite: str, directory: Path | None) -> str | None:
     except OSError:
         return None
     if served_lobby() is not None:
-        return f"{INVITE_FILE} in your folder on this server ({download_command(INVITE_FILE)} at home)"
+        return shown_path(path)
     try:
         return "~/" + str(path.relative_to(Path.home()))
     except ValueError:

@@ -66,6 +66,19 @@ def download_command(path: str, folder: bool = False) -> str:
     return f"scp {'-r ' if folder else ''}{'' if port == '22' else f'-P {port} '}HOST:{path} ."
 
 
+def shown_path(path) -> str:
+    """A file of this player's as they can reach it: served over SSH, where it is in their folder and
+    the command that downloads it (the server's own path means nothing to them); else the path."""
+    home = os.environ.get("DICETABLE_HOME")
+    if served_lobby() is None or not home:
+        return str(path)
+    try:
+        inside = Path(path).relative_to(home).as_posix()
+    except ValueError:
+        return str(path)
+    return f"{inside} in your folder on this server ({download_command(inside)} at home)"
+
+
 def _write(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
