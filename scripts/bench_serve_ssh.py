@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Measure `dicetable serve-ssh` holding N sessions at once (default 20): every client logs in with
-its own key and a pty of 80 × 24 and reaches the lobby; then, per app process: resident memory
-(VmRSS), proportional share (Pss, shared pages split), peak address space (VmPeak, what the
-RLIMIT_AS bound must allow) and CPU seconds used; and the server's own resident memory.
+its own key and a pty of 80 × 24 and reaches the lobby (each login timed, from connecting to the
+lobby drawn); then, per app process: resident memory (VmRSS), proportional share (Pss, shared pages
+split), peak address space (VmPeak, what the RLIMIT_AS bound must allow); and over `--idle` seconds
+with nobody pressing a key: CPU seconds per minute, wake-ups per minute (voluntary context switches
+of all its threads) and bytes per minute sent to the client; and the server's own memory and CPU.
 
-Usage: .venv/bin/python scripts/bench_serve_ssh.py [--sessions 20] [--settle 10]
+Usage: .venv/bin/python scripts/bench_serve_ssh.py [--sessions 20] [--settle 5] [--idle 60]
 """
 
 from __future__ import annotations
@@ -43,6 +45,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wakeups(pid: int) -> int:
+    """Voluntary context switches of every thread of `pid`: each one is a sleep that ended."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
 def children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -68,13 +83,14 @@ async def login(port: int, n: int):
     await until(b"Welcome")
     process.stdin.write(b"\r")
     await until(b"who is here now")
-    reader = asyncio.create_task(_drain(process))
-    return conn, reader
+    received = [0]
+    reader = asyncio.create_task(_drain(process, received))
+    return conn, reader, received
 
 
-async def _drain(process) -> None:
-    while await process.stdout.read(65536):
-        pass
+async def _drain(process, received: list[int]) -> None:
+    while data := await process.stdout.read(65536):
+        received[0] += len(data)
 
 
 async def main(args) -> None:
@@ -84,25 +100,37 @@ async def main(args) -> None:
         port = int(server.stdout.readline().rsplit(":", 1)[1])
         print(server.stdout.readline().strip())
         started = time.monotonic()
-        sessions = []
+        sessions, logins = [], []
         for n in range(args.sessions):  # one after another: logins compete for 2 cores otherwise
+            began = time.monotonic()
             sessions.append(await login(port, n))
-        print(f"{args.sessions} sessions in the lobby after {time.monotonic() - started:.1f} s")
+            logins.append(time.monotonic() - began)
+        print(f"{args.sessions} sessions in the lobby after {time.monotonic() - started:.1f} s; one login "
+              f"(connect to lobby drawn): median {statistics.median(logins):.2f} s, first {logins[0]:.2f} s, "
+              f"max {max(logins):.2f} s")
         await asyncio.sleep(args.settle)
         apps = children(server.pid)
         rss = [status(p, "VmRSS") / 1024 for p in apps]
         pss = [status(p, "Pss") / 1024 for p in apps]
         peak = [status(p, "VmPeak") / 1024 for p in apps]
-        cpu_before = {p: cpu_seconds(p) for p in apps}
-        await asyncio.sleep(10)
-        idle = [(cpu_seconds(p) - cpu_before[p]) / 10 * 100 for p in apps]
+        cpu_before = {p: cpu_seconds(p) for p in [*apps, server.pid]}
+        woke_before = {p: wakeups(p) for p in apps}
+        sent_before = [received[0] for _, _, received in sessions]
+        await asyncio.sleep(args.idle)
+        minutes = args.idle / 60
+        idle = [(cpu_seconds(p) - cpu_before[p]) / minutes for p in apps]
+        woke = [(wakeups(p) - woke_before[p]) / minutes for p in apps]
+        sent = [(received[0] - before) / minutes for (_, _, received), before in zip(sessions, sent_before)]
         print(f"apps running: {len(apps)}")
         print(f"per app: RSS median {statistics.median(rss):.0f} MB (max {max(rss):.0f}), "
               f"PSS median {statistics.median(pss):.0f} MB (sum {sum(pss):.0f} MB), "
               f"peak address space median {statistics.median(peak):.0f} MB (max {max(peak):.0f})")
-        print(f"per app, idle in the lobby: CPU {statistics.median(idle):.1f} % median (max {max(idle):.1f} %)")
-        print(f"server: RSS {status(server.pid, 'VmRSS') / 1024:.0f} MB")
-        for conn, reader in sessions:
+        print(f"per app, idle in the lobby for {args.idle:g} s: CPU {statistics.median(idle):.2f} s a minute median "
+              f"(max {max(idle):.2f}), {statistics.median(woke):.0f} wake-ups a minute median (max {max(woke):.0f}), "
+              f"{statistics.median(sent):.0f} bytes a minute to the client median (max {max(sent):.0f})")
+        print(f"server: RSS {status(server.pid, 'VmRSS') / 1024:.0f} MB, "
+              f"CPU {(cpu_seconds(server.pid) - cpu_before[server.pid]) / minutes:.2f} s a minute while all idle")
+        for conn, reader, _ in sessions:
             reader.cancel()
             conn.close()
         server.terminate()
@@ -113,4 +141,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--settle", type=float, default=5.0, help="seconds to wait once all are in")
+    parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle measured (CPU, wake-ups, bytes)")
     asyncio.run(main(parser.parse_args()))

@@ -1,5 +1,5 @@
 """Helpers for the SSH tests: a throwaway OpenSSH server on 127.0.0.1, `dicetable serve-ssh` on
-127.0.0.1, and tmux panes that log in with OpenSSH's client.
+127.0.0.1, asyncssh logins with a pty (`Player`), and tmux panes that log in with OpenSSH's client.
 
 `SshServer` makes a host key and a user key for the test, writes an sshd_config that listens on
 127.0.0.1 on a free port (public keys only, this test's keys only) and runs `sshd -D`. `ServeSsh`
@@ -11,6 +11,7 @@ tmux's own record of the terminal's modes (mouse reporting, alternate screen).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shlex
@@ -20,6 +21,76 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import asyncssh
+
+# CSI / OSC / DCS sequences, charset choices and two-byte escapes: what is left is the text drawn.
+CONTROLS = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[()][0-9A-Za-z]|.)")
+
+
+class Player:
+    """One asyncssh login with a pty; `wait_for` reads what the app drew since the last `mark`."""
+
+    def __init__(self, conn, process) -> None:
+        self.conn, self.process = conn, process
+        self.stream = bytearray()
+        self.since = 0
+        self.reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def login(cls, port: int, name: str, key=None, size=(80, 24)) -> "Player":
+        key = key or asyncssh.generate_private_key("ssh-ed25519")
+        conn = await asyncssh.connect("127.0.0.1", port, username=name, client_keys=[key], known_hosts=None,
+                                      agent_path=None)
+        process = await conn.create_process(term_type="xterm-256color", term_size=size, encoding=None)
+        return cls(conn, process)
+
+    async def _read(self) -> None:
+        while True:
+            data = await self.process.stdout.read(65536)
+            if not data:
+                return
+            self.stream.extend(data)
+
+    def text(self, since: int = 0) -> str:
+        return CONTROLS.sub(b"", bytes(self.stream[since:])).decode(errors="replace")
+
+    def mark(self) -> None:
+        self.since = len(self.stream)
+
+    async def wait_for(self, *words: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.text(self.since)
+            flat = re.sub(r"\s+", " ", text)
+            if all(word in flat for word in words):
+                return text
+            if time.monotonic() > deadline or self.reader.done():
+                raise AssertionError(f"{words!r} never appeared; the app drew:\n{self.text()[-2500:]}")
+            await asyncio.sleep(0.1)
+
+    async def press(self, keys: bytes) -> None:
+        self.mark()
+        self.process.stdin.write(keys)
+        await asyncio.sleep(0.05)
+
+    async def enter_lobby(self, timeout: float = 30) -> None:
+        """The first login asks for the name (the login name is offered): Enter takes it."""
+        await self.wait_for("Welcome to dicetable", timeout=timeout)
+        await self.press(b"\r")
+        await self.wait_for("Lobby", "who is here now", timeout=timeout)
+
+    def close(self) -> None:
+        self.reader.cancel()
+        self.conn.close()
+
+
+async def until(condition, what: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        await asyncio.sleep(0.1)
+
 
 MOUSE_MODES = ("1000", "1002", "1003", "1006", "1015")  # X10/button/any-event/SGR/urxvt reporting
 
@@ -125,14 +196,23 @@ class ServeSsh:
     def command(self, user: str, key: Path, known_hosts: Path) -> str:
         """OpenSSH's client logging in as `user` with `key` alone (a first meeting: the host key is
         taken and kept in the test's own known_hosts)."""
-        return shlex.join([
-            "ssh", "-tt", "-F", "/dev/null", "-i", str(key), "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none",
-            "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={known_hosts}",
-            "-o", "LogLevel=ERROR", "-p", str(self.port), f"{user}@127.0.0.1",
-        ])
+        return shlex.join(["ssh", "-tt", *client_options(key, known_hosts), "-p", str(self.port), f"{user}@127.0.0.1"])
+
+    def download(self, key: Path, known_hosts: Path, remote: str, into: Path) -> subprocess.CompletedProcess:
+        """OpenSSH's scp fetching `remote` (a path in the key's own folder, `-r`) into the folder `into`."""
+        into.mkdir(parents=True, exist_ok=True)
+        return subprocess.run(["scp", "-r", *client_options(key, known_hosts), "-P", str(self.port),
+                               f"player@127.0.0.1:{remote}", str(into)], capture_output=True, text=True, timeout=60)
 
     def close(self) -> None:
         stop(self.process, 10)
+
+
+def client_options(key: Path, known_hosts: Path) -> list[str]:
+    """OpenSSH client options for `key` alone, no config, no agent; a first meeting takes the host key."""
+    return ["-F", "/dev/null", "-i", str(key), "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none",
+            "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={known_hosts}",
+            "-o", "LogLevel=ERROR"]
 
 
 def stop(process: subprocess.Popen, grace: float) -> None:

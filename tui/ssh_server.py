@@ -7,6 +7,8 @@ key keeps there is capped on disk and in files, and the server keeps a reserve o
 number of keys can take (tui/ssh_quota.py): past either, the app does not start, or is closed. The
 apps find each other through the lobby directory (tui/tables/lobby.py); their tables are ordinary
 network tables on 127.0.0.1. This process only bridges bytes: it never reads a player's secrets.
+The same key may download its own directory, read only, over SFTP or scp (tui/ssh_files.py), to
+verify its games at home.
 
 Any key is accepted (the key is who you are, there are no accounts); passwords are not offered.
 A connection that has not logged in within LOGIN_GRACE seconds is dropped, at most MAX_STARTUPS
@@ -31,12 +33,18 @@ from pathlib import Path
 import asyncssh
 
 from dicetable.tui import ssh_quota
-from dicetable.tui.tables.lobby import SERVED_ENV, SERVED_KEY_ENV
+from dicetable.tui.ssh_files import Downloads, OwnFolder, Refused
+from dicetable.tui.tables.lobby import SERVED_ENV, SERVED_PORT_ENV
 
 LOGIN_GRACE = 20.0  # seconds to finish the SSH handshake and log in
 MAX_STARTUPS = 256  # connections logging in at once; more are closed at once (a flood costs one fd each)
 KEEPALIVE = 30.0  # seconds between keepalives; 4 unanswered ones drop a dead connection
 READ_CHUNK = 65536
+LAST_WORDS = 2.0  # seconds an ending app's last bytes (the terminal put back as it was) may take to the client
+STOPPING = "the server has stopped; your games are kept. Log in again later."
+# What an app that could not finish leaves switched on, switched off: mouse reports, bracketed
+# paste, a hidden cursor, colours (the alternate screen only when it is still on: see goodbye).
+TERMINAL_BACK = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?2004l\x1b[?25h\x1b[0m"
 APP = "import sys; from dicetable.tui.app import run_app; sys.exit(run_app())"  # what `dicetable` runs
 
 
@@ -46,19 +54,21 @@ class Limits:
 
     max_sessions: int = 32
     memory_mb: int = 512  # address space (RLIMIT_AS): an app at a game peaks at ~180 MB, 65 MB resident
-    cpu_seconds: int = 3600  # CPU time (RLIMIT_CPU) over the whole connection; an idle app uses ~2 s a minute
+    cpu_seconds: int = 3600  # CPU time (RLIMIT_CPU) over the whole connection; an idle app uses ~0.15 s a minute
     file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE): transcripts are a few hundred kB
     open_files: int = 256  # RLIMIT_NOFILE
-    idle_seconds: float = 1800.0  # no key pressed for this long ends the connection
+    idle_seconds: float = 1800.0  # no key pressed (a download: no request) for this long ends the connection
     disk_mb: int = 100  # what a key keeps on disk (tui/ssh_quota.py): some hundreds of games' transcripts
     files: int = 2000  # files and folders a key keeps (a game is two or three)
     min_free_mb: int = 512  # disk the server keeps free, whatever the number of keys
+    downloads: int = 2  # SFTP or scp sessions one key may have open at once (tui/ssh_files.py)
 
     def describe(self) -> str:
         return (f"at most {self.max_sessions} sessions; each app: {self.memory_mb} MB address space, "
                 f"{self.cpu_seconds} s CPU, {self.file_mb} MB files, {self.open_files} open files, "
                 f"idle {self.idle_seconds:g} s; each key keeps at most {self.disk_mb} MB in {self.files} files; "
-                f"{self.min_free_mb} MB of disk kept free")
+                f"{self.min_free_mb} MB of disk kept free; each key may download its own folder, "
+                f"{self.downloads} downloads at once")
 
     def disk_refusal(self, home: Path, data: Path) -> str | None:
         """Why the key whose directory is `home` may not run its app now (tui/ssh_quota.py), or None."""
@@ -105,16 +115,31 @@ class Server:
         self.logging_in = 0
         self.sessions = 0
         self.playing: dict[str, AppSession] = {}  # key_id -> its session (one app per key)
+        self.connections: set = set()  # every live connection, closed with a goodbye when the server stops
+        self.downloads = Downloads(per_key=limits.downloads, most=limits.max_sessions)
 
     # -- asyncssh's server factory: one per connection ------------------------------------------
     def connection(self) -> asyncssh.SSHServer:
         return _Connection(self)
 
+    def files(self, chan) -> asyncssh.SFTPServer:
+        """One SFTP or scp session: the key's own folder, read only (tui/ssh_files.py)."""
+        player = key_id(chan.get_connection().get_extra_info("dicetable_key"))
+        home = self.players / player
+        why = self.downloads.refusal(player) if home.is_dir() else \
+            "this key has nothing on this server yet: log in with ssh first, then download."
+        if why is not None:
+            chan.write_stderr(f"dicetable: {why}\r\n".encode())
+            chan.exit(1)
+            return Refused(chan, why)
+        self.downloads.take(player)
+        return OwnFolder(chan, home, lambda: self.downloads.give_back(player), self.limits.idle_seconds)
+
     async def session(self, process: asyncssh.SSHServerProcess) -> None:
         """One SSH session: the app in a pty until either side ends."""
         key = process.get_extra_info("dicetable_key")
         if process.term_type is None or process.command or process.subsystem:
-            process.stderr.write(b"dicetable: this server runs the dicetable app; log in with a terminal (ssh -t).\r\n")
+            process.stderr.write(b"dicetable: this server runs the dicetable app; log in with a terminal (ssh -t), or download your own files with sftp or scp.\r\n")
             process.exit(1)
             return
         player = key_id(key)
@@ -143,12 +168,18 @@ class Server:
                 del self.playing[player]
 
     async def close(self) -> None:
-        """End every app (hang-up, then kill) before the server exits: none may outlive it."""
+        """End every app (hang-up, then kill) before the server exits: none may outlive it. Each
+        player's terminal is put back and told in one line; then every connection is closed."""
         sessions = list(self.playing.values())
         for session in sessions:
-            session.stop("the server is shutting down.")
+            session.stop(STOPPING)
         if sessions:
             await asyncio.wait([asyncio.create_task(session.ended.wait()) for session in sessions], timeout=15)
+        connections = list(self.connections)
+        for conn in connections:  # an SSH goodbye, not a dropped socket: the clients end cleanly
+            conn.close()
+        if connections:
+            await asyncio.wait([asyncio.create_task(conn.wait_closed()) for conn in connections], timeout=5)
 
 
 class _Connection(asyncssh.SSHServer):
@@ -159,6 +190,7 @@ class _Connection(asyncssh.SSHServer):
 
     def connection_made(self, conn) -> None:
         self.conn = conn
+        self.server.connections.add(conn)
         if self.server.logging_in >= MAX_STARTUPS:
             conn.abort()  # a flood: refuse at once rather than let it starve the ones that log in
             return
@@ -166,6 +198,7 @@ class _Connection(asyncssh.SSHServer):
         self.counted = True
 
     def connection_lost(self, exc) -> None:
+        self.server.connections.discard(self.conn)
         self._logged_in()
 
     def auth_completed(self) -> None:
@@ -218,6 +251,7 @@ class AppSession:
         self.pid = 0
         self.master = -1
         self.last_input = time.monotonic()
+        self.alternate = False  # the app's output left the client's terminal on its alternate screen
         self.stopped = asyncio.Event()  # the server ends this session (stop)
         self.ended = asyncio.Event()  # its app has ended and been reaped (set by Server.session)
         self.why = ""
@@ -226,10 +260,12 @@ class AppSession:
         self.why = why
         self.stopped.set()
 
-    def say(self, text: str) -> None:
-        """A last line to the client, below the app's screen."""
+    def goodbye(self, text: str) -> None:
+        """The last line to the client, once the app has gone: its terminal put back (what an app
+        killed before it could do so left on, switched off), then `dicetable: text`."""
+        back = TERMINAL_BACK + (b"\x1b[?1049l" if self.alternate else b"")
         try:
-            self.process.stdout.write(f"\r\n\r\ndicetable: {text}\r\n".encode())
+            self.process.stdout.write(back + f"\r\ndicetable: {text}\r\n".encode())
         except (OSError, asyncssh.Error):
             pass
 
@@ -244,7 +280,7 @@ class AppSession:
             "USER": login_name(self.process.get_extra_info("username") or ""),
             "MALLOC_ARENA_MAX": "2",  # threads' malloc arenas would reserve 64 MB of address space each
             SERVED_ENV: str(self.server.lobby),
-            SERVED_KEY_ENV: self.key.get_fingerprint("sha256"),
+            SERVED_PORT_ENV: str((self.process.get_extra_info("sockname") or ("", 22))[1]),
         }
         colorterm = self.process.env.get("COLORTERM")
         if colorterm in ("truecolor", "24bit"):
@@ -280,17 +316,22 @@ class AppSession:
 
     async def run(self) -> None:
         self.start()
-        tasks = [asyncio.create_task(self.output()), asyncio.create_task(self.input()),
-                 asyncio.create_task(self.idle()), asyncio.create_task(self.disk()),
-                 asyncio.create_task(self.stopped.wait())]
+        shown = asyncio.create_task(self.output())
+        ends = [asyncio.create_task(self.input()), asyncio.create_task(self.idle()),
+                asyncio.create_task(self.disk()), asyncio.create_task(self.stopped.wait())]
         try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([shown, *ends], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in tasks:
+            for task in ends:
                 task.cancel()
             status = await self.end()
+            try:  # what the app wrote as it left (the terminal put back) still reaches the client
+                await asyncio.wait_for(shown, LAST_WORDS)
+            except (asyncio.TimeoutError, OSError, asyncssh.Error):
+                pass
+            self.close_terminal()
             if self.why:
-                self.say(self.why)
+                self.goodbye(self.why)
             try:
                 self.process.exit(status)
             except (OSError, asyncssh.Error):
@@ -314,6 +355,9 @@ class AppSession:
                 return
             if not data:
                 return
+            on, off = data.rfind(b"\x1b[?1049h"), data.rfind(b"\x1b[?1049l")
+            if on != off:
+                self.alternate = on > off
             self.process.stdout.write(data)
             await self.process.stdout.drain()
 
@@ -354,7 +398,7 @@ class AppSession:
         while True:
             left = self.last_input + limit - time.monotonic()
             if left <= 0:
-                self.say(f"no key pressed for {limit:g} s: disconnected.")
+                self.why = f"no key pressed for {limit:g} s: disconnected."
                 return
             await asyncio.sleep(min(left, 30.0))
 
@@ -373,15 +417,22 @@ class AppSession:
         try:
             return await self._end()
         except asyncio.CancelledError:  # the event loop is going away: kill and reap now, never leave it behind
-            if self.master >= 0:
+            if self.pid:
                 try:
                     os.killpg(self.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-                os.waitpid(self.pid, 0)
-                os.close(self.master)
-                self.master = -1
+                try:
+                    os.waitpid(self.pid, 0)
+                except ChildProcessError:
+                    pass
+                self.close_terminal()
             raise
+
+    def close_terminal(self) -> None:
+        if self.master >= 0:
+            os.close(self.master)
+            self.master = -1
 
     async def _end(self) -> int:
         for sig, wait in ((None, 0.0), (signal.SIGHUP, 3.0), (signal.SIGKILL, 5.0)):
@@ -394,14 +445,11 @@ class AppSession:
             while True:
                 done, status = os.waitpid(self.pid, os.WNOHANG)
                 if done:
-                    os.close(self.master)
-                    self.master = -1
+                    self.pid = 0  # reaped
                     return os.waitstatus_to_exitcode(status) & 0xFF
                 if time.monotonic() >= deadline:
                     break
                 await asyncio.sleep(0.05)
-        os.close(self.master)
-        self.master = -1
         return 1
 
 
@@ -418,7 +466,7 @@ async def start(bind: str, port: int, key_file: Path, data: Path, limits: Limits
         bind, port, server_factory=server.connection, process_factory=server.session,
         server_host_keys=[host_key(key_file)], encoding=None, line_editor=False,
         login_timeout=LOGIN_GRACE, keepalive_interval=KEEPALIVE, keepalive_count_max=4,
-        agent_forwarding=False, x11_forwarding=False, allow_scp=False, sftp_factory=None,
+        agent_forwarding=False, x11_forwarding=False, allow_scp=True, sftp_factory=server.files,
         reuse_address=True,
     )
     return acceptor, server

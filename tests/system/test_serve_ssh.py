@@ -21,78 +21,20 @@ from pathlib import Path
 
 import pytest
 
-from ssh_terminal import ServeSsh
+from ssh_terminal import Player, ServeSsh, until as _until
 
 asyncssh = pytest.importorskip("asyncssh")
 
 pytestmark = pytest.mark.slow
-
-# CSI / OSC / DCS sequences, charset choices and two-byte escapes: what is left is the text drawn.
-CONTROLS = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[()][0-9A-Za-z]|.)")
-
-
-class Player:
-    """One SSH login with a pty; `wait_for` reads what the app drew since the last `mark`."""
-
-    def __init__(self, conn, process) -> None:
-        self.conn, self.process = conn, process
-        self.stream = bytearray()
-        self.since = 0
-        self.reader = asyncio.create_task(self._read())
-
-    @classmethod
-    async def login(cls, port: int, name: str, key=None, size=(80, 24)) -> "Player":
-        key = key or asyncssh.generate_private_key("ssh-ed25519")
-        conn = await asyncssh.connect("127.0.0.1", port, username=name, client_keys=[key], known_hosts=None,
-                                      agent_path=None)
-        process = await conn.create_process(term_type="xterm-256color", term_size=size, encoding=None)
-        return cls(conn, process)
-
-    async def _read(self) -> None:
-        while True:
-            data = await self.process.stdout.read(65536)
-            if not data:
-                return
-            self.stream.extend(data)
-
-    def text(self, since: int = 0) -> str:
-        return CONTROLS.sub(b"", bytes(self.stream[since:])).decode(errors="replace")
-
-    def mark(self) -> None:
-        self.since = len(self.stream)
-
-    async def wait_for(self, *words: str, timeout: float = 30) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            text = self.text(self.since)
-            flat = re.sub(r"\s+", " ", text)
-            if all(word in flat for word in words):
-                return text
-            if time.monotonic() > deadline or self.reader.done():
-                raise AssertionError(f"{words!r} never appeared; the app drew:\n{self.text()[-2500:]}")
-            await asyncio.sleep(0.1)
-
-    async def press(self, keys: bytes) -> None:
-        self.mark()
-        self.process.stdin.write(keys)
-        await asyncio.sleep(0.05)
-
-    async def enter_lobby(self, timeout: float = 30) -> None:
-        """The first login asks for the name (the login name is offered): Enter takes it."""
-        await self.wait_for("Welcome to dicetable", timeout=timeout)
-        await self.press(b"\r")
-        await self.wait_for("Lobby", "who is here now", timeout=timeout)
-
-    def close(self) -> None:
-        self.reader.cancel()
-        self.conn.close()
-
 
 @pytest.fixture
 def server(tmp_path):
     served = ServeSsh(tmp_path / "served")
     yield served
     served.close()
+
+
+FINGERPRINT = re.compile(r"\b[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}\b")  # net/identity.py fingerprint
 
 
 async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
@@ -102,7 +44,8 @@ async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
     bob = await Player.login(server.port, "bob")
     await bob.enter_lobby()
     await bob.wait_for("alice", "in the lobby")
-    await alice.wait_for("bob", "in the lobby")
+    lobby = await alice.wait_for("bob", "in the lobby")
+    [bobs_key] = FINGERPRINT.findall(lobby.rpartition("bob")[2])  # the Key column, on bob's row
     await alice.press(b"i")  # the cursor is on bob, the only other person
     await alice.wait_for("Waiting room")
     await bob.wait_for("alice invites you to TRICE", "a accepts")
@@ -110,6 +53,9 @@ async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
     for player in (alice, bob):
         # TRICE's own screen: both seated, the setup roll made by both, the fairness panel's tab
         await player.wait_for("alice sits down", "bob sits down", "setup roll", "Fairness", timeout=40)
+    await alice.wait_for(bobs_key)  # one key id for one person: the lobby's is the one the seats show
+    await alice.press(b"f")  # the fairness panel names the transcript as she can reach it: in her folder, by scp
+    await alice.wait_for("transcript: transcripts/", "in your folder on this server", "HOST:transcripts/")
     for app in server.apps():  # each app runs under the per-connection bounds
         limits = Path(f"/proc/{app}/limits").read_text()
         assert re.search(r"Max address space\s+536870912\s", limits), limits
@@ -244,8 +190,10 @@ async def test_a_stopping_server_ends_its_apps_first(tmp_path):
         await player.enter_lobby()
         apps = served.apps()
         served.process.terminate()
-        await player.wait_for("the server is shutting down")
+        await player.wait_for("dicetable: the server has stopped")
         assert served.process.wait(20) == 0
+        await asyncio.wait_for(player.conn.wait_closed(), 10)  # closed by the server, not dropped
+        assert player.process.exit_status is not None
         assert apps and not any(Path(f"/proc/{app}").exists() for app in apps), "an app outlived its server"
         player.close()
     finally:
@@ -360,13 +308,6 @@ def _listening(port: int) -> bool:
     except OSError:
         return False
     return True
-
-
-async def _until(condition, what: str, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
-        await asyncio.sleep(0.1)
 
 
 def test_serve_ssh_refuses_a_bad_port(tmp_path):

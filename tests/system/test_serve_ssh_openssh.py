@@ -6,7 +6,8 @@ each reads the screen (capture-pane) to see whose turn it is and what is legal, 
 (`b2`) or a pool die (`w6`), then Enter. Mid-game one ssh client is killed (the host's, or the
 joiner's); that player logs in again with the same key, is told in the lobby that the game is
 waiting, resumes it (c, from the lobby or from the home screen) and they finish it. Both transcripts
-then verify, alone and as copies of one table, with exactly the moves typed.
+then verify, alone and as copies of one table, with exactly the moves typed, as each player downloads
+them with scp (tui/ssh_files.py).
 """
 
 from __future__ import annotations
@@ -203,8 +204,12 @@ def test_two_openssh_clients_play_trice_with_a_dropped_connection(served, tmp_pa
 
     ends = {re.search(r"(alice|bob) wins|draw", screen).group(0) for screen in screens.values()}
     assert len(ends) == 1, screens  # both saw the same end
-    transcripts = sorted((server.data / "players").glob("*/transcripts/*.dtt"))
-    assert len(transcripts) == 2 and len({t.parent.parent for t in transcripts}) == 2, transcripts
+    transcripts = []
+    for name, key in keys.items():  # each downloads their own copy with scp, and checks it at home
+        fetched = server.download(key, known_hosts, "transcripts", tmp_path / f"{name}_home")
+        assert fetched.returncode == 0, fetched
+        transcripts += list((tmp_path / f"{name}_home").glob("transcripts/*.dtt"))
+    assert len(transcripts) == 2 and len({t.name for t in transcripts}) == 2, transcripts
     for transcript in transcripts:  # one file each: alice's resumed game went on in her first one
         verdict = dicetable("verify", str(transcript))
         assert verdict.returncode == 0, verdict
@@ -246,3 +251,30 @@ def come_back(server: ServeSsh, tmux: Tmux, name: str, panes: dict[str, Pane], k
     again.wait_for("Pool:", timeout=60)
     wait_screen(other, lambda s: "DISCONNECTED" not in s and "· connected" in s, "the seat back on the other screen")
     return again
+
+
+def test_a_stopping_server_says_so_in_one_line_and_puts_each_terminal_back(served, tmp_path):
+    """The operator stops serve-ssh (SIGTERM) while Alice and Bob sit at a table: each OpenSSH client
+    ends by itself with status 0, its terminal off the app's screen and with no mouse reporting left
+    on, and shows one line: the server has stopped (tmux adds its own line for the ended pane)."""
+    from dicetable.tui.ssh_server import STOPPING
+
+    server, tmux = served
+    known_hosts = tmp_path / "known_hosts"
+    alice, bob = (login(server, tmux, name, user_key(tmp_path / name), known_hosts) for name in ("alice", "bob"))
+    for pane in (alice, bob):
+        pane.wait_for("Welcome to dicetable", timeout=60)
+        pane.press("Enter", "Lobby: who is here now", tries=4)
+    alice.wait_for("bob   ", timeout=30)
+    alice.press("i", "Waiting room")
+    bob.wait_for("alice invites you to TRICE", timeout=30)
+    bob.press("a", "Pool:", tries=2)
+    server.process.terminate()
+    assert server.process.wait(30) == 0
+    for pane in (alice, bob):
+        pane.wait_dead(20)
+        shown = [line.strip() for line in pane.screen().splitlines() if line.strip()]
+        assert shown[0] == f"dicetable: {STOPPING}", pane.screen()
+        assert len(shown) == 2 and shown[1].startswith("Pane is dead (status 0,"), pane.screen()  # ssh's own exit: 0
+        assert pane.modes_on() == {"mouse": False, "alternate screen": False}
+

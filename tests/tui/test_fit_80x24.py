@@ -346,14 +346,19 @@ class Waiting:
     role = "host"
     invite = "dt1-" + "ar7qaaabsi7skncxknpciowwjpa64vb2eztrvaam7srherawier3io44svsyqyjirntdpix6dum257zgqnpx5tuh"
 
-    def attach(self, target) -> None:
-        from dicetable.tui.tables.messages import TableChanged
+    game = registry.get("tricolor")
+
+    def view(self):
         from dicetable.tui.tables.view import TableView
 
         seats = (SeatInfo(NAMES[0], "human", "this terminal", Profile.generate("x").fingerprint),
                  SeatInfo("seat 1", "free", "free: waiting for a player", connected=False))
-        target.post_message(TableChanged(TableView(registry.get("tricolor"), None, seats, frozenset({0}), network=True,
-                                                   note="Waiting for players: 1 of 2 seated")))
+        return TableView(self.game, None, seats, frozenset({0}), network=True, note="Waiting for players: 1 of 2 seated")
+
+    def attach(self, target) -> None:
+        from dicetable.tui.tables.messages import TableChanged
+
+        target.post_message(TableChanged(self.view()))
 
     def close(self) -> None:
         pass
@@ -412,7 +417,7 @@ async def test_the_lobby_fits_and_an_invitation_hides_none_of_its_trust_text(tmp
     other_app = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # shown while it runs
     try:
         other = Lobby(tmp_path / "served-lobby", str(other_app.pid))
-        other.announce(NAMES[1], "Qm3xV9kLp2Rt", "in the lobby")
+        other.announce(NAMES[1], Profile.generate(NAMES[1]).fingerprint, "waiting for players: Tricolor Line")
         seen, app = Seen(), DiceTableApp()
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen) and app.screen.people)
@@ -425,6 +430,53 @@ async def test_the_lobby_fits_and_an_invitation_hides_none_of_its_trust_text(tmp
     finally:
         other_app.kill()
         other_app.wait()
+    seen.assert_none()
+
+
+async def test_a_served_home_heads_its_menu_with_the_lobby_and_keeps_its_key_in_the_footer(tmp_path, home, monkeypatch):
+    """Served over SSH, the lobby is the home menu's first line, aligned with the others, and `o` is
+    in the footer, which still fits 80 columns (hot-seat's key leaves it, and s still opens it); the
+    lobby and the waiting room say how to download the files they name, and the lobby shows the key
+    as every table shows it."""
+    from dicetable.tui.screens.home_screen import HomeScreen
+    from dicetable.tui.screens.lobby_screen import LobbyScreen
+    from dicetable.tui.screens.new_game_screen import NewGameScreen
+    from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
+    from dicetable.tui.tables.lobby import SERVED_ENV, SERVED_PORT_ENV, Lobby
+
+    monkeypatch.setenv(SERVED_ENV, str(tmp_path / "served-lobby"))
+    monkeypatch.setenv(SERVED_PORT_ENV, "2222")
+    profile = Profile.generate(NAMES[0])
+    profile.save(home)
+    seen, app = Seen(), DiceTableApp()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        trust = str(app.screen.query_one("#lobby-trust").render())
+        assert "scp -r -P 2222 HOST:transcripts ." in " ".join(trust.split()) and "pip install" not in trust
+        assert "scripts/play" in trust
+        await wait_until(pilot, lambda: Lobby(tmp_path / "served-lobby", "me").present())
+        [me] = Lobby(tmp_path / "served-lobby", "someone else").present()
+        assert me.key == profile.fingerprint  # as the seats at a table show it
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await seen.look(pilot, "served home")
+        lines = [str(option.prompt) for option in app.screen.query_one("#home-menu").options]
+        assert lines[0] == "› [b]o[/b]  Lobby: who is connected now, invitations", lines
+        assert all(line[2:].startswith("[b]") for line in lines)  # every key in one column
+        footer = [key.description for key in app.screen.query(FooterKey) if key.region.area]
+        assert "lobby" in footer and "hot-seat" not in footer and "quit" in footer, footer
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewGameScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.press("o")
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        app.push_screen(WaitingRoomScreen(Waiting()))
+        await wait_until(pilot, lambda: app.screen.query("#room-invite-file") and
+                         "invite.txt" in str(app.screen.query_one("#room-invite-file").render()))
+        where = " ".join(str(app.screen.query_one("#room-invite-file").render()).split())
+        assert "invite.txt in your folder on this server (scp -P 2222 HOST:invite.txt . at home)" in where, where
+        await seen.look(pilot, "served waiting room")
     seen.assert_none()
 
 

@@ -61,3 +61,23 @@ def test_an_ended_app_a_stale_file_and_bad_files_are_not_shown(tmp_path):
     finally:
         alive.kill()
         alive.wait()
+
+
+def test_the_order_of_people_does_not_change_when_they_rewrite_their_presence(tmp_path):
+    """Each app rewrites its presence now and then; were the list ordered by the files' times, every
+    rewrite would reorder it, and each served lobby would repaint (and send the screen over SSH) for
+    nothing. It is ordered by when the apps started (their process ids)."""
+    children = sorted((other_app() for _ in range(3)), key=lambda child: child.pid)
+    try:
+        lobbies = [Lobby(tmp_path, str(child.pid)) for child in children]
+        for lobby, name in zip(lobbies, ("ann", "bob", "cyd")):
+            lobby.announce(name, "ABCD-EFGH-IJKL-MNOP", "in the lobby")
+        me = Lobby(tmp_path)
+        assert [p.name for p in me.present()] == ["ann", "bob", "cyd"]
+        lobbies[0].announce("ann", "ABCD-EFGH-IJKL-MNOP", "in the menus")  # the newest file now
+        assert [p.name for p in me.present()] == ["ann", "bob", "cyd"]
+        assert me.invitations(me.present()) == me.invitations() == []
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()

@@ -1,7 +1,8 @@
 """`dicetable serve-ssh [--bind ADDR] [--port P] [--host-key FILE]`: the app served to any SSH client.
 
 Every SSH session gets the app in a pseudo-terminal of its own, its player known by the public key
-(tui/ssh_server.py); a lobby shows who is here and invites with one key. Each app's memory, CPU and
+(tui/ssh_server.py); a lobby shows who is here and invites with one key; the same key downloads
+its own folder (transcripts, saves) read only with sftp or scp (tui/ssh_files.py). Each app's memory, CPU and
 idle time are bounded, and each key's disk and files (tui/ssh_quota.py), with a reserve of free disk
 no number of keys can take. Prints `ssh: listening on ADDR:P` when ready; runs until SIGINT or SIGTERM.
 """
@@ -31,13 +32,16 @@ def add_parser(sub) -> None:
     parser.add_argument("--cpu-seconds", type=int, default=Limits.cpu_seconds, metavar="S",
                         help=f"CPU time of each player's app over its connection (default {Limits.cpu_seconds})")
     parser.add_argument("--idle", type=float, default=Limits.idle_seconds, metavar="S",
-                        help=f"seconds without a key before a connection is closed (default {Limits.idle_seconds:g})")
+                        help=f"seconds without a key (a download: without a request) before a connection is closed "
+                             f"(default {Limits.idle_seconds:g})")
     parser.add_argument("--disk-mb", type=int, default=Limits.disk_mb, metavar="MB",
                         help=f"disk each key's games and saves may take (default {Limits.disk_mb})")
     parser.add_argument("--files", type=int, default=Limits.files, metavar="N",
                         help=f"files each key may keep (default {Limits.files})")
     parser.add_argument("--min-free-mb", type=int, default=Limits.min_free_mb, metavar="MB",
                         help=f"disk the server keeps free: below it no app runs (default {Limits.min_free_mb})")
+    parser.add_argument("--downloads", type=int, default=Limits.downloads, metavar="N",
+                        help=f"SFTP or scp sessions one key may have open at once to download its own folder (default {Limits.downloads})")
     parser.set_defaults(func=run)
 
 
@@ -49,7 +53,7 @@ def run(args) -> int:
         raise CommandError(f"--port {args.port} is not between 0 and 65535")
     for flag, value in (("--max-sessions", args.max_sessions), ("--memory-mb", args.memory_mb),
                         ("--cpu-seconds", args.cpu_seconds), ("--idle", args.idle), ("--disk-mb", args.disk_mb),
-                        ("--files", args.files)):
+                        ("--files", args.files), ("--downloads", args.downloads)):
         if value <= 0:
             raise CommandError(f"{flag} must be above 0")
     if args.min_free_mb < 0:
@@ -57,7 +61,8 @@ def run(args) -> int:
     data = Path(args.data) if args.data else home() / "serve-ssh"
     key = Path(args.host_key) if args.host_key else data / "host_key"
     limits = Limits(max_sessions=args.max_sessions, memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
-                    idle_seconds=args.idle, disk_mb=args.disk_mb, files=args.files, min_free_mb=args.min_free_mb)
+                    idle_seconds=args.idle, disk_mb=args.disk_mb, files=args.files, min_free_mb=args.min_free_mb,
+                    downloads=args.downloads)
     try:
         return serve(args.bind, args.port, key, data, limits)
     except OSError as error:

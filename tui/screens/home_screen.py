@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -25,6 +23,19 @@ CHOICES = (
     ("profile", "p", "profile", "Profile: your name and key fingerprint"),
     ("quit", "q", "quit", "Quit"),
 )
+# Served over SSH (tui/screens/lobby_screen.py): the lobby heads the menu, and its key is in the footer.
+LOBBY = ("lobby", "o", "lobby", "Lobby: who is connected now, invitations")
+
+
+def served() -> bool:
+    from dicetable.tui.tables.lobby import served_lobby
+
+    return served_lobby() is not None
+
+
+def choices() -> tuple[tuple[str, str, str, str], ...]:
+    """The menu's lines, in order."""
+    return ((LOBBY,) if served() else ()) + CHOICES
 
 BANNER = """\
  ╔═╗  dicetable
@@ -38,9 +49,11 @@ def menu_line(key: str, words: str, highlighted: bool) -> str:
 
 
 class HomeScreen(Screen):
-    # The footer is full at 80 columns: resume's and history's keys are told by their menu lines alone.
-    BINDINGS = [Binding(key, f"choose('{action}')", word, show=action not in ("resume", "history"))
-                for action, key, word, _ in CHOICES] + [Binding("o", "lobby", "lobby", show=False)]
+    # The footer is full at 80 columns: resume's and history's keys are told by their menu lines alone,
+    # and served, the lobby's key takes hot-seat's place there (`check_action`: s still works).
+    BINDINGS = [Binding(LOBBY[1], "lobby", LOBBY[2])] + [
+        Binding(key, f"choose('{action}')", word, show=action not in ("resume", "history"))
+        for action, key, word, _ in CHOICES] + [Binding("s", "served_hot_seat", "hot-seat", show=False)]
 
     def __init__(self, behind: bool = False) -> None:
         super().__init__()
@@ -53,10 +66,8 @@ class HomeScreen(Screen):
             return
         with Vertical(id="home-box"):
             yield Static(BANNER, id="home-banner")
-            if os.environ.get("DICETABLE_SERVED"):  # served over SSH (tui/screens/lobby_screen.py)
-                yield Static("[b]o[/b]  Lobby: who is connected now, invitations", id="home-served")
             yield OptionList(
-                *(Option(menu_line(key, words, i == 0), id=action) for i, (action, key, _, words) in enumerate(CHOICES)),
+                *(Option(menu_line(key, words, i == 0), id=action) for i, (action, key, _, words) in enumerate(choices())),
                 id="home-menu",
             )
         yield Footer()
@@ -71,15 +82,30 @@ class HomeScreen(Screen):
             await self.recompose()
             self.query_one("#home-menu").focus()
 
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "lobby":
+            return served()
+        if action == "choose" and parameters == ("hot_seat",):
+            return not served()  # served: the hidden binding below takes s
+        if action == "served_hot_seat":
+            return served()
+        return True
+
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        for action, key, _, words in CHOICES:
+        for action, key, _, words in choices():
             event.option_list.replace_option_prompt(action, menu_line(key, words, action == event.option.id))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.action_choose(event.option.id)
 
     def action_choose(self, action: str) -> None:
-        self.app.open(action)
+        if action == "lobby":
+            self.action_lobby()
+        else:
+            self.app.open(action)
+
+    def action_served_hot_seat(self) -> None:
+        self.app.open("hot_seat")
 
     def action_lobby(self) -> None:
         from dicetable.tui.screens.lobby_screen import open_lobby

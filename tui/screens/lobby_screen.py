@@ -11,7 +11,7 @@ screen and starts `Served`, which keeps this app's presence and invitations in t
 
 from __future__ import annotations
 
-import os
+import time
 
 from rich.markup import escape
 from textual.app import ComposeResult
@@ -21,18 +21,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from dicetable.core import registry
-from dicetable.tui.tables.lobby import SERVED_KEY_ENV, Invitation, Lobby, OpenTable, Presence, served_lobby
+from dicetable.tui.tables.lobby import REFRESH, Invitation, Lobby, OpenTable, Presence, download_command, served_lobby
 
 TICK = 1.0  # seconds between two looks at the lobby directory
 
 TRUST = ("[b]Served by this host.[/b] Your key for these games lives on this server, so its operator is "
-         "trusted for your seats. Every game stays verifiable from its transcript (v at a table). For the "
-         "full guarantee, play from your own dicetable (pip install dicetable) with your own key.")
-
-
-def short_key(fingerprint: str) -> str:
-    """`SHA256:AbCd…` as people compare it: the first 12 characters of the hash."""
-    return fingerprint.removeprefix("SHA256:")[:12]
+         "trusted for your seats. Every game stays verifiable from its transcript (v at a table; at home: "
+         "[b]{fetch}[/b], then dicetable verify). For the full guarantee, play from a dicetable of your own "
+         "(its README: scripts/play installs it) with your own key.")
 
 
 def _table_of(screen):
@@ -47,20 +43,25 @@ class Served:
         self.app = app
         self.lobby = lobby
         self.name = name  # () -> this player's name as the app says it (tui/app.py player_name)
-        self.key = short_key(os.environ.get(SERVED_KEY_ENV, ""))
+        self.key = ""  # this player's key as every table shows it (my_key), once there is a profile
         self.game = registry.board_games()[0]  # what i invites to (g changes it)
         self.sent: dict[object, str] = {}  # table -> the presence id invited to it
         self.delivered: set[object] = set()
         self.told: set[tuple[str, str]] = set()  # invitations already told of (sender, invite)
         self.people: list[Presence] = []
         self.invitations: list[Invitation] = []
+        self.announced: tuple = ()  # the presence last written, and when (time.monotonic)
+        self.announced_at = 0.0
 
     def tick(self) -> None:
         try:
-            self.lobby.announce(self.name(), self.key, self.doing(), self.open_table())
+            presence, now = (self.name(), self.my_key(), self.doing(), self.open_table()), time.monotonic()
+            if presence != self.announced or now - self.announced_at >= REFRESH:  # not a write every tick
+                self.lobby.announce(*presence)
+                self.announced, self.announced_at = presence, now
             self.send_invitations()
             self.people = self.lobby.present()
-            self.invitations = self.lobby.invitations()
+            self.invitations = self.lobby.invitations(self.people)
         except OSError as error:  # the lobby is a convenience: the app goes on without it
             self.app.notify(f"The lobby is not reachable: {error}", severity="warning", timeout=3)
             return
@@ -73,6 +74,19 @@ class Served:
         for screen in self.app.screen_stack:
             if isinstance(screen, LobbyScreen):
                 screen.show(self.people, self.invitations)
+
+    def my_key(self) -> str:
+        """The profile key's fingerprint (net/identity.py), the one the seats show at a table: one
+        key id for one person everywhere (the SSH key only finds the profile)."""
+        if not self.key:
+            from dicetable.net import identity
+
+            try:
+                profile = identity.load(self.app.profile_dir)
+            except identity.ProfileError:
+                profile = None
+            self.key = profile.fingerprint if profile is not None else ""
+        return self.key
 
     def tables(self) -> list:
         return [table for table in map(_table_of, self.app.screen_stack) if table is not None]
@@ -178,7 +192,7 @@ class LobbyScreen(Screen):
     def compose(self) -> ComposeResult:
         with Vertical(id="lobby-box"):
             yield Static("Lobby: who is here now", id="lobby-title")
-            yield Static(TRUST, id="lobby-trust")
+            yield Static(TRUST.format(fetch=escape(download_command("transcripts", folder=True))), id="lobby-trust")
             yield Static(id="lobby-unfinished")
             yield Static(id="lobby-invitations")
             yield DataTable(id="lobby-people", cursor_type="row", zebra_stripes=False)

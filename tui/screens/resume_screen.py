@@ -21,6 +21,7 @@ from textual.widgets import OptionList
 
 from dicetable.tui.screens.game_list_screen import GameListScreen
 from dicetable.tui.tables.history import game_title, moves_words, when_words
+from dicetable.tui.tables.lobby import shown_path
 from dicetable.tui.tables.view import told_apart
 
 EMPTY = "No unfinished games: there is nothing to resume."
@@ -149,7 +150,7 @@ class ResumeScreen(GameListScreen):
             except (SeatFileError, OSError) as error:
                 self.note(f"Could not forget it: {error}")
                 return
-            kept = f" Its transcript stays: {game.path}."
+            kept = f" Its transcript stays: {shown_path(game.path)}."
         else:
             game.path.unlink(missing_ok=True)
         del self.games[menu.highlighted]

@@ -4,7 +4,7 @@ until the table fills.
 The invite (about 104 characters, a relay's 160) is shown on one line, cut with … where the
 terminal is narrower: a code wrapped over two screen lines is copied from the terminal broken. c
 copies it whole (tui/clipboard.py), and it is written whole, on one line, to `invite.txt` in the
-profile directory, whose path is shown. When the game starts the room hands its table to the
+profile directory, whose path is shown (served over SSH: the command that downloads it). When the game starts the room hands its table to the
 game's screen; leaving the room leaves the table.
 """
 
@@ -35,8 +35,10 @@ class InviteLine(TextLine):
 
 
 def keep_invite(invite: str, directory: Path | None) -> str | None:
-    """Write the invite, one line, to the profile directory; the path to show (None if not written)."""
+    """Write the invite, one line, to the profile directory; where to find it, in words (None if not
+    written). Served over SSH that directory is on the server: the way to download it."""
     from dicetable.net.identity import home
+    from dicetable.tui.tables.lobby import served_lobby, shown_path
 
     path = (Path(directory) if directory is not None else home()) / INVITE_FILE
     try:
@@ -45,6 +47,8 @@ def keep_invite(invite: str, directory: Path | None) -> str | None:
         path.chmod(0o600)  # it seats whoever reads it: for the players it is given to
     except OSError:
         return None
+    if served_lobby() is not None:
+        return shown_path(path)
     try:
         return "~/" + str(path.relative_to(Path.home()))
     except ValueError:

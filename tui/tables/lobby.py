@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 SERVED_ENV = "DICETABLE_SERVED"  # the lobby directory: set by serve-ssh for each app it runs
-SERVED_KEY_ENV = "DICETABLE_SERVED_KEY"  # the SSH key the player logged in with (its fingerprint)
+SERVED_PORT_ENV = "DICETABLE_SERVED_PORT"  # the server's port as the player's SSH client reached it
 STALE_AFTER = 15.0  # seconds: a presence not rewritten for this long is gone
+REFRESH = 5.0  # seconds: an app rewrites its presence this often when nothing in it changed
 FILE_MAX = 4096  # bytes: a lobby file is small; a larger one is not read
 
 
@@ -37,7 +38,7 @@ class OpenTable:
 class Presence:
     id: str  # the app's process id: one per connection
     name: str
-    key: str  # the SSH key's fingerprint: who this is
+    key: str  # the player's profile key fingerprint (net/identity.py), as the seats at a table show it
     doing: str  # "in the lobby", "playing TRICE", ...
     table: OpenTable | None = None
 
@@ -56,6 +57,26 @@ def served_lobby() -> Path | None:
     """The lobby directory when this app is served over SSH, else None."""
     value = os.environ.get(SERVED_ENV)
     return Path(value) if value else None
+
+
+def download_command(path: str, folder: bool = False) -> str:
+    """How a served player fetches `path` (a file, or a `folder`) from their own folder on the
+    server, typed at home (tui/ssh_files.py); HOST is the address they log in to."""
+    port = os.environ.get(SERVED_PORT_ENV, "22")
+    return f"scp {'-r ' if folder else ''}{'' if port == '22' else f'-P {port} '}HOST:{path} ."
+
+
+def shown_path(path) -> str:
+    """A file of this player's as they can reach it: served over SSH, where it is in their folder and
+    the command that downloads it (the server's own path means nothing to them); else the path."""
+    home = os.environ.get("DICETABLE_HOME")
+    if served_lobby() is None or not home:
+        return str(path)
+    try:
+        inside = Path(path).relative_to(home).as_posix()
+    except ValueError:
+        return str(path)
+    return f"{inside} in your folder on this server ({download_command(inside)} at home)"
 
 
 def _write(path: Path, data: dict) -> None:
@@ -117,10 +138,11 @@ class Lobby:
             path.unlink(missing_ok=True)
 
     def present(self) -> list[Presence]:
-        """Everyone connected now but this app, longest here first."""
+        """Everyone connected now but this app, longest here first (an app's process id grows with
+        the time it started: an order that rewriting a presence does not shuffle)."""
         people = []
         now = time.time()
-        paths = sorted(self._here.glob("*.json"), key=lambda p: p.stat().st_ctime if p.exists() else 0)
+        paths = sorted(self._here.glob("*.json"), key=lambda p: (len(p.name), p.name))
         for path in paths:
             pid = path.name.removesuffix(".json")
             if pid == self.me or not _alive(pid):
@@ -143,9 +165,9 @@ class Lobby:
     def withdraw(self, to: str) -> None:
         (self._invitations / f"{to}.{self.me}.json").unlink(missing_ok=True)
 
-    def invitations(self) -> list[Invitation]:
-        """The invitations to this app from people still here."""
-        here = {person.id for person in self.present()}
+    def invitations(self, present: list[Presence] | None = None) -> list[Invitation]:
+        """The invitations to this app from people still here (`present`, when just read)."""
+        here = {person.id for person in (self.present() if present is None else present)}
         found = []
         for path in sorted(self._invitations.glob(f"{self.me}.*.json")):
             invitation = _invitation(_read(path))

@@ -2,7 +2,8 @@
 
 It takes the `FairEvent` list of a `TableView`: a local table lists its events as local and
 unverified (the dice come from this computer); a network table lists each seat's reveal with
-✓ (checked against its commitment), … (still due) or ✗ and the fault, plus the transcript path.
+✓ (checked against its commitment), … (still due) or ✗ and the fault, plus the transcript path (served
+over SSH: where it is in the player's folder and how to download it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from dicetable.core.phrase import seat_name
+from dicetable.tui.tables.lobby import shown_path
 from dicetable.tui.tables.view import FAULT, LOCAL, VERIFIED, WAITING, FairEvent, TableView
 
 SIGN = {VERIFIED: "✓", WAITING: "…", FAULT: "✗", LOCAL: "·"}
@@ -54,7 +56,7 @@ class FairnessPanel(VerticalScroll):
         if view.network:
             head = Text.assemble(
                 Text.from_markup("[@click=screen.verify][u]verify now[/u][/] (v)"),
-                f" · transcript: {view.transcript or '(none yet)'}",
+                f" · transcript: {shown_path(view.transcript) if view.transcript else '(none yet)'}",
             )
         else:
             head = "Local game: dice from this computer's random numbers, not verifiable."
