@@ -39,6 +39,8 @@ from dicetable.net.reach.invite import BadInvite, Invite
 from dicetable.net.refusals import Disputed, Refusal
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
+from dicetable.net.table.orderer import Orderer
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, TableSession
 from dicetable.net.log.transcript import TranscriptWriter
 from dicetable.net.identity import fingerprint
@@ -50,8 +52,12 @@ RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the t
 
 
 class PeerSession(TableSession):
+    """A joiner's seat and its link to whoever orders the log (the host, or a seat that took over)."""
+
+    seat_type = Seat  # the joiner's seat (net/deal_table.py's deals add to it)
+
     def __init__(self, profile, invite: Invite | str | None = None, resume: Path | str | None = None, **kwargs: Any):
-        super().__init__(profile, **kwargs)
+        super().__init__(self.seat_type(profile, **kwargs))
         self.socket: PeerSocket | None = None
         self.host_length = 0
         self.last_heard = time.monotonic()
@@ -64,7 +70,7 @@ class PeerSession(TableSession):
         self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
         self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
         self.succession: succession.Succession | None = None  # on a relay: the orderer gone past the grace
-        self.successor: succession.SuccessorSession | None = None  # this seat, ordering in the host seat's place
+        self.successor: Orderer | None = None  # this seat's driver once it orders in the host seat's place
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         self.listing: dict | None = None  # on a relay: the owner's signed list of the seats that may serve
         self._own_copy: int | None = None  # a host seat rejoining: its copy's length, while its tail may be cut
@@ -76,7 +82,7 @@ class PeerSession(TableSession):
             if invite is None:
                 raise SessionError("joining needs an invite (or --resume TRANSCRIPT)")
             self.invite = _read_invite(invite)
-            self.replica = Replica(self.invite.table_id, deal_handler=TableDeals(), claim_check=self.check_claim)
+            self.own.replica = Replica(self.invite.table_id, deal_handler=TableDeals(), claim_check=self.own.defaults.check_claim)
         try:
             self.link = host_packets.HostLink(self.invite.table_id, host_packets.host_box_public(self.invite))
         except host_packets.BadBox as error:
@@ -100,26 +106,19 @@ class PeerSession(TableSession):
         except SeatFileError as error:  # missing or damaged: the session cannot resume
             raise SessionError(str(error)) from None
         try:
-            self.left_at = path.stat().st_mtime  # its last word at the table: when this seat left it
+            self.own.left_at = path.stat().st_mtime  # its last word at the table: when this seat left it
             writer, transcript = TranscriptWriter.reopen(path)
         except Exception as error:
             raise SessionError(f"cannot resume from {path}: {error}") from None
         self.invite = _read_invite(invite or seat.get("invite", ""))
         if transcript.header["table"] != self.invite.table_id:
             raise SessionError(f"{path} is a transcript of another table than the invite's")
-        self.replica = _replayed(path, seat, self.invite.table_id, transcript.frames)
-        self.replica.claim_check = self.check_claim
+        self.own.resumed(_replayed(path, seat, self.invite.table_id, transcript.frames), seat, writer, path)
         self._outage = (float("-inf"), None)  # away since the crash, for all this seat can tell, until caught up
-        self.seat = seat["seat"]
-        self.restore_chains(seat)
-        self.transcript, self.transcript_path = writer, path
         self._joined_sent = True
-        self.result_announced = self.replica.result is not None
-        self._over_since = time.monotonic()
-        self.finished = self.replica.settled
 
     def seat_data(self) -> dict:
-        return {**super().seat_data(), "invite": self.invite.encode()}
+        return {"invite": self.invite.encode()}
 
     # -- connecting ------------------------------------------------------------------------------
     def connect(self) -> None:
@@ -134,7 +133,7 @@ class PeerSession(TableSession):
             if relayed:
                 raise SessionError(str(error).replace("no table answered", "no relay answered")
                                    .replace("the host at", "the relay at")) from None
-            if isinstance(error, HostUnreachable) and self.left_at is not None:  # a resumed seat: its game is kept
+            if isinstance(error, HostUnreachable) and self.own.left_at is not None:  # a resumed seat: its game is kept
                 where = f"{self.invite.address}:{self.invite.port}"
                 raise SessionError(f"no table answered at {where}: {self.stranded()}") from None
             raise SessionError(str(error)) from None
@@ -227,8 +226,8 @@ class PeerSession(TableSession):
             reason = str(body.get("reason", ""))
             self.emit("refused", seat=body.get("seat"), text=reason)
             if body.get("seat") == self.seat:
-                self._own_frame_refused(reason)
-                if not self._seated():
+                self.own.own_frame_refused(reason)
+                if not self.own.seated():
                     self.close()
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
@@ -246,10 +245,10 @@ class PeerSession(TableSession):
         elif op == "presence" and type(body.get("seat")) is int:
             seat = body["seat"]
             if body.get("here"):
-                if self._away_since.pop(seat, None) is not None:
+                if self.own.defaults.away_since.pop(seat, None) is not None:
                     self.emit("returned", seat=seat)
-            elif seat not in self._away_since and seat != self.seat:
-                self._away_since[seat] = now - self.timing.drop_after
+            elif seat not in self.own.defaults.away_since and seat != self.seat:
+                self.own.defaults.away_since[seat] = now - self.timing.drop_after
                 self.emit("dropped", seat=seat)
 
     def _who(self, body: dict) -> None:
@@ -265,7 +264,7 @@ class PeerSession(TableSession):
         where = f"{self.invite.address}:{self.invite.port}"
         path = f"the relay at {where}" if self.invite.owner is not None else f"the connection to {where}"
         orderer = "the host" if self.succession is None else "the ordering seat"
-        self.fault(None, f"{path} carried packets that are not {orderer}'s (forged, altered or replayed): "
+        self.own.fault(None, f"{path} carried packets that are not {orderer}'s (forged, altered or replayed): "
                          f"ignored; the table goes on with what {orderer} really sent")
 
     def _fault_told(self, body: dict) -> None:
@@ -273,7 +272,7 @@ class PeerSession(TableSession):
         seat, reason, frame = body.get("seat"), body.get("reason"), body.get("frame")
         if type(seat) is not int or type(reason) is not str or type(frame) is not bytes or seat == self.seat:
             return
-        if len(self._faults_said) >= MAX_FAULTS_TOLD:
+        if len(self.own.faults_said) >= MAX_FAULTS_TOLD:
             return  # a host flooding notices costs this seat no more signature checks
         seats = self.replica.seats
         info = seats[seat] if 0 <= seat < len(seats) else None
@@ -284,9 +283,9 @@ class PeerSession(TableSession):
         if info is None or envelope.seat != seat or envelope.table != self.replica.table or not envelope.signed_by(info.key):
             return  # not words of that seat's own signing: the host's say-so alone names nobody
         reason = reason[:300]
-        if (seat, reason) not in self._faults_said:
-            self.record_refusal(frame, reason)
-        self.fault(seat, reason)
+        if (seat, reason) not in self.own.faults_said:
+            self.own.record_refusal(frame, reason)
+        self.own.fault(seat, reason)
 
     def _welcome(self, body: dict) -> None:
         if body.get("table") != self.invite.table_id:
@@ -296,7 +295,7 @@ class PeerSession(TableSession):
         if type(seat) is not int or (self.seat is not None and seat != self.seat):
             self.close()
             raise SessionError(f"the host gave us seat {seat!r}, not our seat {self.seat}")
-        self.seat = seat
+        self.own.seat = seat
         if isinstance(self.replica.deal_handler, TableDeals):
             self.replica.deal_handler.seat = seat  # before any deck forms: my deal secrets are made then
         self.timing = Timing.from_data({**body.get("timing", {}), "connect_timeout": self.timing.connect_timeout})
@@ -331,14 +330,14 @@ class PeerSession(TableSession):
                     self.to_orderer("ping", {"next": have})  # a gap: ask for what is missing
                     return
                 try:
-                    mine = any(frame == sent for _, sent in self._sent.values())  # relayed back unchanged
+                    mine = any(frame == sent for _, sent in self.own.unordered.values())  # relayed back unchanged
                     record = self.replica.accept(frame, signed_here=mine)
                 except Disputed as refusal:  # a claim against this seat that would take effect alone
-                    with self.batch():  # the records before it first, then the refusal, then my dispute
+                    with self.own.transcript.batch():  # the records before it first, then the refusal, then my dispute
                         for earlier in records:
-                            self.applied(earlier)
+                            self.own.applied(earlier)
                     records.clear()
-                    self.record_refusal(frame, str(refusal))
+                    self.own.record_refusal(frame, str(refusal))
                     leaving = self._disputed_claim(frame, index, refusal)
                     if leaving is not None:
                         records.append(leaving)
@@ -348,16 +347,16 @@ class PeerSession(TableSession):
                         return
                     self._leave_forked(frame, f"{self._orderer()} relayed a message this seat refuses: {refusal}",
                                        refusal.seat, records)
-                self._own_frame_landed(record)
+                self.own.own_frame_landed(record)
                 records.append(record)
             if records and self._disputed_at is None and len(self.replica.log) >= self.host_length:
                 # Reveal first, write after: the host's log is the durable one and a crash here is
                 # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
-                self.reveal_if_due()
+                self.own.reveal_if_due()
         finally:
-            with self.batch():  # the packet's records, after my reveal
+            with self.own.transcript.batch():  # the packet's records, after my reveal
                 for record in records:
-                    self.applied(record)
+                    self.own.applied(record)
         if self._disputed_at is not None:
             index, claimant = self._disputed_at
             self.close()
@@ -384,13 +383,13 @@ class PeerSession(TableSession):
         after the cut, and a reveal is fixed by its hash chain (the one re-sent holds the same value)."""
         reason = (f"cut on rejoining: written by this host seat and never relayed before it was away; the table's "
                   f"entry {index + 1} is {self._orderer()}'s")
-        removed = self.transcript.cut(index, reason)
+        own = self.own
+        removed = own.transcript.writer.cut(index, reason)
         kept = [record.frame for record in self.replica.log[:index]]
-        self.replica = _replayed(self.transcript_path, load_seat(self.transcript_path), self.replica.table, kept)
-        self.replica.claim_check = self.check_claim
-        self._own_copy, self._sent = None, {}
-        self.result_announced = self.replica.result is not None
-        self.finished = self.replica.settled
+        own.replica = _replayed(self.transcript_path, load_seat(self.transcript_path), self.replica.table, kept)
+        own.replica.claim_check = own.defaults.check_claim
+        self._own_copy, own.unordered = None, {}
+        own.series.replayed()
         self.emit("cut", seat=self.seat, text=f"{len(removed)} entries of this seat's copy from entry {index + 1} on "
                                               "were never relayed: cut (kept as evidence in the transcript); "
                                               "following the table's log")
@@ -399,17 +398,17 @@ class PeerSession(TableSession):
         """Refuse the claim at `index` of the host's log: my copy holds my signed dispute in its place
         (sent to the host too), and I leave a log that holds a claim I dispute. Returns its record."""
         self._disputed_at = (index, refusal.seat)
-        dispute = self.dispute(frame, index, refusal.seat, self.own_view(time.monotonic()))
+        dispute = self.own.defaults.dispute(frame, index, refusal.seat, self.own.defaults.own_view(time.monotonic()))
         if dispute is None:
             return None
         record = self.replica.accept(dispute)  # my own copy: the claim's place holds my dispute
-        self._own_frame_landed(record)
+        self.own.own_frame_landed(record)
         return record
 
-    def away_seats(self) -> set[int]:
-        return super().away_seats() | ({0} if self.host_away_since is not None else set())
+    def away(self) -> set[int]:
+        return {0} if self.host_away_since is not None else set()
 
-    def own_away(self, now: float, since: float) -> float | None:
+    def cut_off(self, now: float, since: float) -> float | None:
         """How long the host was out of this seat's reach since `since` (a resumed seat: since its crash)."""
         if self.host_away_since is not None:
             return now - self.host_away_since
@@ -447,29 +446,28 @@ class PeerSession(TableSession):
     def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0, accepted: list | None = None) -> None:
         """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave (the
         `accepted` records of the same packet written first: the transcript closes here)."""
-        with self.batch():
+        with self.own.transcript.batch():
             for record in accepted or ():
-                self.applied(record)
+                self.own.applied(record)
         if accepted:
             accepted.clear()
-        self.record_refusal(frame, reason)
+        self.own.record_refusal(frame, reason)
         self.emit("refused", seat=seat, text=reason)
         self.close()
         raise SessionError(reason + "; leaving a table whose log cannot be trusted")
 
     def _resend(self, now: float) -> None:
         """Frames of mine the host has not ordered after a drop: send them again."""
-        for seq, (sent, frame) in list(self._sent.items()):
+        for seq, (sent, frame) in list(self.own.unordered.items()):
             if now - sent > 2 * self.timing.heartbeat:
-                self._sent[seq] = (now, frame)
+                self.own.unordered[seq] = (now, frame)
                 self.submit(frame)
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
-        with self.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
+        with self.own.transcript.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
             self._turn(timeout)
-        if self.transcript is not None:
-            self.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
+        self.own.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:
         data = self.socket.recv(timeout)
@@ -484,18 +482,18 @@ class PeerSession(TableSession):
                 self.last_ping = now
                 self.ask_who()
             return
-        self.drain_commands()
+        self.own.drain_commands()
         if self.replica.phase == "joining" and not self._joined_sent and self.replica.log:
-            chain = self.new_chain()
+            chain = self.own.new_chain()
             self._joined_sent = True
-            self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
+            self.own.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
         # Act only on a caught-up log; a rejoining host seat only once its copy is checked up to the
         # orderer's length: nothing of mine is signed on a tail it may still cut.
         if len(self.replica.log) >= self.host_length and (self._own_copy is None or self._agreed >= self.host_length):
             if self._outage is not None and self._outage[1] is None:
                 self._outage = (self._outage[0], now)  # resumed and caught up: back at the table
-            self.act()
-            self.watch_deadlines(now)
+            self.own.act()
+            self.own.defaults.watch_deadlines(now)
         if now - self.last_ping >= self.timing.heartbeat:
             self.last_ping = now
             self.to_orderer("ping", {"next": len(self.replica.log)})
@@ -517,9 +515,7 @@ class PeerSession(TableSession):
             while not self.stopped and not self.finished and self.successor is None:
                 self.step(0.05)
             if self.successor is not None:  # this seat orders the log now: the same thread plays on
-                result = self.successor.run()
-                self.finished, self.stopped = self.successor.finished, self.successor.stopped
-                return result
+                return self.successor.run()
             if self.finished and self.socket is not None:
                 self.to_orderer("ping", {"next": len(self.replica.log)})  # tells the host we have it all
         except SessionError as error:
@@ -529,13 +525,14 @@ class PeerSession(TableSession):
             self.close()
         return self.replica.result
 
-    def close(self) -> None:
+    def hang_up(self) -> None:
         if self.socket is not None:
             self.socket.close()
             self.socket = None
-        if self.transcript is not None:
-            self.transcript.close()
-            self.transcript = None
+
+    def close(self) -> None:
+        self.hang_up()
+        self.own.transcript.close()
 
 
 def _replayed(path: Path, seat: dict, table: bytes, frames: list[bytes]) -> Replica:

@@ -24,6 +24,7 @@ from dicetable.net.cards.table_deals import Payment, paid_cards
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.local_seats import Table
 from dicetable.net.refusals import DealRefused
 from dicetable.net.table.seat_file import load_seat
@@ -164,8 +165,8 @@ def test_four_processes_play_tricolor_and_every_transcript_checks_every_deal(tmp
     assert all(log == logs[0] for log in logs)
 
 
-class Withholder(PeerSession):
-    """A joiner that plays its part of the deal but never sends another seat its card keys."""
+class WithholdingSeat(Seat):
+    """A seat that plays its part of the deal but never sends another seat its card keys."""
 
     def send_deal(self) -> bool:
         state = self.replica.state
@@ -175,6 +176,10 @@ class Withholder(PeerSession):
                 self.withheld = True
                 return False
         return super().send_deal()
+
+
+class Withholder(PeerSession):
+    seat_type = WithholdingSeat
 
 
 @pytest.mark.slow
@@ -198,7 +203,7 @@ def test_a_seat_withholding_its_deal_part_is_in_default(tmp_path):
     for thread in threads:
         thread.join(30)
     result = host.replica.result
-    assert getattr(staller, "withheld", False)
+    assert getattr(staller.own, "withheld", False)
     assert result is not None and "seat 2 in default" in result.reason and 2 not in result.winners
     claimable = next(e for e in events if e.kind == "claimable")  # the host's or the honest joiner's
     assert claimable.seat == 2 and f"did not deliver its part of the card deal within {timing.reveal_deadline:g} s" in claimable.text

@@ -19,6 +19,8 @@ from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import Table
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.log.replica import Effect, Replica
+from dicetable.net.table.seat import Seat
+from dicetable.net.table.series import Series
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.log.transcript import TranscriptWriter, header_for, read
 from dicetable.net.log.verify import compare, verify
@@ -230,18 +232,26 @@ class StartsAloneReplica(Replica):
                       "seat 0 starts game 2 alone")
 
 
+class StartingAlone(Series):
+    """A host seat's answers to the next game: none; it starts the next game on its own."""
+
+    def play_on(self) -> None:
+        if self.can_rematch() and not self.own.unordered:
+            self.author("start", {})
+        else:
+            super().play_on()
+
+
+class StartingAloneSeat(Seat):
+    series_type = StartingAlone
+
+
 class CheatingHost(HostSession):
     gate = Replica
 
     def open(self) -> str:
         self.replica.__class__ = self.gate
         return super().open()
-
-    def play_on(self) -> None:
-        if self.gate is StartsAloneReplica and self.can_rematch() and not self._sent:
-            self.author("start", {})
-        else:
-            super().play_on()
 
 
 @pytest.mark.slow
@@ -251,7 +261,8 @@ class CheatingHost(HostSession):
                                                               "seat has agreed")],
                          ids=["itself-first-again", "no-consent"])
 def test_a_joiner_refuses_a_rematch_its_host_cheats_and_leaves_naming_it(tmp_path, gate, fault):
-    host_class = type("Cheat", (CheatingHost,), {"gate": gate})
+    seat_type = StartingAloneSeat if gate is StartsAloneReplica else Seat  # the cheat that goes with the gate
+    host_class = type("Cheat", (CheatingHost,), {"gate": gate, "seat_type": seat_type})
     host, thread, peer, events = series_seats(tmp_path, 2, None, host_class=host_class)
     peer.chooser = bot_chooser(TRIAD, "greedy", 2)  # it never consents to anything (games=None, nobody answers)
     try:
