@@ -33,6 +33,7 @@ from dicetable.net.log import wire
 from dicetable.net.identity import fingerprint, verify_signature
 from dicetable.net.refusals import BadJoin
 from dicetable.net.reach.sources import Backoff
+from dicetable.net.reach.transport import BadPacket, unpack
 
 HELLO_FIELDS = frozenset({"seat", "key", "next", "nonce", "proof", "box"})
 MAX_NEXT = 2**32  # a log index in a hello
@@ -106,7 +107,7 @@ class Door:
         seat = replica.seat_of(key)
         if box in self._boxes.get(key, ()):  # a joiner makes a fresh box per hello: this one is replayed
             if seat is not None:
-                orderer.forged(seat)
+                self.forged(seat)
             return
         refusal = None
         if seat is None and want >= 0:
@@ -124,7 +125,72 @@ class Door:
         if len(boxes) >= MAX_HELLOS:
             boxes.clear()  # a seat's own flood of hellos costs bounded memory (then its oldest could be replayed)
         boxes.add(box)
-        orderer.seated(peer, seat, link, start, now)
+        self._seat(peer, seat, link, start, now)
+
+    def _seat(self, peer: bytes, seat: int, link: host_packets.Tagger, start: int, now: float) -> None:
+        """A hello proved `seat`'s key on connection `peer`: route the seat there and welcome it."""
+        orderer, replica = self.orderer, self.replica
+        routes, links = orderer.routes, orderer.links
+        link.keep([links[p] for p, s in routes.items() if s == seat and p in links])
+        for other in [p for p, s in routes.items() if s == seat and p != peer]:
+            del routes[other]  # the seat came back on a new connection
+            links.pop(other, None)
+        routes[peer] = seat
+        links[peer] = link
+        orderer.last_seen[seat] = now
+        orderer.present(seat, now)
+        welcome = {"seat": seat, "length": len(replica.log), "table": replica.table, "timing": orderer.timing.to_data()}
+        if orderer.handed is not None:  # a host seat rejoining may cut its copy's tail only past this (net/table/joiner.py)
+            welcome["handed"] = orderer.handed
+        orderer.tell(peer, "welcome", welcome)
+        orderer.send_entries(peer, start)
+        orderer.acked[seat] = start  # what its copy holds, before its first ping
+        orderer.reclaim.ask_if_longer(peer, now)
+        if orderer.listing is not None:
+            orderer.tell(peer, "deputies", orderer.listing)
+        if orderer.handed is not None:  # a seat just seated hears who is away (the host seat among them) and who is here
+            for other in range(replica.seat_count):
+                orderer.tell(peer, "presence", {"seat": other, "here": other not in orderer.own.defaults.away_since})
+
+    def opened(self, peer: bytes, data: bytes, now: float) -> tuple[bytes, int | None, str, dict] | None:
+        """A packet as its seat sent it (`peer`, seat, op, body), or a hello, or an unseated connection's;
+        None for what is not our protocol or not the seat's. A seated connection's packets carry its
+        seat's tag (net/table/host_packets.py), and hearing one keeps the seat present."""
+        orderer = self.orderer
+        try:
+            op, body = unpack(data)
+        except BadPacket:
+            return None  # not our protocol; a signed frame is the only thing that could matter
+        seat = orderer.routes.get(peer)
+        if op != "hello" and seat is not None:
+            try:
+                opened = orderer.links[peer].take(op, body)
+            except host_packets.Forged:
+                self.forged(seat)
+                return None
+            if opened is None:  # before its first packet under this hello: it may have missed the welcome
+                self.who(peer)  # (after a host restart, or a hand-over): it says hello again
+                return None
+            op, body = opened
+            orderer.last_seen[seat] = now
+            orderer.present(seat, now)
+        return peer, seat, op, body
+
+    def forged(self, seat: int) -> None:
+        """A packet on `seat`'s connection that the seat did not send (net/table/host_packets.py): ignored, said once."""
+        path = f"the relay at {self.orderer.relay.address}:{self.orderer.relay.port}" if self.orderer.relay is not None else "its connection"
+        self.orderer.own.fault(None, f"{path} carried packets that are not {self.replica.who(seat)}'s (forged, altered or "
+                             "replayed): ignored")
+
+    def unseat(self, seat: int, told: str) -> None:
+        """A held seat is free again: its connections hear `told` and go."""
+        orderer = self.orderer
+        for peer in [p for p, s in orderer.routes.items() if s == seat]:
+            orderer.tell(peer, "full", {"reason": told})
+            del orderer.routes[peer]
+            orderer.links.pop(peer, None)
+        for clock in (orderer.last_seen, orderer.own.defaults.away_since, orderer.acked):
+            clock.pop(seat, None)
 
     def _free_seat(self, peer: bytes, key: bytes, now: float) -> tuple[int | None, str | None]:
         """The seat held for `key` (moved to this connection), or a free one held for it now; else
@@ -197,7 +263,7 @@ class Door:
             self.refused_keys[key] = told
         source = self._held_from.pop(seat, None)
         wait = self._lapses.lapse(source, time.monotonic()) if source is not None else 0.0
-        self.orderer.unseat(seat, told)
+        self.unseat(seat, told)
         waits = f" (its address has let holds lapse before: it gets no seat for {wait:g} s)" if wait else ""
         self.emit("released", seat=seat, text=f"{said}: seat {seat} is free again{waits}", data=key)
 

@@ -19,11 +19,11 @@ from dicetable.net.log import wire
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.relay import BadRelay, RelayAddress
 from dicetable.net.reach.relay_link import RelayHostSocket, RelayTaken
-from dicetable.net.refusals import Refusal
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.orderer import Orderer
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.seat_file import SeatFileError, load_seat
+from dicetable.net.table.seat_transcript import replayed
 from dicetable.net.table.session import SessionError
 from dicetable.net.log.transcript import TranscriptWriter
 from dicetable.net.reach.transport import DEFAULT_BIND, HostSocket, TransportError
@@ -36,6 +36,64 @@ def _read_relay(relay: RelayAddress | str) -> RelayAddress:
         return RelayAddress.decode(relay)
     except BadRelay as error:
         raise SessionError(f"bad relay: {error}") from None
+
+
+class CodeOffer:
+    """The host's short code for its invite at the relay (net/reach/codes.py): offered while seats are
+    free, renewed when it is used up, burned or expired, withdrawn once every seat is taken."""
+
+    def __init__(self, host, uses: str = "table", ttl: float = 1800.0) -> None:
+        self.host = host
+        self.emit = host.emit
+        self.uses, self.ttl = uses, ttl  # one seat's code ("one") or the table's, and for how long
+        self.offer = None  # the code being offered (net/reach/codes.py's CodeHost)
+        self._code_gone: tuple[str, str] | None = None  # why the last code stopped, told with the next one
+
+    def renew(self) -> None:
+        """Offer a fresh short code for the invite at the relay: one seat's (`uses` "one") or the table's."""
+        from dicetable.net.reach import codes
+
+        host = self.host
+        if not isinstance(host.socket, RelayHostSocket):
+            raise SessionError("short codes need a relay (--relay RELAY)")
+        self.offer = codes.CodeHost(host.invite.encode(), uses=self.uses, ttl=self.ttl)
+        host.socket.on_mail = self._mail
+        self._send_mail(self.offer.start())
+
+    def _mail(self, op: str, body: dict) -> None:
+        if self.offer is not None:
+            self._send_mail(self.offer.handle(op, body))
+
+    def _send_mail(self, packets) -> None:
+        for op, body in packets:
+            self.host.socket.send_relay(op, body)
+
+    def watch(self) -> None:
+        """Serve the code's joiners; tell the host what happened; withdraw it once no seat is free.
+        A code used up, burned or expired is followed at once by a fresh one, however often (the
+        relay limits strangers' tries: PROTOCOL.md §13.3); why the old one stopped is told in one
+        line with the new code, so the host never shows a dead one."""
+        offer = self.offer
+        if offer is None:
+            return
+        self._send_mail(offer.tick())
+        events, offer.events = list(offer.events), []
+        for kind, text in events:
+            if kind in ("burned", "expired"):
+                self._code_gone = (kind, text)  # told with the next code
+            elif kind in ("code", "error") and self._code_gone is not None:
+                gone, why = self._code_gone
+                self._code_gone = None
+                self.emit(gone, text=f"{why}; the new code is {text}" if kind == "code" else f"{why}; {text}")
+                if kind == "code":
+                    self.emit(kind, text=text)
+            elif kind != "joined":  # the seat's own join is told when it lands in the log
+                self.emit(kind, text=text)
+        if self.host.replica.phase != "joining":
+            self._send_mail(offer.withdraw())  # every seat is taken: the code opens nothing any more
+            self.offer = None
+        elif offer.done:  # used up (a one-seat code), burned by a wrong guess, or expired
+            self.renew()  # a fresh code for the next joiner
 
 
 class TakenOver(SessionError):
@@ -65,9 +123,7 @@ class HostSession(Orderer):
         super().__init__(self.seat_type(profile, **kwargs), relay=_read_relay(relay) if relay is not None else None)
         self.bind, self.port_wanted, self.advertise = bind, port, advertise
         self.invite = None
-        self.codes = None  # the short code being offered through the relay (net/reach/codes.py)
-        self.code_uses, self.code_ttl = code_uses, code_ttl  # through a relay: the short code offered at open
-        self._code_gone: tuple[str, str] | None = None  # why the last code stopped, told with the next one
+        self.code = CodeOffer(self, code_uses, code_ttl)  # through a relay: the short code for the invite
         self.resumed = resume is not None
         if resume is not None:
             self._resume(Path(resume))
@@ -107,56 +163,9 @@ class HostSession(Orderer):
             self.own.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
         code = self.invite.encode()
         self.emit("invite", text=code)
-        if self.relay is not None and self.replica.phase in ("new", "joining") and self.codes is None:
-            self.offer_code(self.code_uses, self.code_ttl)
+        if self.relay is not None and self.replica.phase in ("new", "joining") and self.code.offer is None:
+            self.code.renew()
         return code
-
-    # -- short codes (through a relay) ------------------------------------------------------------
-    def offer_code(self, uses: str = "table", ttl: float = 1800.0) -> None:
-        """Offer a short code for the invite at the relay: one seat's (`uses` "one") or the table's."""
-        from dicetable.net.reach import codes
-
-        if not isinstance(self.socket, RelayHostSocket):
-            raise SessionError("short codes need a relay (--relay RELAY)")
-        self.code_uses, self.code_ttl = uses, ttl
-        self.codes = codes.CodeHost(self.invite.encode(), uses=uses, ttl=ttl)
-        self.socket.on_mail = self._mail
-        self._send_mail(self.codes.start())
-
-    def _mail(self, op: str, body: dict) -> None:
-        if self.codes is not None:
-            self._send_mail(self.codes.handle(op, body))
-
-    def _send_mail(self, packets) -> None:
-        for op, body in packets:
-            self.socket.send_relay(op, body)
-
-    def watch_code(self) -> None:
-        """Serve the code's joiners; tell the host what happened; withdraw it once no seat is free.
-        A code used up, burned or expired is followed at once by a fresh one, however often (the
-        relay limits strangers' tries: PROTOCOL.md §13.3); why the old one stopped is told in one
-        line with the new code, so the host never shows a dead one."""
-        offer = self.codes
-        if offer is None:
-            return
-        self._send_mail(offer.tick())
-        events, offer.events = list(offer.events), []
-        for kind, text in events:
-            if kind in ("burned", "expired"):
-                self._code_gone = (kind, text)  # told with the next code
-            elif kind in ("code", "error") and self._code_gone is not None:
-                gone, why = self._code_gone
-                self._code_gone = None
-                self.emit(gone, text=f"{why}; the new code is {text}" if kind == "code" else f"{why}; {text}")
-                if kind == "code":
-                    self.emit(kind, text=text)
-            elif kind != "joined":  # the seat's own join is told when it lands in the log
-                self.emit(kind, text=text)
-        if self.replica.phase != "joining":
-            self._send_mail(offer.withdraw())  # every seat is taken: the code opens nothing any more
-            self.codes = None
-        elif offer.done:  # used up (a one-seat code), burned by a wrong guess, or expired
-            self.offer_code(self.code_uses, self.code_ttl)  # a fresh code for the next joiner
 
     def seat_data(self) -> dict:
         data = super().seat_data()
@@ -182,16 +191,13 @@ class HostSession(Orderer):
             writer, transcript = TranscriptWriter.reopen(path)
         except Exception as error:  # not a transcript, damaged, unreadable: one sentence for a person
             raise SessionError(f"cannot resume from {path}: {error}") from None
-        deals = TableDeals(seat=0, secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
-        replica = Replica(transcript.header["table"], deal_handler=deals)  # a replayed claim was checked live
-        try:
-            for frame in transcript.frames:
-                replica.accept(frame)
-        except Refusal as refusal:
-            raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
+        replica = replayed(path, seat, transcript.header["table"], transcript.frames)
         self.own.resumed(replica, seat, writer, path)
         self.game_name, self.seat_count = replica.game.name, replica.seat_count
         self.game_options = replica.options
+
+    def watch_code(self) -> None:
+        self.code.watch()
 
     def run(self) -> Any:
         """Open the table if it is not open yet, then order it (net/table/orderer.py `run`)."""

@@ -36,19 +36,16 @@ from dicetable.net.log import wire
 from dicetable.net.table.deadlines import Timing
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.invite import BadInvite, Invite
-from dicetable.net.refusals import Disputed, Refusal
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
+from dicetable.net.table.following import Following, Rejoin
+from dicetable.net.table.seat_transcript import replayed
 from dicetable.net.table.orderer import Orderer
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, TableSession
 from dicetable.net.log.transcript import TranscriptWriter
 from dicetable.net.identity import fingerprint
 from dicetable.net.reach.transport import BadPacket, HostUnreachable, PeerSocket, TransportError, pack, unpack
-
-
-MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
-RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left
 
 
 class PeerSession(TableSession):
@@ -66,16 +63,12 @@ class PeerSession(TableSession):
         self._outage: tuple[float, float | None] | None = None  # (from, to) the last time the host was out of reach
         self._joined_sent = False
         self.welcomed = False
-        self._doubts = 0  # packets through a relay that did not fit the log (net/reach/relay.py)
         self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
-        self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
         self.succession: succession.Succession | None = None  # on a relay: the orderer gone past the grace
         self.successor: Orderer | None = None  # this seat's driver once it orders in the host seat's place
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         self.listing: dict | None = None  # on a relay: the owner's signed list of the seats that may serve
-        self._own_copy: int | None = None  # a host seat rejoining: its copy's length, while its tail may be cut
-        self._handed: int | None = None  # ... the successor's log length at the hand-over (its welcome says)
-        self._agreed = 0  # ... entries of its copy the orderer's match
+        self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -96,7 +89,7 @@ class PeerSession(TableSession):
         host.close()  # its transcript is reopened here
         invite = Invite(relay.address, relay.port, relay.key, replica.table, owner=replica.opener)
         peer = cls(host.profile, invite, resume=path, **kwargs)
-        peer._own_copy = len(peer.replica.log)  # its tail may hold frames it wrote and never relayed
+        peer.following.rejoin = Rejoin(len(peer.replica.log))  # its tail may hold frames it wrote and never relayed
         peer.link.trust(succession.orderers(peer.replica, peer.seat))  # the orderer gone past the grace was this seat
         return peer
 
@@ -113,7 +106,7 @@ class PeerSession(TableSession):
         self.invite = _read_invite(invite or seat.get("invite", ""))
         if transcript.header["table"] != self.invite.table_id:
             raise SessionError(f"{path} is a transcript of another table than the invite's")
-        self.own.resumed(_replayed(path, seat, self.invite.table_id, transcript.frames), seat, writer, path)
+        self.own.resumed(replayed(path, seat, self.invite.table_id, transcript.frames), seat, writer, path)
         self._outage = (float("-inf"), None)  # away since the crash, for all this seat can tell, until caught up
         self._joined_sent = True
 
@@ -173,7 +166,8 @@ class PeerSession(TableSession):
         key = self.profile.public_key
         box = self.link.box_for(nonce, key)  # the host tags its answers for this hello (net/table/host_packets.py)
         proof = self.profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, key, box))
-        start = len(self.replica.log) if self._own_copy is None else self._agreed  # a rejoining host: compare first
+        rejoin = self.following.rejoin
+        start = len(self.replica.log) if rejoin is None or rejoin.copy is None else rejoin.agreed  # a rejoining host: compare first
         self.socket.send("hello", {"seat": seat, "key": key, "next": start, "nonce": nonce,
                                    "proof": proof, "box": box})
 
@@ -221,7 +215,7 @@ class PeerSession(TableSession):
             self.close()
             raise SessionError(f"the host did not seat us: {body.get('reason', 'no reason given')}")
         elif op == "entries" and type(body.get("start")) is int and type(body.get("frames")) is list:
-            self._entries(body["start"], body["frames"])
+            self.following.take(body["start"], body["frames"])
         elif op == "refused":
             reason = str(body.get("reason", ""))
             self.emit("refused", seat=body.get("seat"), text=reason)
@@ -231,7 +225,7 @@ class PeerSession(TableSession):
                     self.close()
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
-            self._fault_told(body)
+            self.following.fault_told(body)
         elif op == "deputies" and self.invite.owner is not None:  # the owner's list, to show a relay that lost it
             named = deputies.read(body, self.replica.table)
             if named is not None and named[0] == self.invite.owner:
@@ -267,26 +261,6 @@ class PeerSession(TableSession):
         self.own.fault(None, f"{path} carried packets that are not {orderer}'s (forged, altered or replayed): "
                          f"ignored; the table goes on with what {orderer} really sent")
 
-    def _fault_told(self, body: dict) -> None:
-        """Another seat's frame the host refused as a fault: shown once the seat's signature on it checks."""
-        seat, reason, frame = body.get("seat"), body.get("reason"), body.get("frame")
-        if type(seat) is not int or type(reason) is not str or type(frame) is not bytes or seat == self.seat:
-            return
-        if len(self.own.faults_said) >= MAX_FAULTS_TOLD:
-            return  # a host flooding notices costs this seat no more signature checks
-        seats = self.replica.seats
-        info = seats[seat] if 0 <= seat < len(seats) else None
-        try:
-            envelope = wire.decode(frame)
-        except wire.WireError:
-            return
-        if info is None or envelope.seat != seat or envelope.table != self.replica.table or not envelope.signed_by(info.key):
-            return  # not words of that seat's own signing: the host's say-so alone names nobody
-        reason = reason[:300]
-        if (seat, reason) not in self.own.faults_said:
-            self.own.record_refusal(frame, reason)
-        self.own.fault(seat, reason)
-
     def _welcome(self, body: dict) -> None:
         if body.get("table") != self.invite.table_id:
             self.close()
@@ -300,110 +274,10 @@ class PeerSession(TableSession):
             self.replica.deal_handler.seat = seat  # before any deck forms: my deal secrets are made then
         self.timing = Timing.from_data({**body.get("timing", {}), "connect_timeout": self.timing.connect_timeout})
         self.host_length = body.get("length", 0) if type(body.get("length")) is int else 0
-        if type(body.get("handed")) is int and body["handed"] >= 0:  # an orderer that took over (net/table/succession.py)
-            self._handed = max(self._handed or 0, body["handed"])
+        rejoin = self.following.rejoin
+        if rejoin is not None and type(body.get("handed")) is int and body["handed"] >= 0:  # an orderer that took over
+            rejoin.handed = max(rejoin.handed or 0, body["handed"])  # (net/table/succession.py)
         self.welcomed = True
-
-    def _entries(self, start: int, frames: list) -> None:
-        records = []
-        try:
-            for offset, frame in enumerate(frames):
-                index = start + offset
-                have = len(self.replica.log)
-                if index < have:
-                    mine = self.replica.log[index]
-                    if mine.kind == "dispute" and mine.seat == self.seat and mine.envelope.body["frame"] == frame:
-                        self._disputed_at = (index, wire.decode(frame).seat)  # resumed after my dispute
-                        break
-                    if mine.frame == frame:  # already in our log
-                        self._agree(index)
-                        continue
-                    if records or type(frame) is not bytes or not self._unseen(index):
-                        if self._doubt_relay(have):
-                            return
-                        self._leave_forked(frame, f"forked log: {self._orderer()} sent another entry {index + 1} than "
-                                                  "the one this seat holds: it shows seats different logs",
-                                           self.link.orderer, records)
-                    self._cut(index)
-                    have = index  # the orderer's entry takes the place of my cut one
-                if index > have or type(frame) is not bytes:
-                    self.to_orderer("ping", {"next": have})  # a gap: ask for what is missing
-                    return
-                try:
-                    mine = any(frame == sent for _, sent in self.own.unordered.values())  # relayed back unchanged
-                    record = self.replica.accept(frame, signed_here=mine)
-                except Disputed as refusal:  # a claim against this seat that would take effect alone
-                    with self.own.transcript.batch():  # the records before it first, then the refusal, then my dispute
-                        for earlier in records:
-                            self.own.applied(earlier)
-                    records.clear()
-                    self.own.record_refusal(frame, str(refusal))
-                    leaving = self._disputed_claim(frame, index, refusal)
-                    if leaving is not None:
-                        records.append(leaving)
-                    break
-                except Refusal as refusal:
-                    if self._doubt_relay(have):
-                        return
-                    self._leave_forked(frame, f"{self._orderer()} relayed a message this seat refuses: {refusal}",
-                                       refusal.seat, records)
-                self.own.own_frame_landed(record)
-                records.append(record)
-            if records and self._disputed_at is None and len(self.replica.log) >= self.host_length:
-                # Reveal first, write after: the host's log is the durable one and a crash here is
-                # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
-                self.own.reveal_if_due()
-        finally:
-            with self.own.transcript.batch():  # the packet's records, after my reveal
-                for record in records:
-                    self.own.applied(record)
-        if self._disputed_at is not None:
-            index, claimant = self._disputed_at
-            self.close()
-            raise SessionError(f"{self.replica.who(claimant)} claimed this seat in default at entry {index + 1} and "
-                               "this seat disputes it: the host's log holds the claim, so this seat leaves the table; "
-                               "its transcript keeps the game as it stood, with its signed dispute")
-
-    def _agree(self, index: int) -> None:
-        """The orderer's entry `index` is my copy's: a rejoining host's cut may only start after it."""
-        self._agreed = max(self._agreed, index + 1)
-        if self._own_copy is not None and self._agreed >= self._own_copy:
-            self._own_copy = None  # all of my copy is the table's: nothing to cut
-
-    def _unseen(self, index: int) -> bool:
-        """A rejoining host seat's copy may be cut from `index` on: past the successor's log at the
-        hand-over (all any seat held of what this seat relayed) and past every entry agreed on since."""
-        return (self._own_copy is not None and self._handed is not None
-                and max(self._handed, self._agreed) <= index < self._own_copy)
-
-    def _cut(self, index: int) -> None:
-        """Cut my copy's tail from `index` on: the transcript rewritten atomically with the cut frames
-        kept as refused records, the replica replayed from what is left; the orderer's entries follow.
-        Safe: frames nobody saw cannot have influenced anyone, my own among them are signed again only
-        after the cut, and a reveal is fixed by its hash chain (the one re-sent holds the same value)."""
-        reason = (f"cut on rejoining: written by this host seat and never relayed before it was away; the table's "
-                  f"entry {index + 1} is {self._orderer()}'s")
-        own = self.own
-        removed = own.transcript.writer.cut(index, reason)
-        kept = [record.frame for record in self.replica.log[:index]]
-        own.replica = _replayed(self.transcript_path, load_seat(self.transcript_path), self.replica.table, kept)
-        own.replica.claim_check = own.defaults.check_claim
-        self._own_copy, own.unordered = None, {}
-        own.series.replayed()
-        self.emit("cut", seat=self.seat, text=f"{len(removed)} entries of this seat's copy from entry {index + 1} on "
-                                              "were never relayed: cut (kept as evidence in the transcript); "
-                                              "following the table's log")
-
-    def _disputed_claim(self, frame: bytes, index: int, refusal: Disputed):
-        """Refuse the claim at `index` of the host's log: my copy holds my signed dispute in its place
-        (sent to the host too), and I leave a log that holds a claim I dispute. Returns its record."""
-        self._disputed_at = (index, refusal.seat)
-        dispute = self.own.defaults.dispute(frame, index, refusal.seat, self.own.defaults.own_view(time.monotonic()))
-        if dispute is None:
-            return None
-        record = self.replica.accept(dispute)  # my own copy: the claim's place holds my dispute
-        self.own.own_frame_landed(record)
-        return record
 
     def away(self) -> set[int]:
         return {0} if self.host_away_since is not None else set()
@@ -426,35 +300,6 @@ class PeerSession(TableSession):
             return "the host has closed the table or is offline; the game had not started, so nothing was kept"
         return (f"the host has closed the table or is offline; your transcript is {path}; `dicetable verify {path}` "
                 "checks it; you can make a claim when it returns (resume the game then)")
-
-    def _orderer(self) -> str:
-        """Who sent the packet just opened: its tag names the seat (net/table/host_packets.py)."""
-        seat = self.link.orderer
-        if seat in (None, 0):
-            return "seat 0: the host"
-        return f"{self.replica.who(seat)}, ordering the log in the host seat's place,"
-
-    def _doubt_relay(self, have: int) -> bool:
-        """Through a relay, a packet that does not fit the log may be the relay's doing (a dropped or
-        moved packet), not the host's: ask again, a few times, before leaving. True: asked again."""
-        if self.invite.owner is None or self._doubts >= RELAY_DOUBTS:
-            return False
-        self._doubts += 1
-        self.to_orderer("ping", {"next": have})
-        return True
-
-    def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0, accepted: list | None = None) -> None:
-        """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave (the
-        `accepted` records of the same packet written first: the transcript closes here)."""
-        with self.own.transcript.batch():
-            for record in accepted or ():
-                self.own.applied(record)
-        if accepted:
-            accepted.clear()
-        self.own.record_refusal(frame, reason)
-        self.emit("refused", seat=seat, text=reason)
-        self.close()
-        raise SessionError(reason + "; leaving a table whose log cannot be trusted")
 
     def _resend(self, now: float) -> None:
         """Frames of mine the host has not ordered after a drop: send them again."""
@@ -489,7 +334,8 @@ class PeerSession(TableSession):
             self.own.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
         # Act only on a caught-up log; a rejoining host seat only once its copy is checked up to the
         # orderer's length: nothing of mine is signed on a tail it may still cut.
-        if len(self.replica.log) >= self.host_length and (self._own_copy is None or self._agreed >= self.host_length):
+        rejoin = self.following.rejoin
+        if len(self.replica.log) >= self.host_length and (rejoin is None or rejoin.checked(self.host_length)):
             if self._outage is not None and self._outage[1] is None:
                 self._outage = (self._outage[0], now)  # resumed and caught up: back at the table
             self.own.act()
@@ -533,18 +379,6 @@ class PeerSession(TableSession):
     def close(self) -> None:
         self.hang_up()
         self.own.transcript.close()
-
-
-def _replayed(path: Path, seat: dict, table: bytes, frames: list[bytes]) -> Replica:
-    """A seat's replica from its own transcript's frames (a replayed claim was checked live)."""
-    deals = TableDeals(seat=seat["seat"], secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
-    replica = Replica(table, deal_handler=deals)
-    try:
-        for frame in frames:
-            replica.accept(frame)
-    except Refusal as refusal:
-        raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
-    return replica
 
 
 def _read_invite(invite: Invite | str) -> Invite:

@@ -40,7 +40,6 @@ from dicetable.net.table.door import Door
 from dicetable.net.table.outbox import Outbox, entry_chunks
 from dicetable.net.table.reclaim import Reclaim
 from dicetable.net.table.session import SessionError, TableSession
-from dicetable.net.reach.transport import unpack, BadPacket
 
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
@@ -139,42 +138,8 @@ class Orderer(TableSession):
         for first, frames in entry_chunks(self.replica.log, start, self.outbox.durable()):
             self.tell(peer, "entries", {"start": first, "frames": frames})
 
-    # -- connections -----------------------------------------------------------------------------
-    def seated(self, peer: bytes, seat: int, link: host_packets.Tagger, start: int, now: float) -> None:
-        """A hello proved `seat`'s key on connection `peer` (net/table/door.py): route the seat there and welcome it."""
-        replica = self.replica
-        link.keep([self.links[p] for p, s in self.routes.items() if s == seat and p in self.links])
-        for other in [p for p, s in self.routes.items() if s == seat and p != peer]:
-            del self.routes[other]  # the seat came back on a new connection
-            self.links.pop(other, None)
-        self.routes[peer] = seat
-        self.links[peer] = link
-        self.last_seen[seat] = now
-        self._present(seat, now)
-        welcome = {"seat": seat, "length": len(replica.log), "table": replica.table, "timing": self.timing.to_data()}
-        if self.handed is not None:  # a host seat rejoining may cut its copy's tail only past this (net/table/joiner.py)
-            welcome["handed"] = self.handed
-        self.tell(peer, "welcome", welcome)
-        self.send_entries(peer, start)
-        self.acked[seat] = start  # what its copy holds, before its first ping
-        self.reclaim.ask_if_longer(peer, now)
-        if self.listing is not None:
-            self.tell(peer, "deputies", self.listing)
-        if self.handed is not None:  # a seat just seated hears who is away (the host seat among them) and who is here
-            for other in range(replica.seat_count):
-                self.tell(peer, "presence", {"seat": other, "here": other not in self.own.defaults.away_since})
-
-    def unseat(self, seat: int, told: str) -> None:
-        """A held seat is free again: its connections hear `told` and go."""
-        for peer in [p for p, s in self.routes.items() if s == seat]:
-            self.tell(peer, "full", {"reason": told})
-            del self.routes[peer]
-            self.links.pop(peer, None)
-        for clock in (self.last_seen, self.own.defaults.away_since, self.acked):
-            clock.pop(seat, None)
-
     # -- presence --------------------------------------------------------------------------------
-    def _present(self, seat: int, now: float) -> None:
+    def present(self, seat: int, now: float) -> None:
         if seat in self.own.defaults.away_since:
             del self.own.defaults.away_since[seat]
             self.emit("returned", seat=seat)
@@ -193,32 +158,6 @@ class Orderer(TableSession):
                 self._tell_presence(seat, False)
 
     # -- packets ---------------------------------------------------------------------------------
-    def handle(self, peer: bytes, data: bytes, now: float) -> None:
-        try:
-            op, body = unpack(data)
-        except BadPacket:
-            return  # not our protocol; a signed frame is the only thing that could matter
-        seat = self.routes.get(peer)
-        if op != "hello" and seat is not None:  # a seated connection's packets carry its seat's tag (net/table/host_packets.py)
-            try:
-                opened = self.links[peer].take(op, body)
-            except host_packets.Forged:
-                self.forged(seat)
-                return
-            if opened is None:  # before its first packet under this hello: it may have missed the welcome
-                self.door.who(peer)  # (after a host restart, or a hand-over): it says hello again
-                return
-            op, body = opened
-            self.last_seen[seat] = now
-            self._present(seat, now)
-        self.handle_packet(peer, seat, op, body, now)
-
-    def forged(self, seat: int) -> None:
-        """A packet on `seat`'s connection that the seat did not send (net/table/host_packets.py): ignored, said once."""
-        path = f"the relay at {self.relay.address}:{self.relay.port}" if self.relay is not None else "its connection"
-        self.own.fault(None, f"{path} carried packets that are not {self.replica.who(seat)}'s (forged, altered or "
-                             "replayed): ignored")
-
     def handle_packet(self, peer: bytes, seat: int | None, op: str, body: dict, now: float) -> None:
         """One packet as its seat sent it (opened from its tag), or a hello, or an unseated connection's."""
         if op == "hello":
@@ -260,7 +199,9 @@ class Orderer(TableSession):
         with self.outbox.relaying():  # one write, one entries packet per joiner and one fsync for the whole loop turn
             while packet is not None:
                 now = time.monotonic()
-                self.handle(packet[0], packet[1], now)
+                opened = self.door.opened(packet[0], packet[1], now)
+                if opened is not None:
+                    self.handle_packet(*opened, now)
                 packet = self.socket.recv(0)
             now = time.monotonic()
             self.door.watch_holds(now)
@@ -269,7 +210,7 @@ class Orderer(TableSession):
             if isinstance(self.socket, RelayHostSocket):
                 self.watch_relay()
             if self.reclaim.awaiting is not None:  # a frame of mine (the app's too) would take a place the seats' copies may hold
-                self._only_stop()
+                self.reclaim.only_stop()
                 return
             own.drain_commands()
             if self.replica.phase == "ready" and not own.unordered:
@@ -280,17 +221,6 @@ class Orderer(TableSession):
 
     def watch_code(self) -> None:
         """The host's short code at the relay (net/table/host.py); a successor offers none."""
-
-    def _only_stop(self) -> None:
-        """While the seats' copies are awaited, a stop is honoured at once; other commands wait, in order."""
-        commands, waiting = self.own.commands, []
-        while not commands.empty():
-            waiting.append(commands.get_nowait())
-        for name, arg in waiting:
-            if name == "stop":
-                self.stopped = True
-            else:
-                commands.put((name, arg))
 
     def watch_relay(self) -> None:
         """Name the seats that may order the table in this seat's absence (net/table/succession.py), to the

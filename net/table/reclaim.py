@@ -82,3 +82,14 @@ class Reclaim:
             orderer.outbox.pass_on(record)
         if orderer.handed is not None:  # the host relayed these: a rejoining host keeps them (net/table/succession.py)
             orderer.handed = max(orderer.handed, len(orderer.replica.log))
+
+    def only_stop(self) -> None:
+        """While the seats' copies are awaited, a stop is honoured at once; other commands wait, in order."""
+        commands, waiting = self.orderer.own.commands, []
+        while not commands.empty():
+            waiting.append(commands.get_nowait())
+        for name, arg in waiting:
+            if name == "stop":
+                self.orderer.own.stopped = True
+            else:
+                commands.put((name, arg))

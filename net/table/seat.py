@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dicetable.core.game import GameError, Move, may_act
-from dicetable.net.table import deadlines
-from dicetable.net.chance import seal as sealed
 from dicetable.net.log import wire
 from dicetable.net.chance.reveal_chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
 from dicetable.net.table.deadlines import Timing
 from dicetable.net.table.defaults import Defaults
+from dicetable.net.table.sealed_answers import SealedAnswers
 from dicetable.net.table.series import Series
 from dicetable.net.table.seat_transcript import SeatTranscript
 from dicetable.net.table.session import Chooser, NetEvent
@@ -86,13 +85,12 @@ class Seat:
         self._turn: tuple[Any, float] = (None, 0.0)  # (log step, since) of my turn, for a bot's think time
         self._announced_turn: Any = None
         self._paying: Move | None = None  # a move waiting for the public reveal of the cards it pays
-        self._sealed: tuple[int, Move] | None = None  # (step, answer) I sealed and have not opened yet
-        self._unopenable: int | None = None  # a step whose seal of mine I could not open (said once)
         self.left_at: float | None = None  # wall clock when this seat left the table (a resumed seat), if it did
         self.faults_said: set[tuple] = set()  # each fault is shown once
         self.defaults = self.defaults_type(self, auto_claim)
         self.series = self.series_type(self, games)
         self.transcript = SeatTranscript(self, transcript)
+        self.sealed = SealedAnswers(self)
 
     @property
     def finished(self) -> bool:
@@ -184,15 +182,8 @@ class Seat:
         elif kind == "claim" and body["against"] == self.seat:
             self.defaults.answer_claim(record)
         latest = record.index == len(self.replica.log) - 1  # a batch's earlier records come first
-        if latest and self.replica.result is not None and not self.series.result_announced:
-            self.series.game_over()
-            self.transcript.append_result(self.replica.result)
-            self.emit("result", text=self.describe_result(), data=self.replica.result)
-            ending = self.replica.ending
-            if ending is not None and ending.against == self.seat:
-                self.emit("defaulted", seat=ending.seat, text=self.describe_default(ending))
         if latest:
-            self.series.check_settled()
+            self.series.game_over()
 
     def watch_deal(self) -> None:
         """The faults the card deal finds in the log, as this seat's replica finds them: live ones (a
@@ -208,24 +199,6 @@ class Seat:
     def record_refusal(self, frame: bytes, reason: str) -> None:
         self.refusals.append(reason)
         self.transcript.append_refused(frame, reason)
-
-    def describe_result(self) -> str:
-        names = [f"{s.name} (seat {i})" if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)]
-        result = self.replica.result
-        if self.replica.forced is None and self.replica.game.name == "diceroom" and self.replica.state.last:
-            return self.replica.state.summary([s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)])
-        return result.describe(names)
-
-    def describe_default(self, claim) -> str:
-        """The game's end told to the seat whose default decided it, in plain words: `bob: alice claimed
-        the game while you were away (since 16:02) — you were in default (...); alice wins (...)`."""
-        names = [s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)]
-        away = f" while you were away (since {time.strftime('%H:%M', time.localtime(self.left_at))})" if self.left_at else ""
-        if self.replica.forced is not None:
-            what = f"{names[claim.seat]} claimed the game{away} — you were in default ({claim.reason})"
-        else:
-            what = f"{names[claim.seat]} claimed your seat in default{away} ({claim.reason}) and the game went on without it"
-        return f"{names[self.seat]}: {what}; {self.replica.result.describe(names)}"
 
     # -- acting --------------------------------------------------------------------------------
     def act(self) -> None:
@@ -262,7 +235,7 @@ class Seat:
             self.reveal_if_due()
             return
         if waiting.action == "unseal":
-            self.unseal()
+            self.sealed.unseal()
             return
         if waiting.action == "seal":
             state = state.asking(self.seat)  # the step asks every seat at once: mine is due now
@@ -343,7 +316,7 @@ class Seat:
         """Send my move; one that pays hidden cards first reveals them publicly (FAIRNESS.md §2)."""
         replica = self.replica
         if replica.sealing is not None:
-            self.seal(move)
+            self.sealed.seal(move)
             return
         handler = self.deals()
         try:
@@ -365,49 +338,6 @@ class Seat:
             return
         self._paying = None
         self.author("move", wire.move_body(move))
-
-    # -- sealed answers (net/chance/seal.py) ------------------------------------------------------------
-    def _seal_nonce(self, step: int) -> bytes:
-        return sealed.nonce_for(self.chains[0].secret, self.replica.table, step, self.seat)
-
-    def seal(self, move: Move) -> None:
-        """Seal my answer to the open sealed step: a commitment now, the answer once all have sealed."""
-        replica = self.replica
-        step, waiting = replica.sealing.step, replica.waiting_for
-        if waiting.action != "seal" or self.seat not in waiting.seats:
-            given = replica.sealing.answers[self.seat] if self.seat in replica.sealing.asked else None
-            if self.seat not in replica.sealing.asked:
-                why = "you are not asked at this step"
-            elif replica.sealing.commits[self.seat] == b"":
-                why = f"too late: your time ran out and the table answered {given} for you"
-            else:
-                why = "your answer is already sealed"
-            self.emit("error", text=why)
-            return
-        if move not in replica.state.asking(self.seat).legal_moves():
-            self.emit("error", text=f"{move} is not a legal answer now")
-            return
-        commit = sealed.commitment(replica.table, step, self.seat, move.to_data(), self._seal_nonce(step))
-        self._sealed = (step, move)
-        self.author("seal", wire.seal_body(step, commit))
-
-    def unseal(self) -> None:
-        """Open my sealed answer. After a restart my answer is found again from my commitment: the
-        nonce comes from my chain secret, so only one legal answer opens it."""
-        replica = self.replica
-        sealing = replica.sealing
-        step, commit = sealing.step, sealing.commits[self.seat]
-        nonce = self._seal_nonce(step)
-        answer = self._sealed[1] if self._sealed is not None and self._sealed[0] == step else None
-        if answer is None:
-            answer = sealed.recover(replica.table, step, self.seat, commit, nonce,
-                                    replica.state.asking(self.seat).legal_moves())
-        if answer is None:
-            if self._unopenable != step:  # said once; the others give the default when time runs out
-                self._unopenable = step
-                self.emit("error", text=f"cannot open my sealed answer to step {step}: the table will give the default")
-            return
-        self.author("unseal", wire.unseal_body(step, answer, nonce))
 
     # -- chains --------------------------------------------------------------------------------
     def new_chain(self) -> Chain:

@@ -12,7 +12,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from dicetable.net.cards.table_deals import TableDeals
+from dicetable.net.log.replica import Replica
+from dicetable.net.refusals import Refusal
 from dicetable.net.table.seat_file import save_seat
+from dicetable.net.table.session import SessionError
 from dicetable.net.log.transcript import TranscriptWriter, header_for, transcript_dir
 
 
@@ -84,3 +88,15 @@ class SeatTranscript:
         directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         return directory / f"{stamp}-{table.hex()[:8]}-seat{self.own.seat}.dtt"
+
+
+def replayed(path: Path, seat: dict, table: bytes, frames: list[bytes]) -> Replica:
+    """A seat's replica from its own transcript's frames (a replayed claim was checked live)."""
+    deals = TableDeals(seat=seat["seat"], secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
+    replica = Replica(table, deal_handler=deals)
+    try:
+        for frame in frames:
+            replica.accept(frame)
+    except Refusal as refusal:
+        raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
+    return replica

@@ -31,10 +31,41 @@ class Series:
     def replica(self):
         return self.own.replica
 
+    @property
+    def seat(self) -> int | None:
+        return self.own.seat
+
     def game_over(self) -> None:
-        """The game's result just landed: the decks' openings are due from now."""
-        self.result_announced = True
-        self._over_since = time.monotonic()
+        """After the latest record of a batch: the result told once it is in (the decks' openings are due
+        from then), and finished once the decks are opened."""
+        if self.replica.result is not None and not self.result_announced:
+            self.result_announced = True
+            self._over_since = time.monotonic()
+            self.own.transcript.append_result(self.replica.result)
+            self.emit("result", text=self.describe_result(), data=self.replica.result)
+            ending = self.replica.ending
+            if ending is not None and ending.against == self.seat:
+                self.emit("defaulted", seat=ending.seat, text=self.describe_default(ending))
+        self.check_settled()
+
+    def describe_result(self) -> str:
+        names = [f"{s.name} (seat {i})" if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)]
+        result = self.replica.result
+        if self.replica.forced is None and self.replica.game.name == "diceroom" and self.replica.state.last:
+            return self.replica.state.summary([s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)])
+        return result.describe(names)
+
+    def describe_default(self, claim) -> str:
+        """The game's end told to the seat whose default decided it, in plain words: `bob: alice claimed
+        the game while you were away (since 16:02) — you were in default (...); alice wins (...)`."""
+        names = [s.name if s is not None else f"seat {i}" for i, s in enumerate(self.replica.seats)]
+        away = f" while you were away (since {time.strftime('%H:%M', time.localtime(self.own.left_at))})" if self.own.left_at else ""
+        if self.replica.forced is not None:
+            what = f"{names[claim.seat]} claimed the game{away} — you were in default ({claim.reason})"
+        else:
+            what = f"{names[claim.seat]} claimed your seat in default{away} ({claim.reason}) and the game went on without it"
+        return f"{names[self.seat]}: {what}; {self.replica.result.describe(names)}"
+
 
     def next_game(self) -> None:
         self.result_announced, self.finished, self._over_since = False, False, None

@@ -75,7 +75,7 @@ from __future__ import annotations
 import random
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
+from operator import attrgetter
 from typing import Any, Callable
 
 from dicetable.core.game import Move
@@ -104,6 +104,13 @@ def bot_chooser(game, name: str, seed: int | None = None) -> Chooser:
     seed = secrets.randbits(64) if seed is None else seed
     bot = game.bots[name](game, random.Random(seed))
     return bot.choose
+
+
+def _of_seat(path: str) -> property:
+    """The session's window on its seat's `path` (e.g. "series.games"): read, and set where the app sets it."""
+    owner, _, name = path.rpartition(".")
+    holder = attrgetter(f"own.{owner}" if owner else "own")
+    return property(attrgetter(f"own.{path}"), lambda session, value: setattr(holder(session), name, value))
 
 
 class TableSession:
@@ -160,54 +167,9 @@ class TableSession:
     def emit(self, kind: str, **fields: Any) -> None:
         self.own.emit(kind, **fields)
 
-    profile = property(lambda self: self.own.profile)
-    replica = property(lambda self: self.own.replica)
-    seat = property(lambda self: self.own.seat)
-    chains = property(lambda self: self.own.chains)
-    refusals = property(lambda self: self.own.refusals)
-    finished = property(lambda self: self.own.finished)
-    transcript_path = property(lambda self: self.own.transcript.path)
-    announced_transcript = property(lambda self: self.own.transcript.announced)
-    describe_result = property(lambda self: self.own.describe_result)
-    describe_default = property(lambda self: self.own.describe_default)
-    can_rematch = property(lambda self: self.own.series.can_rematch)
-
-    @property
-    def timing(self):
-        return self.own.timing
-
-    @timing.setter
-    def timing(self, timing) -> None:
-        self.own.timing = timing
-
-    @property
-    def stopped(self) -> bool:
-        return self.own.stopped
-
-    @stopped.setter
-    def stopped(self, stopped: bool) -> None:
-        self.own.stopped = stopped
-
-    @property
-    def chooser(self):
-        return self.own.chooser
-
-    @chooser.setter
-    def chooser(self, chooser) -> None:
-        self.own.chooser = chooser
-
-    @property
-    def on_event(self):
-        return self.own.on_event
-
-    @on_event.setter
-    def on_event(self, on_event) -> None:
-        self.own.on_event = on_event
-
-    @property
-    def games(self) -> int | None:
-        return self.own.series.games
-
-    @games.setter
-    def games(self, games: int | None) -> None:
-        self.own.series.games = games
+    profile, replica, seat, chains, refusals, finished = (_of_seat(name) for name in (
+        "profile", "replica", "seat", "chains", "refusals", "finished"))
+    timing, stopped, chooser, on_event = (_of_seat(name) for name in ("timing", "stopped", "chooser", "on_event"))
+    games, can_rematch = _of_seat("series.games"), _of_seat("series.can_rematch")
+    describe_result, describe_default = _of_seat("series.describe_result"), _of_seat("series.describe_default")
+    transcript_path, announced_transcript = _of_seat("transcript.path"), _of_seat("transcript.announced")

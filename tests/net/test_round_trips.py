@@ -59,12 +59,12 @@ class Prompt(PeerSession):
         self.opened: set[int] = set()
         self.answered_at_once: set[int] = set()
 
-    def _entries(self, start, frames):
+    def handle(self, data, now):
         from dicetable.net.log import wire
 
         before = self.replica.pending.number if self.replica.pending is not None else None
         sent = set(self.own.unordered)
-        super()._entries(start, frames)
+        super().handle(data, now)
         pending = self.replica.pending
         if pending is not None and pending.number != before:
             self.opened.add(pending.number)
