@@ -103,7 +103,7 @@ class TakenOver(SessionError):
 class HostSession(Orderer):
     """The orderer that opens its table: seat 0, its socket or its relay, its invite and short codes."""
 
-    seat_type = Seat  # the host's seat (net/deal_table.py's deals add to it)
+    seat_type = Seat  # the host's seat (net/table/deal_table.py adds the deal to it)
 
     def __init__(
         self,

@@ -1,6 +1,7 @@
-"""A joiner's seat: connects to the host from an invite, takes a seat, checks every frame it relays.
+"""A joiner's link to whoever orders the log: connects from an invite, takes a seat, and drives it.
 
-The joiner keeps its own Replica; a frame the host relays that this replica refuses means the host
+The joiner's seat (net/table/seat.py) keeps its own Replica and follows the orderer's log through it
+(net/table/following.py): a frame the orderer relays that this replica refuses means the orderer
 (or the log it orders) is lying, and the joiner leaves the table saying so rather than play on a log
 it cannot trust. Catch-up is by log index: every ping carries the length of this seat's log, and
 the host answers with what is missing. `--resume TRANSCRIPT` replays the seat's own transcript,
@@ -10,9 +11,6 @@ Through a relay, a host seat silent past the grace does not strand the table: a 
 ordering the log there and the others follow it (net/table/succession.py; `run` goes on as that orderer).
 From then on this seat also takes the tags of the seats that may order (net/table/host_packets.py `trust`), and
 the tag names the seat that orders, the one blamed for a log that does not fit.
-
-Another seat's fault the host refused (a `fault` packet, net/table/host.py) is shown as a `fault` event
-once that seat's signature on the refused frame checks out with this seat's own replica.
 
 A seat is reclaimed (or asked for) only by proving this profile's key: the joiner's first packet is
 a ping, the host answers a connection it does not know with `who {nonce}`, and the hello signs that
@@ -51,7 +49,7 @@ from dicetable.net.reach.transport import BadPacket, HostUnreachable, PeerSocket
 class PeerSession(TableSession):
     """A joiner's seat and its link to whoever orders the log (the host, or a seat that took over)."""
 
-    seat_type = Seat  # the joiner's seat (net/deal_table.py's deals add to it)
+    seat_type = Seat  # the joiner's seat (net/table/deal_table.py adds the deal to it)
 
     def __init__(self, profile, invite: Invite | str | None = None, resume: Path | str | None = None, **kwargs: Any):
         super().__init__(self.seat_type(profile, **kwargs))

@@ -8,7 +8,7 @@ with one owner each: `defaults` (its clocks and claims, net/table/defaults.py), 
 a game and rematches, net/table/series.py) and `transcript` (the transcript on disk with its seat
 file, net/table/seat_transcript.py).
 
-The seat moves no packets. A driver does (net/table/session.py `Driver`): the orderer (the host, or a
+The seat moves no packets. A driver does (net/table/session.py `TableSession`): the orderer (the host, or a
 seat that took over: net/table/orderer.py), or the joiner's link to it (net/table/joiner.py). A
 hand-over gives the same Seat another driver (`seat.driver = ...`); nothing is copied.
 
@@ -69,7 +69,7 @@ class Seat:
         self.on_event = on_event or (lambda event: None)
         self.think = think
         self.chain_length = DEFAULT_LENGTH  # events one committed chain covers before a fresh anchor
-        self.driver = None  # what moves this seat's frames (net/table/session.py `Driver`)
+        self.driver = None  # what moves this seat's frames (net/table/session.py `TableSession`)
         self.replica = None
         self.seat: int | None = None
         self.chains: list[Chain] = []

@@ -37,7 +37,7 @@ a shown card that opens to another, a wrong key, a deck whose end-of-game replay
 default and why; `disputed` names the claimant of a claim against this seat that its own view refutes; `defaulted`
 (after `result`) names the claimant whose claim against this seat decided the game, told in plain words (also to a
 seat that learns it on its return); `waiting`/`released` name a seat held for a joiner's key (data) and its end;
-`lingering` says the finished host stays open for a seat still away (net/table/host.py `run`); `rematch` names a
+`lingering` says the finished host stays open for a seat still away (net/table/orderer.py `run`); `rematch` names a
 seat that agreed to the next game (data True) or declined it (False), or says an offer ended unanswered
 because the seats it waited for left (data None); `started` follows when the next game starts with every
 seat's consent; `ordering` says a seat took over ordering the log through the relay in the host

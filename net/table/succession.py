@@ -46,9 +46,9 @@ catching up by log index: nothing is lost, and nothing needs a second hand-over.
 was weighed and not done: the successor's copy is the table's (the longest, checked by every seat),
 and a hand-back would race the seats over two orderers once more for no gain in trust.
 
-A host killed between writing a batch and relaying it (net/table/host.py `release`) holds, at the end of its
+A host killed between writing a batch and relaying it (net/table/outbox.py `release`) holds, at the end of its
 copy, frames nobody saw, where the table went on with others. Rejoining, it compares its whole copy
-with the successor's log (its first hello asks from entry 0) and cuts that tail (net/table/joiner.py `_cut`):
+with the successor's log (its first hello asks from entry 0) and cuts that tail (net/table/following.py `_cut`):
 only a host seat rejoining (a joiner's copy holds only what an orderer relayed: it never cuts), only
 within the copy it resumed with, from an entry at or past the successor's log at the hand-over (its
 welcome says `handed`: its copy then, with the seats' longer copies it took in, all any seat holds of
@@ -68,7 +68,7 @@ seat takes the tag of any seat that may succeed, not only the one whose turn it 
 decides which one serves): a relay in league with a seat could answer first and feed it that seat's
 word (frames it orders are still signed and checked, claims still co-signed). The cut of a resumed
 host seat (above) trusts the successor's `handed`, and that every seat's longer copy reached the
-successor before it ordered in that place (`_seats_back` waits the grace at most for a seat
+successor before it ordered in that place (`seats_back` waits the grace at most for a seat
 away). A host seat partitioned past the grace while still running orders frames nobody sees (its
 resume cuts them under the same bound; only the killed host's tail is tested). A resumed owner that finds nobody serving
 (its successor gone too) orders again as a host and takes back, as any resumed host does, what the
