@@ -46,6 +46,46 @@ from dicetable.net.identity import fingerprint
 from dicetable.net.reach.transport import BadPacket, HostUnreachable, PeerSocket, TransportError, pack, unpack
 
 
+class OrdererPresence:
+    """A joiner's view of whoever orders the log: when it was last heard, since when it is out of reach
+    (past `drop_after`), and its last outage, which the seat's own view of a claim against it counts."""
+
+    def __init__(self) -> None:
+        self.last_heard = time.monotonic()
+        self.away_since: float | None = None
+        self.outage: tuple[float, float | None] | None = None  # (from, to) the last time the orderer was out of reach
+
+    def heard(self, now: float) -> bool:
+        """A packet from the orderer: True when it ends an outage."""
+        self.last_heard = now
+        if self.away_since is None:
+            return False
+        self.outage, self.away_since = (self.away_since, now), None
+        return True
+
+    def silent(self, now: float, drop_after: float) -> bool:
+        """True the moment the orderer has been silent past `drop_after`: away since it was last heard."""
+        if self.away_since is None and now - self.last_heard > drop_after:
+            self.away_since = self.last_heard
+            return True
+        return False
+
+    def caught_up(self, now: float) -> None:
+        if self.outage is not None and self.outage[1] is None:
+            self.outage = (self.outage[0], now)  # resumed and caught up: back at the table
+
+    def cut_off(self, now: float, since: float) -> float | None:
+        """How long the orderer was out of this seat's reach since `since` (a resumed seat: since its crash)."""
+        if self.away_since is not None:
+            return now - self.away_since
+        if self.outage is None:
+            return None
+        start, end = self.outage
+        if end is not None and end < since:
+            return None
+        return (now if end is None else end) - start
+
+
 class PeerSession(TableSession):
     """A joiner's seat and its link to whoever orders the log (the host, or a seat that took over)."""
 
@@ -55,10 +95,8 @@ class PeerSession(TableSession):
         super().__init__(self.seat_type(profile, **kwargs))
         self.socket: PeerSocket | None = None
         self.host_length = 0
-        self.last_heard = time.monotonic()
         self.last_ping = 0.0
-        self.host_away_since: float | None = None
-        self._outage: tuple[float, float | None] | None = None  # (from, to) the last time the host was out of reach
+        self.orderer_presence = OrdererPresence()  # when the orderer was last heard, and since when it is away
         self._joined_sent = False
         self.welcomed = False
         self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
@@ -105,7 +143,7 @@ class PeerSession(TableSession):
         if transcript.header["table"] != self.invite.table_id:
             raise SessionError(f"{path} is a transcript of another table than the invite's")
         self.own.resumed(replayed(path, seat, self.invite.table_id, transcript.frames), seat, writer, path)
-        self._outage = (float("-inf"), None)  # away since the crash, for all this seat can tell, until caught up
+        self.orderer_presence.outage = (float("-inf"), None)  # away since the crash, for all this seat can tell, until caught up
         self._joined_sent = True
 
     def seat_data(self) -> dict:
@@ -195,10 +233,7 @@ class PeerSession(TableSession):
             self._not_the_hosts(op, body)
             return
         op, body = opened
-        self.last_heard = now
-        if self.host_away_since is not None:
-            self._outage = (self.host_away_since, now)
-            self.host_away_since = None
+        if self.orderer_presence.heard(now):  # back after an outage
             if self.succession is None:
                 self.emit("returned", seat=0, text="the host is back")
             else:  # a seat that took over (net/table/succession.py); seat 0 stays away until it says otherwise
@@ -278,18 +313,10 @@ class PeerSession(TableSession):
         self.welcomed = True
 
     def away(self) -> set[int]:
-        return {0} if self.host_away_since is not None else set()
+        return {0} if self.orderer_presence.away_since is not None else set()
 
     def cut_off(self, now: float, since: float) -> float | None:
-        """How long the host was out of this seat's reach since `since` (a resumed seat: since its crash)."""
-        if self.host_away_since is not None:
-            return now - self.host_away_since
-        if self._outage is None:
-            return None
-        start, end = self._outage
-        if end is not None and end < since:
-            return None
-        return (now if end is None else end) - start
+        return self.orderer_presence.cut_off(now, since)
 
     def stranded(self) -> str:
         """What a seat whose host is gone should know: what happened, where its game is kept, what it can do."""
@@ -334,20 +361,18 @@ class PeerSession(TableSession):
         # orderer's length: nothing of mine is signed on a tail it may still cut.
         rejoin = self.following.rejoin
         if len(self.replica.log) >= self.host_length and (rejoin is None or rejoin.checked(self.host_length)):
-            if self._outage is not None and self._outage[1] is None:
-                self._outage = (self._outage[0], now)  # resumed and caught up: back at the table
+            self.orderer_presence.caught_up(now)
             self.own.act()
             self.own.defaults.watch_deadlines(now)
         if now - self.last_ping >= self.timing.heartbeat:
             self.last_ping = now
             self.to_orderer("ping", {"next": len(self.replica.log)})
-        silent = now - self.last_heard
-        if silent > self.timing.drop_after and self.host_away_since is None:
-            self.host_away_since = self.last_heard
+        presence = self.orderer_presence
+        if presence.silent(now, self.timing.drop_after):
             self.emit("dropped", seat=0, text="lost the host; reconnecting")
-        if self.host_away_since is not None and now - self.host_away_since > self.timing.grace \
+        if presence.away_since is not None and now - presence.away_since > self.timing.grace \
                 and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
-            since = time.strftime("%H:%M", time.localtime(time.time() - (now - self.host_away_since)))
+            since = time.strftime("%H:%M", time.localtime(time.time() - (now - presence.away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
 

@@ -50,13 +50,13 @@ class Orderer(TableSession):
 
     orders_log = True  # the orderer keeps a claim it disputes out of everyone's log
 
-    def __init__(self, seat, socket=None, relay=None, handed: int | None = None) -> None:
+    def __init__(self, seat, socket=None, relay=None) -> None:
         super().__init__(seat)
         self.socket = socket
         self.relay = relay  # through a relay: its address (no port of our own)
         self.box = None  # the key the joiners' invite names for tagging (net/table/host_packets.py)
         self.listing: dict | None = None  # through a relay: the owner's signed deputies (net/table/deputies.py)
-        self.handed = handed  # a successor's log at the hand-over, with the seats' longer copies (None: the host)
+        self.handed: int | None = None  # a successor's log at the hand-over, with the seats' longer copies (None: the host)
         self.routes: dict[bytes, int] = {}  # connection -> seat
         self.links: dict[bytes, host_packets.Tagger] = {}  # routed connection -> the tags of its hello
         self.last_seen: dict[int, float] = {}
@@ -114,11 +114,8 @@ class Orderer(TableSession):
                 self.tell(origin, "refused", {"seat": seat, "reason": reason})
             return
         self.door.joined(record)
-        self.applied(record)
+        own.applied(record)
         self.outbox.pass_on(record)
-
-    def applied(self, record) -> None:
-        self.own.applied(record)
 
     def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
         """Tell every other joiner of another seat's fault, the first time; True if told."""

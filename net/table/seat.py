@@ -5,12 +5,12 @@ re-implements a check. Around it the seat adds what needs a clock or a secret: i
 (revealed when the table waits for chance), its own frames not yet in the log, its moves (from a
 bot, or from the app through the command queue), card payments and sealed answers, and its parts
 with one owner each: `defaults` (its clocks and claims, net/table/defaults.py), `series` (the end of
-a game and rematches, net/table/series.py) and `transcript` (the transcript on disk with its seat
-file, net/table/seat_transcript.py).
+a game and rematches, net/table/series.py), `sealed` (its sealed answers, net/table/sealed_answers.py)
+and `transcript` (the transcript on disk with its seat file, net/table/seat_transcript.py).
 
 The seat moves no packets. A driver does (net/table/session.py `TableSession`): the orderer (the host, or a
 seat that took over: net/table/orderer.py), or the joiner's link to it (net/table/joiner.py). A
-hand-over gives the same Seat another driver (`seat.driver = ...`); nothing is copied.
+hand-over gives the same Seat another driver (net/table/succession.py `hand_over`); nothing is copied.
 
 Hidden cards (net/cards/table_deals.py, FAIRNESS.md §2): every seat's replica carries a `TableDeals` with this
 seat's deal secrets (saved in the seat file, 0600, before any message that depends on them). The
@@ -18,11 +18,6 @@ seat sends whatever the deal owes from it (`next_bodies`: shuffle and lock passe
 for another seat's draw, its own commitments, keys for a shown card); a move that pays hidden cards
 is preceded by the public reveal of those cards (`show_bodies`), and sent once every seat has
 opened them. Deal steps run on the reveal deadline (FAIRNESS.md §4).
-
-Sealed answers (net/chance/seal.py; Dice Breaker's Latent Dice claim): when the table waits for "seal", every
-asked seat is asked at once (the chooser, or a person through `your_turn` and `move()`, sees the
-state as it asks this seat); the move becomes a seal, and once every seat has sealed the seat
-opens its own by itself. Both wait on the answer deadline; a late seat's answer is the default.
 """
 
 from __future__ import annotations

@@ -123,15 +123,15 @@ def follow(peer, now: float) -> bool:
     if peer.invite.owner is None or replica.phase not in ("playing", "over") or peer.seat is None:
         return False
     if peer.succession is None:  # the first hand-over: the orderer gone is the host seat
-        peer.own.defaults.away_since.setdefault(0, peer.host_away_since)
+        peer.own.defaults.away_since.setdefault(0, peer.orderer_presence.away_since)
         peer.emit("dropped", seat=0, text=f"gone for more than {peer.timing.grace:g} s: a seat takes over ordering "
                                           "the log through the relay")
-    if peer.succession is None or peer.succession.since != peer.host_away_since:
-        peer.succession = Succession(peer.host_away_since)
+    if peer.succession is None or peer.succession.since != peer.orderer_presence.away_since:
+        peer.succession = Succession(peer.orderer_presence.away_since)
         peer.link.trust(orderers(replica, peer.seat))  # the orderer is gone: the next one may tag with its seat key
     wait, seats = step(peer.timing), order(replica)
     # From when the relay surely lets a seat serve (its host silent for HOST_AWAY), seat by seat in turn.
-    late = now - peer.host_away_since - max(peer.timing.grace, HOST_AWAY)
+    late = now - peer.orderer_presence.away_since - max(peer.timing.grace, HOST_AWAY)
     turn = peer.seat in seats and late >= 0 and int(late // wait) % len(seats) == seats.index(peer.seat)
     if turn and now - peer.succession.tried >= wait:
         peer.succession.tried = now

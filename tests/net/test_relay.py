@@ -286,7 +286,7 @@ def test_the_host_seat_leaves_and_comes_back_through_the_relay(relay, tmp_path):
     wait_until(lambda: len(host.replica.log) > 8, what="a few moves")
     host.stop()
     thread.join(5)
-    wait_until(lambda: peer.host_away_since is not None, what="the joiner to see the host gone")
+    wait_until(lambda: peer.orderer_presence.away_since is not None, what="the joiner to see the host gone")
     back = HostSession(host.profile, resume=tmp_path / "host.dtt", timing=FAST)  # the relay is in its seat file
     back.chooser = bot_chooser(TRICE, "greedy", 1)
     back.open()
