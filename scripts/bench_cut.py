@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a rejoining host seat's cut of its unrelayed tail costs (net/log/transcript.py `cut`, net/table/joiner.py).
+"""What a rejoining host seat's cut of its unrelayed tail costs (net/log/transcript.py `cut`, net/table/following.py).
 
 One real four-seat Tricolor Line game is played by the fair protocol (net/table/local_seats.py) into a
 transcript. Printed, as medians of several runs: the cut of its last 3 frames (the file rewritten to

@@ -67,8 +67,8 @@ def one_round(relay_line: str, folder: Path, timing: Timing, hand_over: bool) ->
     length = len(peer.replica.log)
     try:
         if hand_over:
-            gone = wait(lambda: peer.host_away_since is not None)
-            allowed = peer.host_away_since + max(timing.grace, HOST_AWAY)
+            gone = wait(lambda: peer.orderer_presence.away_since is not None)
+            allowed = peer.orderer_presence.away_since + max(timing.grace, HOST_AWAY)
             gained = wait(lambda: len(peer.replica.log) > length)
             return gained - max(allowed, gone)
         back = HostSession(host.profile, resume=folder / "ann.dtt", timing=timing,

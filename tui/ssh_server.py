@@ -176,10 +176,13 @@ class Server:
         if sessions:
             await asyncio.wait([asyncio.create_task(session.ended.wait()) for session in sessions], timeout=15)
         connections = list(self.connections)
-        for conn in connections:  # an SSH goodbye, not a dropped socket: the clients end cleanly
+        if connections:  # a client whose session ended leaves by itself: closing first would make OpenSSH
+            # print "Received disconnect ..." under the goodbye line
+            await asyncio.wait([asyncio.create_task(conn.wait_closed()) for conn in connections], timeout=3)
+        for conn in list(self.connections):  # an SSH goodbye, not a dropped socket: the rest end cleanly too
             conn.close()
-        if connections:
-            await asyncio.wait([asyncio.create_task(conn.wait_closed()) for conn in connections], timeout=5)
+        if self.connections:
+            await asyncio.wait([asyncio.create_task(conn.wait_closed()) for conn in list(self.connections)], timeout=5)
 
 
 class _Connection(asyncssh.SSHServer):

@@ -8,7 +8,7 @@ may see before all have answered. Each seat first sends a "seal" carrying
 and, once every seat has sealed, an "unseal" carrying the move and the 32-byte nonce (net/log/sealing.py
 checks the opening). The nonce keeps a small answer space (yes / no) from being guessed from the
 commitment; it is derived from the seat's own chain secret, so a seat that crashed between seal and
-unseal finds its answer again by trying its legal moves against its commitment (net/table/session.py).
+unseal finds its answer again by trying its legal moves against its commitment (net/table/sealed_answers.py).
 """
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ Each record is written with one write, flushed and fsync'ed — or, inside `with
 records of one batch (what a host orders in one loop turn, what a joiner takes in in one) are written
 with one write when the batch ends, and fsync'ed then, or with `batch(sync=False)` at the next
 `sync()`, or by a background thread after `sync_soon()`. Host and joiner write a loop turn's batch,
-send, then `sync_soon()` (net/table/host.py, net/table/joiner.py): the disk is off the round trip of a roll, and
+send, then `sync_soon()` (net/table/outbox.py, net/table/joiner.py): the disk is off the round trip of a roll, and
 nothing leaves a process before the OS holds it, so a process crash loses nothing. A machine crash
 can lose the unsynced tail: a joiner's is all in the host's log, and catch-up by log index gives it
 back unchanged on resume; the host's was relayed to the seats, and the resumed host takes it back
-from them before it orders anything (net/table/host.py `reclaim`). Frames no seat received are lost with
+from them before it orders anything (net/table/reclaim.py). Frames no seat received are lost with
 it, and nobody can have acted on them: a seat's own frame it sent is re-sent unchanged (a reveal is
 fixed by its hash chain, a commitment's secret is in the seat file before it is sent). A torn last record (short, or with a bad
 checksum at the very end of the file) is dropped on read and truncated away when the file is reopened

@@ -1,7 +1,7 @@
 """Deadlines and defaults at a networked table (FAIRNESS.md §4): the table's clocks, whether a seat
 that keeps the table waiting is in default by one seat's clock, and whether the accused agrees.
 
-No clock is read here: the session (net/table/session.py) says how long the table has waited for the
+No clock is read here: the seat (net/table/defaults.py) says how long the table has waited for the
 thing it waits for (one `waiting_key` per thing), how long a seat has been away, and, for its own
 seat, when it sent an answer the log does not hold.
 

@@ -1,8 +1,8 @@
 """The dealer-less deal (net/cards/deal.py) on its own, no game needed: what `dicetable deal` runs.
 
 Tricolor Line's 9 ID cards (3 per colour; rules: Components, Set-up 4) are dealt one to each of N
-seats over the network. `SeatDealer` is one seat's side of that deal; `DealHost` and `DealPeer` are
-the host's and a joiner's sessions with it. The table is a dice room (core/diceroom.py) nobody rolls
+seats over the network. `SeatDealer` is one seat's side of that deal, `DealingSeat` the seat that runs it;
+`DealHost` and `DealPeer` are the host's and a joiner's sessions around such a seat. The table is a dice room (core/diceroom.py) nobody rolls
 in: its signed, ordered log carries the "deal" records, each checked on arrival by every peer's
 Replica through a DealBook. Each seat emits its own card ("card"); once every seat has opened its
 keys, every peer replays and checks the whole deal and emits "verified" with the assignment, and
@@ -25,6 +25,7 @@ from dicetable.net.cards.party import Party
 from dicetable.net.table.events import CardDealt, DealVerified, Fault
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.seat import Seat
 from dicetable.net.refusals import DealError, DealFault
 
 COLOURS = ("red", "yellow", "blue")
@@ -94,11 +95,11 @@ class SeatDealer:
         return ", ".join(f"seat {s} {colour(self.result.cards[s])}" for s in range(self.seats))
 
 
-class _Dealing:
-    """What host and joiner add to their session for the deal (mixed in before the session class)."""
+class DealingSeat(Seat):
+    """A seat that deals the ID cards: what host and joiner add to their seat for the deal."""
 
     dealer: SeatDealer | None = None
-    fault: DealError | None = None
+    failure: DealError | None = None  # the fault that ended this seat's deal
 
     def _dealer(self) -> SeatDealer | None:
         if self.dealer is None and self.seat is not None and self.replica.phase == "playing":
@@ -113,7 +114,7 @@ class _Dealing:
 
     def applied(self, record) -> None:
         super().applied(record)
-        if record.kind == "deal" and self._dealer() is not None and self.fault is None:
+        if record.kind == "deal" and self._dealer() is not None and self.failure is None:
             try:
                 verified = self.dealer.result is None and self.dealer.check(self.replica.deal_handler)
             except DealFault as fault:
@@ -125,11 +126,11 @@ class _Dealing:
 
     def act(self) -> None:
         super().act()
-        if self.fault is not None:
+        if self.failure is not None:
             # Leave once my accusation is in the log (or has had time to get there).
-            self.stopped = self.stopped or not self._sent or time.monotonic() > self._leave_by
+            self.stopped = self.stopped or not self.unordered or time.monotonic() > self._leave_by
             return
-        if self.replica.phase != "playing" or self._sent or self.finished:
+        if self.replica.phase != "playing" or self.unordered or self.finished:
             return
         dealer = self._dealer()
         if dealer is None:
@@ -145,7 +146,7 @@ class _Dealing:
             self._fail(fault)
             proof = dealer.accusation(self.replica.deal_handler, fault)
             if proof is not None:
-                self._sent.clear()  # only the proof matters now
+                self.unordered.clear()  # only the proof matters now
                 self.author("deal", proof)  # so every peer names the seat now, not at the end
             else:
                 self.stopped = True
@@ -153,23 +154,27 @@ class _Dealing:
         if dealer.card != had_card:
             self.emit(CardDealt(colour(dealer.card)))
         if not had_party or any(body["step"] == "hold" for body in bodies):
-            self.save_secrets()  # new keys, or the nonce of the commitment
+            self.transcript.save_secrets()  # new keys, or the nonce of the commitment
         for body in bodies:
             self.author("deal", body)
 
     def _fail(self, fault: DealError) -> None:
-        self.fault = fault
+        self.failure = fault
         self.emit(Fault(fault.seat, fault.said))
         self._leave_by = time.monotonic() + 3.0
 
 
-class DealHost(_Dealing, HostSession):
+class DealHost(HostSession):
+    seat_type = DealingSeat
+
     def __init__(self, profile, seats: int, **kwargs) -> None:
         super().__init__(profile, "diceroom", seats, {"rolls": 0}, **kwargs)
         self.replica.deal_handler = DealBook()
 
 
-class DealPeer(_Dealing, PeerSession):
+class DealPeer(PeerSession):
+    seat_type = DealingSeat
+
     def __init__(self, profile, invite: str, **kwargs) -> None:
         super().__init__(profile, invite, **kwargs)
         self.replica.deal_handler = DealBook()

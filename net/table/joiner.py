@@ -1,6 +1,7 @@
-"""A joiner's seat: connects to the host from an invite, takes a seat, checks every frame it relays.
+"""A joiner's link to whoever orders the log: connects from an invite, takes a seat, and drives it.
 
-The joiner keeps its own Replica; a frame the host relays that this replica refuses means the host
+The joiner's seat (net/table/seat.py) keeps its own Replica and follows the orderer's log through it
+(net/table/following.py): a frame the orderer relays that this replica refuses means the orderer
 (or the log it orders) is lying, and the joiner leaves the table saying so rather than play on a log
 it cannot trust. Catch-up is by log index: every ping carries the length of this seat's log, and
 the host answers with what is missing. `--resume TRANSCRIPT` replays the seat's own transcript,
@@ -10,9 +11,6 @@ Through a relay, a host seat silent past the grace does not strand the table: a 
 ordering the log there and the others follow it (net/table/succession.py; `run` goes on as that orderer).
 From then on this seat also takes the tags of the seats that may order (net/table/host_packets.py `trust`), and
 the tag names the seat that orders, the one blamed for a log that does not fit.
-
-Another seat's fault the host refused (a `fault` packet, net/table/host.py) is shown as a `Fault` event
-once that seat's signature on the refused frame checks out with this seat's own replica.
 
 A seat is reclaimed (or asked for) only by proving this profile's key: the joiner's first packet is
 a ping, the host answers a connection it does not know with `who {nonce}`, and the hello signs that
@@ -29,56 +27,93 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dicetable.core.phrase import Phrase, phrase
 from dicetable.net.table import host_packets
 from dicetable.net.table import deputies
 from dicetable.net.table import succession
 from dicetable.net.log import wire
 from dicetable.net.table.deadlines import Timing
-from dicetable.net.table.events import Cut, Dropped, Failed, Ordering, Refused, Returned
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.invite import BadInvite, Invite
-from dicetable.net.refusals import Disputed, Refusal
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
+from dicetable.net.table.following import Following, Rejoin
+from dicetable.net.table.seat_transcript import replayed
+from dicetable.net.table.orderer import Orderer
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, TableSession
 from dicetable.net.log.transcript import TranscriptWriter
 from dicetable.net.identity import fingerprint
 from dicetable.net.reach.transport import BadPacket, HostUnreachable, PeerSocket, TransportError, pack, unpack
+from dicetable.core.phrase import Phrase, phrase
+from dicetable.net.table.events import Dropped, Failed, Ordering, Refused, Returned
 
 
-MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
-RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left
+class OrdererPresence:
+    """A joiner's view of whoever orders the log: when it was last heard, since when it is out of reach
+    (past `drop_after`), and its last outage, which the seat's own view of a claim against it counts."""
+
+    def __init__(self) -> None:
+        self.last_heard = time.monotonic()
+        self.away_since: float | None = None
+        self.outage: tuple[float, float | None] | None = None  # (from, to) the last time the orderer was out of reach
+
+    def heard(self, now: float) -> bool:
+        """A packet from the orderer: True when it ends an outage."""
+        self.last_heard = now
+        if self.away_since is None:
+            return False
+        self.outage, self.away_since = (self.away_since, now), None
+        return True
+
+    def silent(self, now: float, drop_after: float) -> bool:
+        """True the moment the orderer has been silent past `drop_after`: away since it was last heard."""
+        if self.away_since is None and now - self.last_heard > drop_after:
+            self.away_since = self.last_heard
+            return True
+        return False
+
+    def caught_up(self, now: float) -> None:
+        if self.outage is not None and self.outage[1] is None:
+            self.outage = (self.outage[0], now)  # resumed and caught up: back at the table
+
+    def cut_off(self, now: float, since: float) -> float | None:
+        """How long the orderer was out of this seat's reach since `since` (a resumed seat: since its crash)."""
+        if self.away_since is not None:
+            return now - self.away_since
+        if self.outage is None:
+            return None
+        start, end = self.outage
+        if end is not None and end < since:
+            return None
+        return (now if end is None else end) - start
 
 
 class PeerSession(TableSession):
+    """A joiner's seat and its link to whoever orders the log (the host, or a seat that took over)."""
+
+    seat_type = Seat  # the joiner's seat (net/table/deal_table.py adds the deal to it)
+
     def __init__(self, profile, invite: Invite | str | None = None, resume: Path | str | None = None, **kwargs: Any):
-        super().__init__(profile, **kwargs)
+        super().__init__(self.seat_type(profile, **kwargs))
         self.socket: PeerSocket | None = None
         self.host_length = 0
-        self.last_heard = time.monotonic()
         self.last_ping = 0.0
-        self.host_away_since: float | None = None
-        self._outage: tuple[float, float | None] | None = None  # (from, to) the last time the host was out of reach
+        self.orderer_presence = OrdererPresence()  # when the orderer was last heard, and since when it is away
         self._joined_sent = False
         self.welcomed = False
-        self._doubts = 0  # packets through a relay that did not fit the log (net/reach/relay.py)
         self.relay_notice = ""  # what a relay said about the table's host (none right now), if anything
-        self._disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
         self.succession: succession.Succession | None = None  # on a relay: the orderer gone past the grace
-        self.successor: succession.SuccessorSession | None = None  # this seat, ordering in the host seat's place
+        self.successor: Orderer | None = None  # this seat's driver once it orders in the host seat's place
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         self.listing: dict | None = None  # on a relay: the owner's signed list of the seats that may serve
-        self._own_copy: int | None = None  # a host seat rejoining: its copy's length, while its tail may be cut
-        self._handed: int | None = None  # ... the successor's log length at the hand-over (its welcome says)
-        self._agreed = 0  # ... entries of its copy the orderer's match
+        self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
             if invite is None:
                 raise SessionError("joining needs an invite (or --resume TRANSCRIPT)")
             self.invite = _read_invite(invite)
-            self.replica = Replica(self.invite.table_id, deal_handler=TableDeals(), claim_check=self.check_claim)
+            self.own.replica = Replica(self.invite.table_id, deal_handler=TableDeals(), claim_check=self.own.defaults.check_claim)
         try:
             self.link = host_packets.HostLink(self.invite.table_id, host_packets.host_box_public(self.invite))
         except host_packets.BadBox as error:
@@ -92,7 +127,7 @@ class PeerSession(TableSession):
         host.close()  # its transcript is reopened here
         invite = Invite(relay.address, relay.port, relay.key, replica.table, owner=replica.opener)
         peer = cls(host.profile, invite, resume=path, **kwargs)
-        peer._own_copy = len(peer.replica.log)  # its tail may hold frames it wrote and never relayed
+        peer.following.rejoin = Rejoin(len(peer.replica.log))  # its tail may hold frames it wrote and never relayed
         peer.link.trust(succession.orderers(peer.replica, peer.seat))  # the orderer gone past the grace was this seat
         return peer
 
@@ -102,26 +137,19 @@ class PeerSession(TableSession):
         except SeatFileError as error:  # missing or damaged: the session cannot resume
             raise SessionError(str(error)) from None
         try:
-            self.left_at = path.stat().st_mtime  # its last word at the table: when this seat left it
+            self.own.left_at = path.stat().st_mtime  # its last word at the table: when this seat left it
             writer, transcript = TranscriptWriter.reopen(path)
         except Exception as error:
             raise SessionError(f"cannot resume from {path}: {error}") from None
         self.invite = _read_invite(invite or seat.get("invite", ""))
         if transcript.header["table"] != self.invite.table_id:
             raise SessionError(f"{path} is a transcript of another table than the invite's")
-        self.replica = _replayed(path, seat, self.invite.table_id, transcript.frames)
-        self.replica.claim_check = self.check_claim
-        self._outage = (float("-inf"), None)  # away since the crash, for all this seat can tell, until caught up
-        self.seat = seat["seat"]
-        self.restore_chains(seat)
-        self.transcript, self.transcript_path = writer, path
+        self.own.resumed(replayed(path, seat, self.invite.table_id, transcript.frames), seat, writer, path)
+        self.orderer_presence.outage = (float("-inf"), None)  # away since the crash, for all this seat can tell, until caught up
         self._joined_sent = True
-        self.result_announced = self.replica.result is not None
-        self._over_since = time.monotonic()
-        self.finished = self.replica.settled
 
     def seat_data(self) -> dict:
-        return {**super().seat_data(), "invite": self.invite.encode()}
+        return {"invite": self.invite.encode()}
 
     # -- connecting ------------------------------------------------------------------------------
     def connect(self) -> None:
@@ -136,7 +164,7 @@ class PeerSession(TableSession):
             if relayed:
                 raise SessionError(str(error).replace("no table answered", "no relay answered")
                                    .replace("the host at", "the relay at")) from None
-            if isinstance(error, HostUnreachable) and self.left_at is not None:  # a resumed seat: its game is kept
+            if isinstance(error, HostUnreachable) and self.own.left_at is not None:  # a resumed seat: its game is kept
                 where = f"{self.invite.address}:{self.invite.port}"
                 raise SessionError(f"no table answered at {where}: {self.stranded()}") from None
             raise SessionError(str(error)) from None
@@ -176,7 +204,8 @@ class PeerSession(TableSession):
         key = self.profile.public_key
         box = self.link.box_for(nonce, key)  # the host tags its answers for this hello (net/table/host_packets.py)
         proof = self.profile.sign(wire.hello_bytes(self.invite.table_id, self.invite.host_key, nonce, key, box))
-        start = len(self.replica.log) if self._own_copy is None else self._agreed  # a rejoining host: compare first
+        rejoin = self.following.rejoin
+        start = len(self.replica.log) if rejoin is None or rejoin.copy is None else rejoin.agreed  # a rejoining host: compare first
         self.socket.send("hello", {"seat": seat, "key": key, "next": start, "nonce": nonce,
                                    "proof": proof, "box": box})
 
@@ -206,10 +235,7 @@ class PeerSession(TableSession):
             self._not_the_hosts(op, body)
             return
         op, body = opened
-        self.last_heard = now
-        if self.host_away_since is not None:
-            self._outage = (self.host_away_since, now)
-            self.host_away_since = None
+        if self.orderer_presence.heard(now):  # back after an outage
             if self.succession is None:
                 self.emit(Returned(0, "the host is back"))
             else:  # a seat that took over (net/table/succession.py); seat 0 stays away until it says otherwise
@@ -224,17 +250,17 @@ class PeerSession(TableSession):
             self.close()
             raise SessionError(f"the host did not seat us: {body.get('reason', 'no reason given')}")
         elif op == "entries" and type(body.get("start")) is int and type(body.get("frames")) is list:
-            self._entries(body["start"], body["frames"])
+            self.following.take(body["start"], body["frames"])
         elif op == "refused":
             reason = str(body.get("reason", ""))
             self.emit(Refused(body.get("seat"), Phrase.read(reason)))
             if body.get("seat") == self.seat:
-                self._own_frame_refused(reason)
-                if not self._seated():
+                self.own.own_frame_refused(reason)
+                if not self.own.seated():
                     self.close()
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
-            self._fault_told(body)
+            self.following.fault_told(body)
         elif op == "deputies" and self.invite.owner is not None:  # the owner's list, to show a relay that lost it
             named = deputies.read(body, self.replica.table)
             if named is not None and named[0] == self.invite.owner:
@@ -248,10 +274,10 @@ class PeerSession(TableSession):
         elif op == "presence" and type(body.get("seat")) is int:
             seat = body["seat"]
             if body.get("here"):
-                if self._away_since.pop(seat, None) is not None:
+                if self.own.defaults.away_since.pop(seat, None) is not None:
                     self.emit(Returned(seat))
-            elif seat not in self._away_since and seat != self.seat:
-                self._away_since[seat] = now - self.timing.drop_after
+            elif seat not in self.own.defaults.away_since and seat != self.seat:
+                self.own.defaults.away_since[seat] = now - self.timing.drop_after
                 self.emit(Dropped(seat))
 
     def _who(self, body: dict) -> None:
@@ -267,28 +293,8 @@ class PeerSession(TableSession):
         where = f"{self.invite.address}:{self.invite.port}"
         path = f"the relay at {where}" if self.invite.owner is not None else f"the connection to {where}"
         orderer = "the host" if self.succession is None else "the ordering seat"
-        self.fault(None, f"{path} carried packets that are not {orderer}'s (forged, altered or replayed): "
+        self.own.fault(None, f"{path} carried packets that are not {orderer}'s (forged, altered or replayed): "
                          f"ignored; the table goes on with what {orderer} really sent")
-
-    def _fault_told(self, body: dict) -> None:
-        """Another seat's frame the host refused as a fault: shown once the seat's signature on it checks."""
-        seat, reason, frame = body.get("seat"), body.get("reason"), body.get("frame")
-        if type(seat) is not int or type(reason) is not str or type(frame) is not bytes or seat == self.seat:
-            return
-        if len(self._faults_said) >= MAX_FAULTS_TOLD:
-            return  # a host flooding notices costs this seat no more signature checks
-        seats = self.replica.seats
-        info = seats[seat] if 0 <= seat < len(seats) else None
-        try:
-            envelope = wire.decode(frame)
-        except wire.WireError:
-            return
-        if info is None or envelope.seat != seat or envelope.table != self.replica.table or not envelope.signed_by(info.key):
-            return  # not words of that seat's own signing: the host's say-so alone names nobody
-        reason = reason[:300]
-        if (seat, reason) not in self._faults_said:
-            self.record_refusal(frame, reason)
-        self.fault(seat, reason)
 
     def _welcome(self, body: dict) -> None:
         if body.get("table") != self.invite.table_id:
@@ -298,129 +304,21 @@ class PeerSession(TableSession):
         if type(seat) is not int or (self.seat is not None and seat != self.seat):
             self.close()
             raise SessionError(f"the host gave us seat {seat!r}, not our seat {self.seat}")
-        self.seat = seat
+        self.own.seat = seat
         if isinstance(self.replica.deal_handler, TableDeals):
             self.replica.deal_handler.seat = seat  # before any deck forms: my deal secrets are made then
         self.timing = Timing.from_data({**body.get("timing", {}), "connect_timeout": self.timing.connect_timeout})
         self.host_length = body.get("length", 0) if type(body.get("length")) is int else 0
-        if type(body.get("handed")) is int and body["handed"] >= 0:  # an orderer that took over (net/table/succession.py)
-            self._handed = max(self._handed or 0, body["handed"])
+        rejoin = self.following.rejoin
+        if rejoin is not None and type(body.get("handed")) is int and body["handed"] >= 0:  # an orderer that took over
+            rejoin.handed = max(rejoin.handed or 0, body["handed"])  # (net/table/succession.py)
         self.welcomed = True
 
-    def _entries(self, start: int, frames: list) -> None:
-        records = []
-        try:
-            for offset, frame in enumerate(frames):
-                index = start + offset
-                have = len(self.replica.log)
-                if index < have:
-                    mine = self.replica.log[index]
-                    if mine.kind == "dispute" and mine.seat == self.seat and mine.envelope.body["frame"] == frame:
-                        self._disputed_at = (index, wire.decode(frame).seat)  # resumed after my dispute
-                        break
-                    if mine.frame == frame:  # already in our log
-                        self._agree(index)
-                        continue
-                    if records or type(frame) is not bytes or not self._unseen(index):
-                        if self._doubt_relay(have):
-                            return
-                        self._leave_forked(frame, f"forked log: {self._orderer()} sent another entry {index + 1} than "
-                                                  "the one this seat holds: it shows seats different logs",
-                                           self.link.orderer, records)
-                    self._cut(index)
-                    have = index  # the orderer's entry takes the place of my cut one
-                if index > have or type(frame) is not bytes:
-                    self.to_orderer("ping", {"next": have})  # a gap: ask for what is missing
-                    return
-                try:
-                    mine = any(frame == sent for _, sent in self._sent.values())  # relayed back unchanged
-                    record = self.replica.accept(frame, signed_here=mine)
-                except Disputed as refusal:  # a claim against this seat that would take effect alone
-                    with self.batch():  # the records before it first, then the refusal, then my dispute
-                        for earlier in records:
-                            self.applied(earlier)
-                    records.clear()
-                    self.record_refusal(frame, str(refusal))
-                    leaving = self._disputed_claim(frame, index, refusal)
-                    if leaving is not None:
-                        records.append(leaving)
-                    break
-                except Refusal as refusal:
-                    if self._doubt_relay(have):
-                        return
-                    self._leave_forked(frame, f"{self._orderer()} relayed a message this seat refuses: {refusal}",
-                                       refusal.seat, records)
-                self._own_frame_landed(record)
-                records.append(record)
-            if records and self._disputed_at is None and len(self.replica.log) >= self.host_length:
-                # Reveal first, write after: the host's log is the durable one and a crash here is
-                # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
-                self.reveal_if_due()
-        finally:
-            with self.batch():  # the packet's records, after my reveal
-                for record in records:
-                    self.applied(record)
-        if self._disputed_at is not None:
-            index, claimant = self._disputed_at
-            self.close()
-            raise SessionError(f"{self.replica.who(claimant)} claimed this seat in default at entry {index + 1} and "
-                               "this seat disputes it: the host's log holds the claim, so this seat leaves the table; "
-                               "its transcript keeps the game as it stood, with its signed dispute")
+    def away(self) -> set[int]:
+        return {0} if self.orderer_presence.away_since is not None else set()
 
-    def _agree(self, index: int) -> None:
-        """The orderer's entry `index` is my copy's: a rejoining host's cut may only start after it."""
-        self._agreed = max(self._agreed, index + 1)
-        if self._own_copy is not None and self._agreed >= self._own_copy:
-            self._own_copy = None  # all of my copy is the table's: nothing to cut
-
-    def _unseen(self, index: int) -> bool:
-        """A rejoining host seat's copy may be cut from `index` on: past the successor's log at the
-        hand-over (all any seat held of what this seat relayed) and past every entry agreed on since."""
-        return (self._own_copy is not None and self._handed is not None
-                and max(self._handed, self._agreed) <= index < self._own_copy)
-
-    def _cut(self, index: int) -> None:
-        """Cut my copy's tail from `index` on: the transcript rewritten atomically with the cut frames
-        kept as refused records, the replica replayed from what is left; the orderer's entries follow.
-        Safe: frames nobody saw cannot have influenced anyone, my own among them are signed again only
-        after the cut, and a reveal is fixed by its hash chain (the one re-sent holds the same value)."""
-        reason = (f"cut on rejoining: written by this host seat and never relayed before it was away; the table's "
-                  f"entry {index + 1} is {self._orderer()}'s")
-        removed = self.transcript.cut(index, reason)
-        kept = [record.frame for record in self.replica.log[:index]]
-        self.replica = _replayed(self.transcript_path, load_seat(self.transcript_path), self.replica.table, kept)
-        self.replica.claim_check = self.check_claim
-        self._own_copy, self._sent = None, {}
-        self.result_announced = self.replica.result is not None
-        self.finished = self.replica.settled
-        self.emit(Cut(self.seat, f"{len(removed)} entries of this seat's copy from entry {index + 1} on "
-                                 "were never relayed: cut (kept as evidence in the transcript); "
-                                 "following the table's log"))
-
-    def _disputed_claim(self, frame: bytes, index: int, refusal: Disputed):
-        """Refuse the claim at `index` of the host's log: my copy holds my signed dispute in its place
-        (sent to the host too), and I leave a log that holds a claim I dispute. Returns its record."""
-        self._disputed_at = (index, refusal.seat)
-        dispute = self.dispute(frame, index, refusal.seat, self.own_view(time.monotonic()))
-        if dispute is None:
-            return None
-        record = self.replica.accept(dispute)  # my own copy: the claim's place holds my dispute
-        self._own_frame_landed(record)
-        return record
-
-    def away_seats(self) -> set[int]:
-        return super().away_seats() | ({0} if self.host_away_since is not None else set())
-
-    def own_away(self, now: float, since: float) -> float | None:
-        """How long the host was out of this seat's reach since `since` (a resumed seat: since its crash)."""
-        if self.host_away_since is not None:
-            return now - self.host_away_since
-        if self._outage is None:
-            return None
-        start, end = self._outage
-        if end is not None and end < since:
-            return None
-        return (now if end is None else end) - start
+    def cut_off(self, now: float, since: float) -> float | None:
+        return self.orderer_presence.cut_off(now, since)
 
     def stranded(self) -> str:
         """What a seat whose host is gone should know: what happened, where its game is kept, what it can do."""
@@ -430,48 +328,18 @@ class PeerSession(TableSession):
         return (f"the host has closed the table or is offline; your transcript is {path}; `dicetable verify {path}` "
                 "checks it; you can make a claim when it returns (resume the game then)")
 
-    def _orderer(self) -> str:
-        """Who sent the packet just opened: its tag names the seat (net/table/host_packets.py)."""
-        seat = self.link.orderer
-        if seat in (None, 0):
-            return "seat 0: the host"
-        return f"{self.replica.who(seat)}, ordering the log in the host seat's place,"
-
-    def _doubt_relay(self, have: int) -> bool:
-        """Through a relay, a packet that does not fit the log may be the relay's doing (a dropped or
-        moved packet), not the host's: ask again, a few times, before leaving. True: asked again."""
-        if self.invite.owner is None or self._doubts >= RELAY_DOUBTS:
-            return False
-        self._doubts += 1
-        self.to_orderer("ping", {"next": have})
-        return True
-
-    def _leave_forked(self, frame: bytes, reason: str, seat: int | None = 0, accepted: list | None = None) -> None:
-        """A log this seat cannot follow: say who, keep the evidence in the transcript, and leave (the
-        `accepted` records of the same packet written first: the transcript closes here)."""
-        with self.batch():
-            for record in accepted or ():
-                self.applied(record)
-        if accepted:
-            accepted.clear()
-        self.record_refusal(frame, reason)
-        self.emit(Refused(seat, Phrase.read(reason)))
-        self.close()
-        raise SessionError(reason + "; leaving a table whose log cannot be trusted")
-
     def _resend(self, now: float) -> None:
         """Frames of mine the host has not ordered after a drop: send them again."""
-        for seq, (sent, frame) in list(self._sent.items()):
+        for seq, (sent, frame) in list(self.own.unordered.items()):
             if now - sent > 2 * self.timing.heartbeat:
-                self._sent[seq] = (now, frame)
+                self.own.unordered[seq] = (now, frame)
                 self.submit(frame)
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
-        with self.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
+        with self.own.transcript.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
             self._turn(timeout)
-        if self.transcript is not None:
-            self.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
+        self.own.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:
         data = self.socket.recv(timeout)
@@ -486,28 +354,27 @@ class PeerSession(TableSession):
                 self.last_ping = now
                 self.ask_who()
             return
-        self.drain_commands()
+        self.own.drain_commands()
         if self.replica.phase == "joining" and not self._joined_sent and self.replica.log:
-            chain = self.new_chain()
+            chain = self.own.new_chain()
             self._joined_sent = True
-            self.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
+            self.own.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
         # Act only on a caught-up log; a rejoining host seat only once its copy is checked up to the
         # orderer's length: nothing of mine is signed on a tail it may still cut.
-        if len(self.replica.log) >= self.host_length and (self._own_copy is None or self._agreed >= self.host_length):
-            if self._outage is not None and self._outage[1] is None:
-                self._outage = (self._outage[0], now)  # resumed and caught up: back at the table
-            self.act()
-            self.watch_deadlines(now)
+        rejoin = self.following.rejoin
+        if len(self.replica.log) >= self.host_length and (rejoin is None or rejoin.checked(self.host_length)):
+            self.orderer_presence.caught_up(now)
+            self.own.act()
+            self.own.defaults.watch_deadlines(now)
         if now - self.last_ping >= self.timing.heartbeat:
             self.last_ping = now
             self.to_orderer("ping", {"next": len(self.replica.log)})
-        silent = now - self.last_heard
-        if silent > self.timing.drop_after and self.host_away_since is None:
-            self.host_away_since = self.last_heard
+        presence = self.orderer_presence
+        if presence.silent(now, self.timing.drop_after):
             self.emit(Dropped(0, "lost the host; reconnecting"))
-        if self.host_away_since is not None and now - self.host_away_since > self.timing.grace \
+        if presence.away_since is not None and now - presence.away_since > self.timing.grace \
                 and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
-            since = time.strftime("%H:%M", time.localtime(time.time() - (now - self.host_away_since)))
+            since = time.strftime("%H:%M", time.localtime(time.time() - (now - presence.away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
 
@@ -519,9 +386,7 @@ class PeerSession(TableSession):
             while not self.stopped and not self.finished and self.successor is None:
                 self.step(0.05)
             if self.successor is not None:  # this seat orders the log now: the same thread plays on
-                result = self.successor.run()
-                self.finished, self.stopped = self.successor.finished, self.successor.stopped
-                return result
+                return self.successor.run()
             if self.finished and self.socket is not None:
                 self.to_orderer("ping", {"next": len(self.replica.log)})  # tells the host we have it all
         except SessionError as error:
@@ -531,25 +396,14 @@ class PeerSession(TableSession):
             self.close()
         return self.replica.result
 
-    def close(self) -> None:
+    def hang_up(self) -> None:
         if self.socket is not None:
             self.socket.close()
             self.socket = None
-        if self.transcript is not None:
-            self.transcript.close()
-            self.transcript = None
 
-
-def _replayed(path: Path, seat: dict, table: bytes, frames: list[bytes]) -> Replica:
-    """A seat's replica from its own transcript's frames (a replayed claim was checked live)."""
-    deals = TableDeals(seat=seat["seat"], secrets=seat.get("deals"))  # my deal secrets, so the deal resumes
-    replica = Replica(table, deal_handler=deals)
-    try:
-        for frame in frames:
-            replica.accept(frame)
-    except Refusal as refusal:
-        raise SessionError(f"the transcript {path} does not replay: {refusal}") from None
-    return replica
+    def close(self) -> None:
+        self.hang_up()
+        self.own.transcript.close()
 
 
 def _read_invite(invite: Invite | str) -> Invite:

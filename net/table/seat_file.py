@@ -3,7 +3,7 @@
 `TRANSCRIPT.seat` holds, as msgpack, what a seat needs to resume that nobody else may see: its seat,
 its hash chains' secrets (`chains`: [secret, length, first] each), its card-deal secrets (`deals`)
 and what its session adds (a joiner's invite, a host's port and addresses), and `forgotten` once the
-player set the game aside (`forget`). It is written 0600 and atomically (net/table/session.py writes it
+player set the game aside (`forget`). It is written 0600 and atomically (net/table/seat_transcript.py writes it
 before any message that depends on a secret in it).
 """
 

@@ -13,14 +13,14 @@ nobody serves the table now; a seat that hears `relay_taken` leaves it to the se
 pings reach through the relay. After every seat has had two turns, a seat nobody took over for is
 stranded, told what it can do, as without a relay.
 
-What the successor is. A `SuccessorSession`: a host session (net/table/host.py) over the seat's own replica,
-chains, transcript and pending frames, serving at the relay; the joiner's thread runs it in place
-(`PeerSession.run`), so the app's commands and events go on as they were. The other seats reconnect
+What the successor is. An orderer (net/table/orderer.py) around the seat's own Seat (its replica,
+chains, transcript, clocks and pending frames: nothing is copied), serving at the relay; the joiner's
+thread runs it in place (`PeerSession.run`), so the app's commands and events go on as they were. The other seats reconnect
 to it as after any drop (their hello proves their key on the relay's connection; the relay is the
 server they authenticate) and catch up by log index. A seat whose copy is longer than the
 successor's (the host ordered frames the successor had not heard yet) is asked for them (`ask
 {next}`, answered `give {start, frames}`): the successor takes them only through its own replica, so
-they are checked as any frame is, and hash-linked to its copy (net/table/host.py `reclaim`: the one way
+they are checked as any frame is, and hash-linked to its copy (net/table/reclaim.py: the one way
 every resumed orderer takes them back). Each seat's own clock says since when
 seat 0 has been away, so the seats claim against it by the default rules (FAIRNESS.md §4: the claim
 alone with 2 seats, co-signed with 3 or more), and the game ends by its rules or by a checked claim.
@@ -46,9 +46,9 @@ catching up by log index: nothing is lost, and nothing needs a second hand-over.
 was weighed and not done: the successor's copy is the table's (the longest, checked by every seat),
 and a hand-back would race the seats over two orderers once more for no gain in trust.
 
-A host killed between writing a batch and relaying it (net/table/host.py `release`) holds, at the end of its
+A host killed between writing a batch and relaying it (net/table/outbox.py `release`) holds, at the end of its
 copy, frames nobody saw, where the table went on with others. Rejoining, it compares its whole copy
-with the successor's log (its first hello asks from entry 0) and cuts that tail (net/table/joiner.py `_cut`):
+with the successor's log (its first hello asks from entry 0) and cuts that tail (net/table/following.py `_cut`):
 only a host seat rejoining (a joiner's copy holds only what an orderer relayed: it never cuts), only
 within the copy it resumed with, from an entry at or past the successor's log at the hand-over (its
 welcome says `handed`: its copy then, with the seats' longer copies it took in, all any seat holds of
@@ -59,7 +59,7 @@ successor saying a smaller `handed` could have the host cut frames it did relay,
 own log already differs from what the host relayed: a fork the seats holding those frames name.
 
 Until the seats are back (each routed, its copy no longer than the successor's, or the grace gone
-by; net/table/host.py `_seats_back`), the successor authors nothing, not even a claim or the app's
+by; net/table/reclaim.py `seats_back`), the successor authors nothing, not even a claim or the app's
 move: a frame of its own could take a place their copies hold (its own frames the host ordered, among them).
 
 Known limits: after a second hand-over a seat's own clock starts on the vanished successor only
@@ -68,7 +68,7 @@ seat takes the tag of any seat that may succeed, not only the one whose turn it 
 decides which one serves): a relay in league with a seat could answer first and feed it that seat's
 word (frames it orders are still signed and checked, claims still co-signed). The cut of a resumed
 host seat (above) trusts the successor's `handed`, and that every seat's longer copy reached the
-successor before it ordered in that place (`_seats_back` waits the grace at most for a seat
+successor before it ordered in that place (`seats_back` waits the grace at most for a seat
 away). A host seat partitioned past the grace while still running orders frames nobody sees (its
 resume cuts them under the same bound; only the killed host's tail is tested). A resumed owner that finds nobody serving
 (its successor gone too) orders again as a host and takes back, as any resumed host does, what the
@@ -80,15 +80,14 @@ from __future__ import annotations
 
 import time
 
-from dicetable.core.phrase import phrase
 from dicetable.net.table import host_packets
 from dicetable.net.table import deputies
-from dicetable.net.table.events import Dropped, Ordering
-from dicetable.net.table.host import HostSession, entry_chunks
+from dicetable.net.table.orderer import Orderer
+from dicetable.net.table.outbox import entry_chunks
 from dicetable.net.reach.relay import HOST_AWAY, RelayAddress
 from dicetable.net.reach.relay_link import RelayHostSocket, RelayTaken
-from dicetable.net.table.session import TableSession
 from dicetable.net.reach.transport import TransportError
+from dicetable.net.table.events import Dropped
 
 
 def step(timing) -> float:
@@ -125,15 +124,15 @@ def follow(peer, now: float) -> bool:
     if peer.invite.owner is None or replica.phase not in ("playing", "over") or peer.seat is None:
         return False
     if peer.succession is None:  # the first hand-over: the orderer gone is the host seat
-        peer._away_since.setdefault(0, peer.host_away_since)
+        peer.own.defaults.away_since.setdefault(0, peer.orderer_presence.away_since)
         peer.emit(Dropped(0, f"gone for more than {peer.timing.grace:g} s: a seat takes over ordering "
-                             "the log through the relay"))
-    if peer.succession is None or peer.succession.since != peer.host_away_since:
-        peer.succession = Succession(peer.host_away_since)
+                                          "the log through the relay"))
+    if peer.succession is None or peer.succession.since != peer.orderer_presence.away_since:
+        peer.succession = Succession(peer.orderer_presence.away_since)
         peer.link.trust(orderers(replica, peer.seat))  # the orderer is gone: the next one may tag with its seat key
     wait, seats = step(peer.timing), order(replica)
     # From when the relay surely lets a seat serve (its host silent for HOST_AWAY), seat by seat in turn.
-    late = now - peer.host_away_since - max(peer.timing.grace, HOST_AWAY)
+    late = now - peer.orderer_presence.away_since - max(peer.timing.grace, HOST_AWAY)
     turn = peer.seat in seats and late >= 0 and int(late // wait) % len(seats) == seats.index(peer.seat)
     if turn and now - peer.succession.tried >= wait:
         peer.succession.tried = now
@@ -143,7 +142,7 @@ def follow(peer, now: float) -> bool:
     return late < 2 * len(seats) * wait + peer.timing.connect_timeout  # every seat has had two turns
 
 
-def take_over(peer) -> "SuccessorSession | None":
+def take_over(peer) -> Orderer | None:
     """Serve the peer's table at its relay with the peer's key, or None when the relay lets it not."""
     invite = peer.invite
     relay = RelayAddress(invite.address, invite.port, invite.host_key)
@@ -155,7 +154,7 @@ def take_over(peer) -> "SuccessorSession | None":
     except TransportError as error:
         peer.refusals.append(str(error))
         return None
-    return SuccessorSession.from_seat(peer, socket)
+    return hand_over(peer, socket)
 
 
 def give(peer, body: dict) -> None:
@@ -168,47 +167,10 @@ def give(peer, body: dict) -> None:
         peer.to_orderer("give", {"start": first, "frames": frames})
 
 
-class SuccessorSession(HostSession):
-    """A seat ordering its table's log through the relay in the host seat's place."""
-
-    @classmethod
-    def from_seat(cls, peer, socket: RelayHostSocket) -> "SuccessorSession":
-        replica = peer.replica
-        self = cls(peer.profile, replica.game.name, replica.seat_count, replica.options, timing=peer.timing)
-        for name in vars(TableSession(peer.profile)):  # the seat's own: replica, chains, transcript, clocks, queue
-            setattr(self, name, getattr(peer, name))
-        peer.transcript = None  # written by the successor from here on
-        peer.close()
-        replica.claim_check = self.check_claim
-        self.socket, self.invite = socket, peer.invite
-        self._box = host_packets.host_box(peer.profile, relayed=True)  # it tags with its seat key (net/table/host_packets.py)
-        self.relay = socket.relay
-        self._seat = peer
-        self.reclaim(time.monotonic())  # until the seats are back: frames I sent the host, maybe ordered
-        self.handed = len(replica.log)  # this copy at the hand-over, with the seats' longer copies: the host relayed it
-        self.emit(Ordering(self.seat, phrase(replica.who(self.seat), " orders the log now, through the relay, "
-                                                                     "in the host seat's place")))
-        return self
-
-    def step(self, timeout: float) -> None:
-        self.stopped = self.stopped or self._seat.stopped  # the seat's session is what its caller stops
-        super().step(timeout)
-
-    def _hello(self, peer: bytes, body: dict, now: float) -> None:
-        super()._hello(peer, body, now)
-        if peer in self.routes:
-            self._tell_presence_to(peer)
-
-    def _tell_presence_to(self, peer: bytes) -> None:
-        """A seat just seated hears who is away (the host seat among them) and who is here."""
-        for seat in range(self.replica.seat_count):
-            self.tell(peer, "presence", {"seat": seat, "here": seat not in self._away_since})
-
-    def _adopt(self, peer: bytes, start: int, frames: list) -> None:
-        super()._adopt(peer, start, frames)
-        self.handed = max(self.handed, len(self.replica.log))  # the host relayed these: a rejoining host keeps them
-
-    def tell(self, peer: bytes, op: str, body: dict) -> None:
-        if op == "welcome":  # a host seat rejoining may cut its copy's tail only past this (net/table/joiner.py `_unseen`)
-            body = {**body, "handed": self.handed}
-        super().tell(peer, op, body)
+def hand_over(peer, socket: RelayHostSocket) -> Orderer:
+    """The peer's seat orders the log from now on: the same Seat, its driver an orderer serving at the relay."""
+    peer.hang_up()
+    successor = Orderer(peer.own, socket, relay=socket.relay)
+    successor.box = host_packets.host_box(peer.profile, relayed=True)  # it tags with its seat key (net/table/host_packets.py)
+    successor.took_over()
+    return successor

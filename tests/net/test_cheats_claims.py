@@ -22,10 +22,12 @@ from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import Table, play_table
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.defaults import Defaults
+from dicetable.net.table.seat import Seat
 from dicetable.net.refusals import BadClaim, NotDue, OutOfOrder
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.session import SessionError, bot_chooser
-from dicetable.net.log.verify import compare, verify
+from dicetable.net.log.verify import verify
 from dicetable.tui.cli import main
 from net_helpers import FAST, LATE, in_thread, stop_all, wait_until
 
@@ -101,8 +103,8 @@ def test_a_refused_claim_is_disputed_in_its_place_in_the_accused_copy():
 
 
 # -- a host that claims the game at will (2 seats) ------------------------------------------------------
-class ClaimsAtWill(HostSession):
-    """A host whose clock says whatever suits it: the moment the joiner is due to move, it claims the
+class ClaimingAtWill(Defaults):
+    """A host's clock that says whatever suits it: the moment the joiner is due to move, it claims the
     game. Its own replica orders its own claim; only the claimed seat's own view can object."""
 
     claimed = False
@@ -113,6 +115,16 @@ class ClaimsAtWill(HostSession):
             self.claimed = True
             self.author("claim", wire.claim_body(1, "seat 1 did not move within 60 s"))
         super().watch_deadlines(now)
+
+
+class ClaimingSeat(Seat):
+    defaults_type = ClaimingAtWill
+
+
+class ClaimsAtWill(HostSession):
+    """A host whose seat claims the game at will."""
+
+    seat_type = ClaimingSeat
 
 
 def test_a_host_claiming_the_game_at_will_is_disputed_and_verify_says_unwitnessed(tmp_path, capsys):
@@ -186,7 +198,7 @@ class Rerolling(HostSession):
             if env.kind == "reveal":
                 self.held.append(frame)  # and every copy resent
                 if len(self.held) == 1:
-                    self.author("claim", wire.claim_body(self.victim, "seat 2 did not reveal within 30 s"))
+                    self.own.author("claim", wire.claim_body(self.victim, "seat 2 did not reveal within 30 s"))
                 return
         super().order(frame, origin)
 
@@ -300,11 +312,15 @@ def test_a_cut_tricolor_transcript_with_its_owners_claim_says_its_card_audit_was
 
 
 # -- withholding at a table of three: what it buys and what it costs --------------------------------------
-class Withholder(PeerSession):
-    """A joiner that never reveals: it sees the others' values first and takes the redraw with zeros."""
+class WithholdingSeat(Seat):
+    """A seat that never reveals: it sees the others' values first and takes the redraw with zeros."""
 
     def reveal_if_due(self) -> bool:
         return False
+
+
+class Withholder(PeerSession):
+    seat_type = WithholdingSeat
 
 
 def test_a_withholding_seat_is_out_by_a_co_signed_claim_and_the_die_is_the_documented_redraw(tmp_path):

@@ -17,12 +17,13 @@ from dicetable.net.table.events import Fault, Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
 from net_helpers import FAST, in_thread, wait_until
 
 
-class Cheater(PeerSession):
-    """A joiner that plays as told and also signs and sends what the test puts in its queue."""
+class CheatingSeat(Seat):
+    """A seat that plays as told and also signs and sends what the test puts in its queue."""
 
     def handle_command(self, name, arg) -> None:
         if name != "author":
@@ -30,7 +31,7 @@ class Cheater(PeerSession):
             return
         kind, body = arg
         self.author(kind, body)
-        self._sent.clear()  # every frame of a burst takes the next free sequence number: refused for what it says
+        self.unordered.clear()  # every frame of a burst takes the next free sequence number: refused for what it says
 
 
 def kinds(events, kind: type, seat: int | None = None) -> list:
@@ -55,7 +56,7 @@ def test_a_deck_at_a_trice_table_is_refused_and_the_joiner_cannot_claim_the_game
                    and host.replica.waiting_for.action == "move", what="the first move due")
         before = snapshot(host)
         bogus = declaration(Deck(host.replica.table, "id", ID_CARDS))  # well-formed, bound to this table
-        cheater.commands.put(("author", ("deal", bogus)))
+        cheater.own.commands.put(("author", ("deal", bogus)))
         wait_until(lambda: kinds(cheat_events, Refused) and kinds(host_events, Fault), what="the refusal and the fault")
         [refusal] = kinds(cheat_events, Refused)
         assert refusal.seat == 1 and refusal.said == (
@@ -103,7 +104,7 @@ def test_a_flood_of_declarations_is_refused_and_changes_nothing():
         flood = [declaration(Deck(table, "pile", cards, number)) for number in range(40)]
         flood += [{**declaration(Deck(table, "pile", ("a",))), "step": "shuffle"}]  # a deck never opened
         for body in flood:
-            cheater.commands.put(("author", ("deal", body)))
+            cheater.own.commands.put(("author", ("deal", body)))
         wait_until(lambda: len(kinds(cheat_events, Refused)) == len(flood), what="every refusal")
         refusals = kinds(cheat_events, Refused)
         assert all(r.seat == 2 and r.said.startswith("deal refused: seat 2: ") for r in refusals), refusals
@@ -123,7 +124,11 @@ def test_a_flood_of_declarations_is_refused_and_changes_nothing():
             session.stop()
 
 
-class WrongShow(Cheater):
+class Cheater(PeerSession):
+    seat_type = CheatingSeat
+
+
+class WrongShowSeat(CheatingSeat):
     """Plays Tricolor Line with a bot, and once it holds a card shows another one in its place."""
 
     bad: dict | None = None
@@ -131,7 +136,7 @@ class WrongShow(Cheater):
     def act(self) -> None:
         super().act()
         replica, handler = self.replica, self.deals()
-        if self.bad is not None or handler is None or self._sent or replica.waiting_for.action != "move":
+        if self.bad is not None or handler is None or self.unordered or replica.waiting_for.action != "move":
             return
         for d in handler.formed:
             deal, party = handler.deals[d], handler.parties.get(d)
@@ -141,6 +146,10 @@ class WrongShow(Cheater):
                     self.bad = {"deck": d, "step": "show", "position": j, "card": other, "nonce": nonce}
                     self.author("deal", self.bad)
                     return
+
+
+class WrongShow(PeerSession):
+    seat_type = WrongShowSeat
 
 
 def test_a_shown_card_that_is_not_the_committed_one_is_a_fault_every_player_sees():
@@ -160,7 +169,7 @@ def test_a_shown_card_that_is_not_the_committed_one_is_a_fault_every_player_sees
     try:
         wait_until(lambda: kinds(honest_events, Fault) and kinds(host_events, Fault) and kinds(cheat_events, Refused),
                    30, what="the fault told to the host and the honest seat, and the refusal to the cheater")
-        bad = cheater.bad
+        bad = cheater.own.bad
         [refusal] = kinds(cheat_events, Refused)
         expected = (f"deal refused: seat 2: showed {bad['card']} at position {bad['position']}, "
                     "which does not open its commitment")
@@ -184,7 +193,6 @@ def test_an_opening_that_breaks_its_commitment_is_a_fault_the_moment_it_lands():
 
     from dicetable.net.cards.table_deals import TableDeals
     from dicetable.net.table.local_seats import Table
-    from dicetable.net.table.session import TableSession
 
     game = registry.get("tricolor")
     table = Table(game, game.resolve_options({}), ["ann", "bob", "cy"])
@@ -198,8 +206,8 @@ def test_an_opening_that_breaks_its_commitment_is_a_fault_the_moment_it_lands():
             table.step(bots, rng)
     table.post(table.seats[2].frame("resign", {}))  # the game ends: every deck is opened
     events = []
-    session = TableSession(Profile.generate("ann"), on_event=events.append)
-    session.replica = table.peers[0]  # seat 0's own replica, as its session holds it
+    seat = Seat(Profile.generate("ann"), on_event=events.append)
+    seat.replica = table.peers[0]  # seat 0's own replica, as its seat holds it
     lied = None
     for s, peer in enumerate(table.peers):
         handler = peer.deal_handler
@@ -210,7 +218,7 @@ def test_an_opening_that_breaks_its_commitment_is_a_fault_the_moment_it_lands():
                 lied = (j, next(c for c in handler.deals[d].deck.cards if c != card))
                 body["held"][0] = [j, lied[1], nonce]
             table.post(table.seats[s].frame("deal", body))
-            session.watch_deal()  # what `applied` does for each deal record
+            seat.watch_deal()  # what `applied` does for each deal record
     [fault] = kinds(events, Fault)
     assert fault.seat == 1 and fault.said == (
         f"card deal: seat 1 opened {lied[1]} at position {lied[0]}, which does not match its commitment")

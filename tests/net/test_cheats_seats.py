@@ -9,8 +9,9 @@ from dataclasses import replace
 
 import pytest
 
+from dicetable.net.table.door import HOLD_COOLDOWN, HOLD_LAPSES_FREE
 from dicetable.net.table.events import SeatHeld, SeatReleased
-from dicetable.net.table.host import HOLD_COOLDOWN, HOLD_LAPSES_FREE, HostSession
+from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.reach.relay import RelayServer
@@ -85,7 +86,7 @@ def test_a_squatters_hold_runs_out_and_the_honest_joiner_takes_the_seat(capsys):
         released = the_release(events)
         assert released.seat == 1 and released.key == squatter_profile.public_key
         assert released.said == f"{squatter_profile.fingerprint} did not join within {hold:g} s: seat 1 is free again"
-        assert host.reserved == {} and host.replica.seats[1] is None
+        assert host.door.reserved == {} and host.replica.seats[1] is None
         honest = PeerSession(bob, invite, timing=FAST)
         in_thread(honest)
         wait_until(lambda: host.replica.phase == "playing", what="bob seated and the game started")

@@ -836,7 +836,7 @@ def test_a_wrong_key_over_the_network_is_named_by_every_peer(tmp_path, monkeypat
         peer.on_event = listener(peer.seat)
         peers.append(peer)
     liar = next(p for p in peers if p.seat == 2)
-    liar.dealer = LyingDealer(2, 3, liar.replica.table)
+    liar.own.dealer = LyingDealer(2, 3, liar.replica.table)
     for peer in peers:
         threads.append(threading.Thread(target=peer.run, daemon=True))
         threads[-1].start()

@@ -8,7 +8,6 @@ those tests need root and are skipped with the reason elsewhere.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import time

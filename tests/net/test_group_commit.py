@@ -33,9 +33,10 @@ class Watched(HostSession):
 
         def checked(peer, op, body=None):
             inner_op, inner = unpack(body["packet"]) if op == "tagged" else (op, body)  # net/table/host_packets.py
-            if inner_op == "entries" and self.transcript is not None:
+            writer = self.own.transcript.writer
+            if inner_op == "entries" and writer is not None:
                 self.relayed += 1
-                end, written = inner["start"] + len(inner["frames"]), len(read(self.transcript.path).frames)
+                end, written = inner["start"] + len(inner["frames"]), len(read(writer.path).frames)
                 if end > written:
                     self.early.append((inner["start"], end, written))
             send(peer, op, body)
@@ -53,7 +54,7 @@ def test_the_host_relays_no_frame_its_transcript_lacks_and_syncs_each_batch_once
 
     def fsync(fd):
         real_fsync(fd)
-        writer = host.transcript
+        writer = host.own.transcript.writer
         if writer is not None and not writer.file.closed and fd == writer.file.fileno():
             synced.append(len(read(writer.path).frames))
 

@@ -180,7 +180,7 @@ def test_seats_are_reserved_only_for_proven_keys_one_per_key():
         connections.append(stranger)
         op, body = stranger.hello(Profile.generate("x"), proof=secrets.token_bytes(64))
         assert op == "full" and "does not prove its key" in body["reason"]
-        assert host.reserved == {}  # nobody reserves a seat in another key's name
+        assert host.door.reserved == {}  # nobody reserves a seat in another key's name
         carol = Profile.generate("carol")
         first = Raw(invite)
         connections.append(first)
@@ -192,7 +192,7 @@ def test_seats_are_reserved_only_for_proven_keys_one_per_key():
             connections.append(again)
             op, body = again.hello(carol)
             assert op == "welcome" and body["seat"] == 1
-        assert sorted(host.reserved) == [1] and len(routes_of(host, 1)) == 1
+        assert sorted(host.door.reserved) == [1] and len(routes_of(host, 1)) == 1
         dave = Profile.generate("dave")
         daves = Raw(invite)
         connections.append(daves)
@@ -209,7 +209,7 @@ def test_seats_are_reserved_only_for_proven_keys_one_per_key():
         latest = connections[-2]  # carol's latest connection
         latest.socket.send(*latest.link.seal("submit", {"frame": own}))
         wait_until(lambda: host.replica.seats[1] is not None, what="carol's join")
-        assert host.replica.seats[1].key == carol.public_key and 1 not in host.reserved
+        assert host.replica.seats[1].key == carol.public_key and 1 not in host.door.reserved
     finally:
         for connection in connections:
             connection.close()

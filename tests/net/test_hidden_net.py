@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dicetable.core import registry
+from dicetable.core.phrase import Phrase, Seat as Named
 from dicetable.core.game import CHANCE, NOBODY
 from dicetable.core.tricolor import SCORING, OVER
 from dicetable.core.tricolor_tiles import ID_CARDS, UNKNOWN
@@ -25,6 +26,7 @@ from dicetable.net.table.events import Claimable
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.local_seats import Table
 from dicetable.net.refusals import DealRefused
 from dicetable.net.table.seat_file import load_seat
@@ -165,8 +167,8 @@ def test_four_processes_play_tricolor_and_every_transcript_checks_every_deal(tmp
     assert all(log == logs[0] for log in logs)
 
 
-class Withholder(PeerSession):
-    """A joiner that plays its part of the deal but never sends another seat its card keys."""
+class WithholdingSeat(Seat):
+    """A seat that plays its part of the deal but never sends another seat its card keys."""
 
     def send_deal(self) -> bool:
         state = self.replica.state
@@ -176,6 +178,10 @@ class Withholder(PeerSession):
                 self.withheld = True
                 return False
         return super().send_deal()
+
+
+class Withholder(PeerSession):
+    seat_type = WithholdingSeat
 
 
 @pytest.mark.slow
@@ -199,7 +205,7 @@ def test_a_seat_withholding_its_deal_part_is_in_default(tmp_path):
     for thread in threads:
         thread.join(30)
     result = host.replica.result
-    assert getattr(staller, "withheld", False)
+    assert getattr(staller.own, "withheld", False)
     assert result is not None and "seat 2 in default" in result.reason and 2 not in result.winners
     claimable = next(e for e in events if isinstance(e, Claimable))  # the host's or the honest joiner's
     assert claimable.seat == 2 and f"did not deliver its part of the card deal within {timing.reveal_deadline:g} s" in claimable.why
@@ -246,8 +252,9 @@ def test_three_dice_breaker_peers_finish_without_the_one_killed(tmp_path):
         assert replica.out == {gone} and replica.forced is None  # the game ended by its own rules
         default = next(c for c in replica.claims if c.state == "out")
         assert default.against == gone and len(default.witnesses) == 1  # three seats: co-signed by the other
-        basis = f"claim by seat {default.seat}, witnessed by seat {default.witnesses[0]}"
-        assert verdict.line().endswith(f"; seat {gone} in default ({basis}), the game went on without")
+        name = lambda s: verdict.named(Phrase((Named(s),)))  # the verdict names people (issue 34)
+        basis = f"claim by {name(default.seat)}, witnessed by {name(default.witnesses[0])}"
+        assert verdict.line().endswith(f"; {name(gone)} in default ({basis}), the game went on without")
         # (A claim may first answer a Latent Dice question for it: that seat stays in the game.)
         took = next(r for r in replica.log if r.kind == "witness" and "goes on without it" in r.note)
         assert took.envelope.body["claim"] == default.index and replica.log[default.index].envelope.body["against"] == gone

@@ -16,6 +16,7 @@ from dicetable.net.table.events import Claimable
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
 from dicetable.net.log.transcript import read
 from dicetable.net.log.verify import verify
@@ -90,12 +91,16 @@ def test_four_processes_finish_a_battle_game_whose_transcripts_all_verify(tmp_pa
     assert_sealed(logs[0])
 
 
-class SilentOnTheClaim(PeerSession):
+class SilentSeat(Seat):
     """A seat that throws at once but never answers a Latent Dice claim (a person who looked away)."""
 
     def play(self, move) -> None:
         if move.kind != "latent":
             super().play(move)
+
+
+class SilentOnTheClaim(PeerSession):
+    seat_type = SilentSeat
 
 
 @pytest.mark.slow

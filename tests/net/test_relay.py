@@ -114,7 +114,7 @@ def test_a_relay_that_seats_a_joiner_at_a_table_of_its_own_making_is_caught(rela
     table = bytes(range(16))
     fake = HostSession(Profile.generate("mallory"), "trice", 2, {}, timing=FAST, relay=relay.line,
                        transcript=tmp_path / "mallory.dtt")
-    fake.replica = Replica(table, claim_check=fake.check_claim, deal_handler=TableDeals(seat=0))
+    fake.own.replica = Replica(table, claim_check=fake.own.defaults.check_claim, deal_handler=TableDeals(seat=0))
     fake.open()
     thread = threading.Thread(target=fake.run, daemon=True)
     thread.start()
@@ -159,7 +159,7 @@ def test_a_second_key_cannot_take_over_a_served_table(relay, tmp_path):
     host.open()
     thief = HostSession(Profile.generate("thief"), "trice", 2, {}, timing=FAST, relay=relay.line,
                         transcript=tmp_path / "thief.dtt")
-    thief.replica = Replica(host.replica.table, claim_check=thief.check_claim, deal_handler=TableDeals(seat=0))
+    thief.own.replica = Replica(host.replica.table, claim_check=thief.own.defaults.check_claim, deal_handler=TableDeals(seat=0))
     with pytest.raises(SessionError, match="belongs to another key"):
         thief.open()
     host.close()
@@ -257,8 +257,8 @@ def test_the_relay_restarts_mid_game_and_the_table_goes_on(tmp_path):
     thread = threading.Thread(target=host.run, daemon=True)
     thread.start()
     peer = joiner(invite, tmp_path)
-    peer.think = 0.05
-    host.think = 0.05
+    peer.own.think = 0.05
+    host.own.think = 0.05
     peer.connect()
     done, runner = play_in_thread(peer)
     wait_until(lambda: len(peer.replica.log) > 8, what="a few moves through the first relay")
@@ -276,18 +276,18 @@ def test_the_relay_restarts_mid_game_and_the_table_goes_on(tmp_path):
 
 def test_the_host_seat_leaves_and_comes_back_through_the_relay(relay, tmp_path):
     host = host_through(relay.line, tmp_path, seed=1)
-    host.think = 0.05
+    host.own.think = 0.05
     invite = host.open()
     thread = threading.Thread(target=host.run, daemon=True)
     thread.start()
     peer = joiner(invite, tmp_path)
-    peer.think = 0.05
+    peer.own.think = 0.05
     peer.connect()
     done, runner = play_in_thread(peer)
     wait_until(lambda: len(host.replica.log) > 8, what="a few moves")
     host.stop()
     thread.join(5)
-    wait_until(lambda: peer.host_away_since is not None, what="the joiner to see the host gone")
+    wait_until(lambda: peer.orderer_presence.away_since is not None, what="the joiner to see the host gone")
     back = HostSession(host.profile, resume=tmp_path / "host.dtt", timing=FAST)  # the relay is in its seat file
     back.chooser = bot_chooser(TRICE, "greedy", 1)
     back.open()

@@ -13,33 +13,41 @@ from dicetable.net.chance import outcomes
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
 from net_helpers import FAST, in_thread
 
 GAME = registry.get("dicebreaker")
 
 
-class Counting(HostSession):
-    """A host that counts, for each event, the joiner's frames that reached it while it was open."""
+class CountingSeat(Seat):
+    """The host's seat, noting which event is open as each record lands."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.open_event: int | None = None
-        self.arrivals: dict[int, list[str]] = {}  # event number -> kinds of the joiner's frames while open
-
-    def order(self, frame, origin):
-        if origin is not None and self.open_event is not None:
-            from dicetable.net.log import wire
-
-            self.arrivals[self.open_event].append(wire.decode(frame).kind)
-        super().order(frame, origin)
+    open_event: int | None = None
 
     def applied(self, record):
         super().applied(record)
         pending = self.replica.pending
         self.open_event = None if pending is None else pending.number
         if pending is not None:
-            self.arrivals.setdefault(pending.number, [])
+            self.driver.arrivals.setdefault(pending.number, [])
+
+
+class Counting(HostSession):
+    """A host that counts, for each event, the joiner's frames that reached it while it was open."""
+
+    seat_type = CountingSeat
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.arrivals: dict[int, list[str]] = {}  # event number -> kinds of the joiner's frames while open
+
+    def order(self, frame, origin):
+        if origin is not None and self.own.open_event is not None:
+            from dicetable.net.log import wire
+
+            self.arrivals[self.own.open_event].append(wire.decode(frame).kind)
+        super().order(frame, origin)
 
 
 class Prompt(PeerSession):
@@ -51,17 +59,17 @@ class Prompt(PeerSession):
         self.opened: set[int] = set()
         self.answered_at_once: set[int] = set()
 
-    def _entries(self, start, frames):
+    def handle(self, data, now):
         from dicetable.net.log import wire
 
         before = self.replica.pending.number if self.replica.pending is not None else None
-        sent = set(self._sent)
-        super()._entries(start, frames)
+        sent = set(self.own.unordered)
+        super().handle(data, now)
         pending = self.replica.pending
         if pending is not None and pending.number != before:
             self.opened.add(pending.number)
-            for seq in set(self._sent) - sent:
-                envelope = wire.decode(self._sent[seq][1])
+            for seq in set(self.own.unordered) - sent:
+                envelope = wire.decode(self.own.unordered[seq][1])
                 if envelope.kind == "reveal" and envelope.body["k"] == pending.number:
                     self.answered_at_once.add(pending.number)
 

@@ -18,6 +18,8 @@ from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import Invite
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.defaults import Defaults
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.log.transcript import read
 from dicetable.net.log.verify import verify
@@ -138,8 +140,17 @@ def _free_port() -> int:
 
 
 # -- refusals: cheating never changes an honest state -------------------------------------------------
-class Scripted(PeerSession):
-    """A joiner that does only what the test tells it: raw frames through its command queue."""
+class Unwatched(Defaults):
+    """Clocks that claim and witness nothing."""
+
+    def watch_deadlines(self, now: float) -> None:
+        pass
+
+
+class ScriptedSeat(Seat):
+    """A seat that does only what the test tells it: raw frames through its command queue."""
+
+    defaults_type = Unwatched
 
     def act(self) -> None:
         pass
@@ -147,14 +158,17 @@ class Scripted(PeerSession):
     def reveal_if_due(self) -> bool:
         return False
 
-    def watch_deadlines(self, now: float) -> None:
-        pass
-
     def handle_command(self, name, arg) -> None:
         if name == "raw":
-            self.submit(arg)
+            self.driver.submit(arg)
         else:
             super().handle_command(name, arg)
+
+
+class Scripted(PeerSession):
+    """A joiner whose seat does only what the test tells it."""
+
+    seat_type = ScriptedSeat
 
 
 def _snapshot(session):
@@ -184,7 +198,7 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
             before_host, before_honest = _snapshot(host), _snapshot(honest)
             copies = [r.frame for r in host.replica.log].count(frame)
             seen = len(cheat_events)
-            cheater.commands.put(("raw", frame))
+            cheater.own.commands.put(("raw", frame))
             wait_until(lambda: any(isinstance(e, Refused) for e in cheat_events[seen:]), what=f"refusal ({fault})")
             refusal = next(e for e in cheat_events[seen:] if isinstance(e, Refused))
             assert refusal.said.startswith(fault) and f"seat {seat}" in refusal.said, refusal.said
@@ -211,7 +225,7 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
         attempt(seal(cheater_profile, 1, "chat", wire.chat_body("I resign, says seat 1")), "bad signature", 1)
         # A legal roll: the honest seats reveal; the cheater's reveal does not open its chain.
         roll = seal(cheater_profile, 2, "move", wire.move_body(Move("roll", ("2d6",))))
-        cheater.commands.put(("raw", roll))
+        cheater.own.commands.put(("raw", roll))
         wait_until(lambda: host.replica.pending is not None and host.replica.pending.missing == (2,), what="reveals")
         attempt(seal(cheater_profile, 2, "reveal", wire.reveal_body(1, secrets.token_bytes(32)), sign=False), "bad reveal", 2)
         # Replays: its own accepted roll again, and the honest seat's "pass" from the log.
@@ -223,7 +237,7 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
         attempt(other, "wrong table", 2)
         # The honest reveal completes the roll; every copy of the log agrees.
         chain = cheater.chains[0]
-        cheater.commands.put(("raw", seal(cheater_profile, 2, "reveal", wire.reveal_body(1, chain.reveal(1)), sign=False)))
+        cheater.own.commands.put(("raw", seal(cheater_profile, 2, "reveal", wire.reveal_body(1, chain.reveal(1)), sign=False)))
         wait_until(lambda: len(honest.replica.events) == 1 and len(cheater.replica.events) == 1, what="the roll")
         assert host.replica.state.last.expr == "2d6"
         assert [r.frame for r in honest.replica.log] == [r.frame for r in host.replica.log]
@@ -241,11 +255,15 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
             session.stop()
 
 
-class Withholder(PeerSession):
-    """A joiner that never reveals: it waits to see the others' values first (the last-revealer problem)."""
+class WithholdingSeat(Seat):
+    """A seat that never reveals: it waits to see the others' values first (the last-revealer problem)."""
 
     def reveal_if_due(self) -> bool:
         return False
+
+
+class Withholder(PeerSession):
+    seat_type = WithholdingSeat
 
 
 @pytest.mark.slow
@@ -310,11 +328,11 @@ def test_seats_whose_chains_run_low_commit_fresh_anchors_and_play_on():
     room = __import__("dicetable.core.registry", fromlist=["get"]).get("diceroom")
     host = HostSession(Profile.generate("host"), "diceroom", 2, {"expr": "d6", "rolls": 40}, timing=FAST,
                        chooser=bot_chooser(room, "roller"))
-    host.chain_length = 20  # 40 rolls need a third chain per seat (a fresh one 16 events ahead)
+    host.own.chain_length = 20  # 40 rolls need a third chain per seat (a fresh one 16 events ahead)
     invite = host.open()
     thread = in_thread(host)
     joiner = PeerSession(Profile.generate("bob"), invite, timing=FAST, chooser=bot_chooser(room, "roller"))
-    joiner.chain_length = 20
+    joiner.own.chain_length = 20
     result = joiner.run()
     thread.join(10)
     assert result is not None and len(joiner.replica.state.rolls) == 40

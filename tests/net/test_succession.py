@@ -25,6 +25,7 @@ from dicetable.net.table.events import ClaimDisputed, Claimable, Cut, Dropped, F
 from dicetable.net.table.host import HostSession, TakenOver
 from dicetable.net.identity import Profile, load_or_create
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.orderer import Orderer
 from dicetable.net.reach.relay import RelayAddress, RelayServer
 from dicetable.net.reach.relay_link import RelayHostSocket, RelayRefused, RelayTaken
 from dicetable.net.log.replica import Replica
@@ -232,7 +233,7 @@ def rejoin(host, seed: int = 7) -> Seat:
 
 def table_moved_on(bob, past: int) -> None:
     """Seat 1 orders the log and its log holds an entry of its own at index `past` (a chat)."""
-    wait_until(lambda: bob.session.successor is not None and not bob.session.successor._own_due, 20,
+    wait_until(lambda: bob.session.successor is not None and bob.session.successor.reclaim.awaiting is None, 20,
                "seat 1 to take over ordering")
     bob.session.chat("the table goes on")
     wait_until(lambda: len(bob.session.replica.log) > past, 20, "seat 1 to order an entry past the host's copy")
@@ -303,7 +304,7 @@ def test_two_failures_in_a_row_the_owner_takes_back_what_the_dead_successor_orde
     bob.end(10)
     assert len(read(host.transcript_path).frames) < ordered  # the owner's copy lacks what seat 1 ordered
     back = resume_owner(host)
-    cy.session.auto_claim = True  # seat 1 is gone for good: seat 2 claims it too, or co-signs the owner's claim
+    cy.session.own.defaults.auto_claim = True  # seat 1 is gone for good: seat 2 claims it too, or co-signs the owner's claim
     for seat in (back, cy):
         seat.end(120)
         assert seat.error is None, seat.error
@@ -357,7 +358,7 @@ def test_a_seat_cannot_take_the_table_from_its_present_host(relay, tmp_path):
     assert bob.session.successor is None
 
 
-class Forking(succession.SuccessorSession):
+class Forking(Orderer):
     """A successor that rewrites history: once a seat has told it how long its copy is and its own
     log covers that copy (at once, or after taking a longer copy in), it drops that copy's last entry
     from its own, orders frames of its own in its place, and never takes the seat's copy back in."""
@@ -368,25 +369,25 @@ class Forking(succession.SuccessorSession):
         held = max((self.acked.get(seat, 0) for seat in self.routes.values()), default=0)  # from hellos
         if not self.forked and 0 < held <= len(self.replica.log):
             self.forked = True
-            forked = Replica(self.replica.table, claim_check=self.check_claim)
+            forked = Replica(self.replica.table, claim_check=self.own.defaults.check_claim)
             for record in list(self.replica.log)[:held - 1]:
                 forked.accept(record.frame)
-            self.replica, self._sent, self._own_due = forked, {}, False
-            self.transcript, self.transcript_path = None, self.transcript_path.with_name("forked.dtt")
+            self.own.replica, self.own.unordered, self.reclaim.awaiting = forked, {}, None
+            self.own.transcript.writer, self.own.transcript.path = None, self.transcript_path.with_name("forked.dtt")
 
-    def _adopt(self, seat, start, frames):
-        if not self.forked:  # once forked, the seat's copy is not taken back in
-            super()._adopt(seat, start, frames)
+    def handle_packet(self, peer, seat, op, body, now):
+        if not (self.forked and op == "give"):  # once forked, the seat's copy is not taken back in
+            super().handle_packet(peer, seat, op, body, now)
 
     def step(self, timeout):
         super().step(timeout)
         self._fork()
         if self.forked and self.chats < 8:
             self.chats += 1
-            self.author("chat", wire.chat_body(f"another history {self.chats}"))
+            self.own.author("chat", wire.chat_body(f"another history {self.chats}"))
 
 
-class Shifting(succession.SuccessorSession):
+class Shifting(Orderer):
     """A successor that moves a seat's entries: each packet lands one index earlier than it belongs."""
 
     def order(self, frame, origin):
@@ -395,17 +396,15 @@ class Shifting(succession.SuccessorSession):
             for peer in self.routes:
                 self.tell(peer, "entries", {"start": len(self.replica.log) - 2, "frames": [frame]})  # under its own tag
 
-    @classmethod
-    def from_seat(cls, peer, socket):
-        self = super().from_seat(peer, socket)
+    def took_over(self):
+        super().took_over()
         self.shift_from = len(self.replica.log)
-        return self
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("attacker", [Forking, Shifting], ids=["forks", "moves-entries"])
 def test_a_successor_whose_log_does_not_fit_a_seats_copy_is_named_and_left(relay, tmp_path, monkeypatch, attacker):
-    monkeypatch.setattr(succession, "SuccessorSession", attacker)  # the seat that takes over is the attacker
+    monkeypatch.setattr(succession, "Orderer", attacker)  # the seat that takes over is the attacker
     ann, bob, cy = open_table(relay, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER)
     kill_host([ann, bob, cy], after=12)
     wait_until(lambda: bob.session.successor is not None, 20, "seat 1 to take over ordering")
@@ -422,7 +421,7 @@ def test_a_successor_whose_log_does_not_fit_a_seats_copy_is_named_and_left(relay
     bob.end(10)
 
 
-class Dropping(succession.SuccessorSession):
+class Dropping(Orderer):
     """A successor that never orders seat 2's frames once the host seat is out of the game."""
 
     def order(self, frame, origin):
@@ -434,7 +433,7 @@ class Dropping(succession.SuccessorSession):
 
 @pytest.mark.slow
 def test_a_successor_that_drops_a_seats_frames_is_disputed_with_the_seats_own_frames(relay, tmp_path, monkeypatch):
-    monkeypatch.setattr(succession, "SuccessorSession", Dropping)
+    monkeypatch.setattr(succession, "Orderer", Dropping)
     ann, bob, cy = open_table(relay, tmp_path, "dicebreaker", ["ann", "bob", "cy"], DICEBREAKER,
                               timing=replace(QUICK, reveal_deadline=2.0, turn_deadline=2.0))
     kill_host([ann, bob, cy], after=12)

@@ -14,7 +14,6 @@ from dicetable.core.phrase import Seat
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.tables.controller import LocalTable, Player, outcome_words
 from dicetable.tui.screens.dialogs import HelpDialog
-from dicetable.tui.screens.home_screen import HomeScreen
 from dicetable.tui.screens.rules_screen import RulesScreen
 from dicetable.tui.screens.trice_screen import TriceScreen
 from dicetable.tui.screens.triad_screen import TriadScreen

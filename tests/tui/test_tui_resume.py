@@ -320,7 +320,7 @@ def test_a_resumed_host_is_bound_and_named_where_its_table_was(tmp_path):
     try:
         path = tmp_path / "table.dtt"
         path.write_bytes(b"")  # the seat file sits beside a transcript
-        save_seat(path, host.seat_data())
+        save_seat(path, host.own.seat_data())
         assert saved_where(path) == Where(bind="127.0.0.1", advertise="table.invalid")
         save_seat(path, {"seat": 0, "chains": []})  # written before this was kept: the default
         assert saved_where(path) == Where()

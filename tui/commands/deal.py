@@ -96,9 +96,10 @@ def finish(session) -> int:
         signal.signal(signal.SIGTERM, previous)
     if session.transcript_path is not None:
         print(f"transcript: {session.transcript_path}", flush=True)
-    if session.fault is not None:
+    dealt = session.own  # the DealingSeat (net/table/deal_table.py)
+    if dealt.failure is not None:
         return 1
-    if session.dealer is None or session.dealer.result is None:
+    if dealt.dealer is None or dealt.dealer.result is None:
         print("left the table before the deal was verified", file=sys.stderr)
         return 1
     return 0

@@ -13,7 +13,7 @@ in the data directory:
 The line is written whole and fsynced before the game-over dialog can be dismissed, so a crash
 loses at most the game being written; a torn last line (a crash mid-write) is skipped on reading
 and the next record starts on a line of its own. Network games are the transcripts in
-`transcripts/` (net/table/session.py): each is read for its header and result (each game's, for a table
+`transcripts/` (net/table/seat_transcript.py): each is read for its header and result (each game's, for a table
 that played rematches), and checked in full by `dicetable verify` when opened.
 """
 

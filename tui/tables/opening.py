@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from dicetable.core import registry
-from dicetable.net.reach import announcement, lan, local_networks, same_machine
+from dicetable.net.reach import announcement, local_networks, same_machine
 from dicetable.net.reach.announcement import VERIFIED, Announcement
 from dicetable.net.reach.local_networks import DiscoveryError
 from dicetable.net.reach.transport import DEFAULT_BIND

@@ -1,0 +1,158 @@
+"""A seat's clocks and default claims (FAIRNESS.md §4; who decides: net/table/deadlines.py).
+
+A seat claims a seat its own clock finds in default (`auto_claim`, or `claim()` from the app), co-signs
+("witness") a pending claim only when its own clock agrees, and checks every claim against its own
+seat with its own view (`own_view`: its clock since it saw the wait begin, with the deadline's slack,
+how long it was cut off, and its answers the log does not hold): its replica's `claim_check` refuses
+such a claim when it would take effect alone (net/refusals.py's Disputed) and the seat answers it
+with a signed "dispute" carrying its unordered frames; a pending one is disputed in the log. The
+seat that orders the log keeps a claim it disputes out of the log (its driver's `orders_log`), at no
+cost to anyone.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dicetable.net.table import deadlines
+from dicetable.net.log import wire
+from dicetable.net.refusals import Disputed
+from dicetable.core.phrase import phrase
+from dicetable.net.table.events import ClaimDisputed, Claimable, Failed
+
+
+class Defaults:
+    """One seat's clocks of the table's waits and of seats away, and the claims it makes, witnesses and disputes."""
+
+    def __init__(self, seat, auto_claim: bool = True) -> None:
+        self.own = seat
+        self.emit, self.author = seat.emit, seat.author
+        self.auto_claim = auto_claim
+        self.away_since: dict[int, float] = {}  # seats lost sight of (the orderer's word, or its own), since when
+        self._waiting_key: Any = None
+        self._waiting_since = time.monotonic()
+        self._claimable: set[int] = set()
+        self._last_claim = 0.0
+        self._answered: tuple[Any, float] | None = None  # (wait, when) I first sent an answer to it
+        self._witnessed: set[int] = set()  # claims (log index) I co-signed
+        self._disputed: set[int] = set()  # claims against me (log index) I disputed
+
+    @property
+    def replica(self):
+        return self.own.replica
+
+    @property
+    def seat(self) -> int | None:
+        return self.own.seat
+
+    def sent(self, kind: str, now: float) -> None:
+        """A frame of mine went to the log: if it answers what the table waits for, when is my evidence."""
+        if kind in deadlines.ANSWERS.get(self.replica.waiting_for.action, ()):
+            wait = deadlines.waiting_key(self.replica)
+            if self._answered is None or self._answered[0] != wait:
+                self._answered = (wait, now)
+
+    def refused(self) -> None:
+        # A witness sent behind a refused frame was refused with it (out of order): the claims' own
+        # signers say which of mine landed; the rest are sent again while my clock still agrees.
+        self._witnessed.clear()
+
+    # -- deadlines and defaults (FAIRNESS.md §4) -------------------------------------------------
+    def watch_deadlines(self, now: float) -> None:
+        replica = self.replica
+        if replica is None or replica.phase != "playing" or self.own.finished:
+            return
+        waiting = replica.waiting_for
+        key = deadlines.waiting_key(replica)
+        if key != self._waiting_key:
+            self._waiting_key = key
+            self._waiting_since = now
+            self._claimable.clear()
+        for seat in waiting.seats:
+            if seat == self.seat or seat in self._claimable:
+                continue
+            why = self.default_reason(seat, now)
+            if why:
+                self._claimable.add(seat)
+                self.emit(Claimable(seat, why))
+        for claim in replica.claims:  # co-sign what my own clock agrees with, and nothing else
+            if claim.state == "pending" and claim.index not in self._witnessed and self.seat != claim.against \
+                    and self.seat not in claim.signers and self.seat not in replica.out \
+                    and self.default_reason(claim.against, now):
+                self._witnessed.add(claim.index)
+                self.author("witness", wire.witness_body(claim.index))
+        # Only seats still in and still awaited: a claim against a seat already out is refused, and
+        # sending it again every heartbeat would starve the claim against the seat still holding the table.
+        unclaimed = [s for s in self._claimable
+                     if s not in replica.out and s in waiting.seats and replica.pending_claim(s) is None]
+        if self.auto_claim and unclaimed and now - self._last_claim > max(self.own.timing.heartbeat, 0.2):
+            self.send_claim(min(unclaimed))
+
+    def default_reason(self, seat: int, now: float) -> str:
+        """Why `seat` is in default now by this seat's clock, or "" when it is not."""
+        away = self.away_since.get(seat)
+        return deadlines.default_reason(self.replica, self.own.timing, seat, now - self._waiting_since,
+                                        None if away is None else now - away)
+
+    def send_claim(self, against: int) -> None:
+        """Claim `against` in default; a claim already pending against it is witnessed instead, when
+        my clock agrees."""
+        now = self._last_claim = time.monotonic()
+        pending = self.replica.pending_claim(against)
+        if pending is not None:
+            if self.seat in pending.signers or pending.index in self._witnessed:
+                return
+            if not self.default_reason(against, now):
+                self.emit(Failed(f"seat {against} is not in default by this seat's clock: no witness"))
+                return
+            self._witnessed.add(pending.index)
+            self.author("witness", wire.witness_body(pending.index))
+            return
+        reason = self.default_reason(against, now) or f"seat {against} is in default"
+        self.author("claim", wire.claim_body(against, reason[:200]))
+
+    # -- claims against my seat (FAIRNESS.md §4: no one party's clock decides) --------------------
+    def own_view(self, now: float) -> str:
+        """Why my seat is not in default by my own view (my clock since I saw the wait begin, and my
+        answer the log does not hold), or "" when I agree it is."""
+        replica = self.replica
+        wait = deadlines.waiting_key(replica)
+        since = self._waiting_since if wait == self._waiting_key else now  # a wait begun in this batch: my clock starts now
+        answered = None
+        if self._answered is not None and self._answered[0] == wait and self.own.unordered:
+            answered = max(0.0, self._answered[1] - since)
+        cut_off = self.own.driver.cut_off(now, since)  # how long this seat was cut off from the table since then
+        return deadlines.disputes(replica, self.own.timing, self.seat, now - since, cut_off, answered)
+
+    def check_claim(self, replica, envelope: wire.Envelope) -> None:
+        """My replica's `claim_check`: a claim against my seat that my own view refutes is kept out of
+        my log when it would take effect alone (a pending one changes nothing: `answer_claim`)."""
+        if envelope.body["against"] != self.seat or self.seat is None:
+            return
+        if not self.own.driver.orders_log and replica.needed(self.seat) > 1:
+            return
+        why = self.own_view(time.monotonic())
+        if why:
+            raise Disputed(envelope.seat, f"{replica.who(self.seat)} disputes {replica.who(envelope.seat)}'s claim: {why}")
+
+    def answer_claim(self, record) -> None:
+        """A pending claim against my seat landed: dispute it in the log if my own view refutes it."""
+        claim = self.replica.pending_claim(self.seat)
+        if claim is None or claim.index != record.index or claim.index in self._disputed:
+            return
+        why = self.own_view(time.monotonic())
+        if why:
+            self.dispute(record.frame, record.index, record.seat, why)
+
+    def dispute(self, frame: bytes, index: int, claimant: int, why: str) -> bytes | None:
+        """Tell the player "disputed", naming the claimant, and sign a dispute of the claim at log index
+        `index`, carrying my frames the log does not hold; returns the dispute (None if it cannot
+        carry them all)."""
+        self._disputed.add(index)
+        self.emit(ClaimDisputed(claimant, phrase(self.replica.who(claimant), f" claims this seat is in default: {why}")))
+        evidence = [sent for _, (_, sent) in sorted(self.own.unordered.items())]
+        if len(evidence) > wire.MAX_EVIDENCE or len(frame) + sum(map(len, evidence)) > wire.MAX_FRAME - 4096:
+            self.emit(Failed("too many frames the log does not hold to carry in a dispute"))
+            return None
+        return self.author("dispute", wire.dispute_body(index, frame, why[:200], evidence))

@@ -1,0 +1,272 @@
+"""The orderer: the driver that gives a table's log its order and relays it, around one Seat.
+
+The host is an orderer that opened the table (net/table/host.py); a seat that takes over through the
+relay becomes one around its own Seat (net/table/succession.py), so a hand-over swaps the driver and
+copies nothing. The orderer's parts, each with one owner: the door (hellos, seat holds:
+net/table/door.py), the outbox (batches relayed after the transcript: net/table/outbox.py) and the
+reclaim of the seats' longer copies (net/table/reclaim.py).
+
+The orderer's Seat's replica is the gate of the log: a frame from a joiner is appended only when the
+replica accepts it, otherwise the author hears `refused` with the reason (and the refusal goes to
+the transcript). Every accepted frame goes to every joiner with its log index; each joiner checks it
+again with its own replica, so a lying orderer is caught, not trusted.
+
+Default claims (FAIRNESS.md §4; net/table/deadlines.py): the orderer orders any claim that passes the log's
+rules; with 3 or more seats it takes effect only once the other seats' witnesses are in, the orderer's
+own among them only when its clock agrees. A claim against the orderer's own seat that its own view
+refutes is kept out of the log (`orders_log`): the claimant hears `refused` ("disputed: ..."), and the
+orderer's player hears `disputed`.
+
+Every packet to a seated connection is tagged for its hello (`tell`, net/table/host_packets.py), so
+nothing on the path, a relay included, can speak for the orderer; and every packet from it but a hello
+carries the seat's tag (`handle`), so nothing on the path can keep a gone seat present or submit for it.
+
+A frame of another seat refused as a fault (FAULTS: a broken seal, a deal message or payment the
+card deal refuses; the seat signed it) is told at once to every other joiner as `fault {seat,
+reason, frame}`, each distinct (seat, reason) once: each joiner checks the seat's signature on the
+frame and shows the fault; the reason is the orderer's word, the frame the seat's.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dicetable.net.table import host_packets
+from dicetable.net.identity import fingerprint
+from dicetable.net.reach.relay_link import RelayHostSocket
+from dicetable.net.refusals import BadSeal, DealRefused, Disputed, Refusal
+from dicetable.net.table.door import Door
+from dicetable.net.table.outbox import Outbox, entry_chunks
+from dicetable.net.table.reclaim import Reclaim
+from dicetable.net.table.session import SessionError, TableSession
+from dicetable.core.phrase import listing, phrase
+from dicetable.net.table.events import ClaimDisputed, Dropped, Failed, Fault, Lingering, Ordering, Refused, Returned
+
+FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
+MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
+
+
+class Orderer(TableSession):
+    """A seat ordering its table's log: the host, or a seat that took over through the relay."""
+
+    orders_log = True  # the orderer keeps a claim it disputes out of everyone's log
+
+    def __init__(self, seat, socket=None, relay=None) -> None:
+        super().__init__(seat)
+        self.socket = socket
+        self.relay = relay  # through a relay: its address (no port of our own)
+        self.box = None  # the key the joiners' invite names for tagging (net/table/host_packets.py)
+        self.listing: dict | None = None  # through a relay: the owner's signed deputies (net/table/deputies.py)
+        self.handed: int | None = None  # a successor's log at the hand-over, with the seats' longer copies (None: the host)
+        self.routes: dict[bytes, int] = {}  # connection -> seat
+        self.links: dict[bytes, host_packets.Tagger] = {}  # routed connection -> the tags of its hello
+        self.last_seen: dict[int, float] = {}
+        self.acked: dict[int, int] = {}  # seat -> log length it reported
+        self._told: set[tuple[int, str]] = set()  # faults told to the joiners
+        self.door = Door(self)
+        self.outbox = Outbox(self)
+        self.reclaim = Reclaim(self)
+
+    def took_over(self) -> None:
+        """This seat orders in the host seat's place now (net/table/succession.py): until the seats are back,
+        nothing of its own (frames it sent the host may be ordered already)."""
+        replica = self.replica
+        self.reclaim.start(time.monotonic())
+        self.handed = len(replica.log)  # this copy at the hand-over, with the seats' longer copies: the host relayed it
+        self.emit(Ordering(self.seat, phrase(replica.who(self.seat), " orders the log now, through the relay, "
+                                                                     "in the host seat's place")))
+
+    def refuse(self, key: bytes) -> None:
+        """Thread-safe: take back the seat `key` holds (a squatter's, say) and refuse that key any seat."""
+        self.own.commands.put(("refuse", bytes(key)))
+
+    def handle_command(self, name: str, arg: Any) -> None:
+        if name == "refuse":
+            self.door.refuse(arg)
+
+    def seat_data(self) -> dict:
+        if self.relay is not None:
+            return {"relay": self.relay.encode()}  # a resumed host serves its table at the same relay
+        return {}
+
+    # -- the log ---------------------------------------------------------------------------------
+    def submit(self, frame: bytes) -> None:
+        self.order(frame, None)
+
+    def order(self, frame: bytes, origin: bytes | None) -> None:
+        """Append `frame` to the log if the replica accepts it, and relay it; else refuse it."""
+        own = self.own
+        try:
+            if origin is not None:
+                self.door.check_join(frame, origin)
+            record = self.replica.accept(frame, signed_here=origin is None)  # origin None: a frame of mine
+        except Refusal as refusal:
+            reason = str(refusal)
+            told = self._tell_fault(refusal, reason, frame, origin)
+            if isinstance(refusal, Disputed):  # a claim against my seat that my own view refutes
+                self.emit(ClaimDisputed(refusal.seat, refusal.said))
+            else:
+                self.emit((Fault if told else Refused)(refusal.seat, refusal.said))
+            own.record_refusal(frame, reason)
+            if origin is None:
+                own.own_frame_refused(reason)
+            else:
+                seat = -1 if refusal.seat is None else refusal.seat
+                self.tell(origin, "refused", {"seat": seat, "reason": reason})
+            return
+        self.door.joined(record)
+        own.applied(record)
+        self.outbox.pass_on(record)
+
+    def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
+        """Tell every other joiner of another seat's fault, the first time; True if told."""
+        seat = refusal.seat
+        if not isinstance(refusal, FAULTS) or seat is None or seat == self.seat:
+            return False
+        if (seat, reason) in self._told or len(self._told) >= MAX_FAULT_NOTICES:
+            return False
+        self._told.add((seat, reason))
+        for peer, routed in self.routes.items():
+            if peer != origin and routed != seat:
+                self.tell(peer, "fault", {"seat": seat, "reason": reason, "frame": frame})
+        return True
+
+    def send_entries(self, peer: bytes, start: int) -> None:
+        """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
+        for first, frames in entry_chunks(self.replica.log, start, self.outbox.durable()):
+            self.tell(peer, "entries", {"start": first, "frames": frames})
+
+    # -- presence --------------------------------------------------------------------------------
+    def present(self, seat: int, now: float) -> None:
+        if seat in self.own.defaults.away_since:
+            del self.own.defaults.away_since[seat]
+            self.emit(Returned(seat))
+            self._tell_presence(seat, True)
+
+    def _tell_presence(self, seat: int, here: bool) -> None:
+        for peer in self.routes:
+            self.tell(peer, "presence", {"seat": seat, "here": here})
+
+    def watch_presence(self, now: float) -> None:
+        away = self.own.defaults.away_since
+        for seat, seen in self.last_seen.items():
+            if seat not in away and now - seen > self.timing.drop_after:
+                away[seat] = seen  # the grace period runs from when it was last heard
+                self.emit(Dropped(seat))
+                self._tell_presence(seat, False)
+
+    # -- packets ---------------------------------------------------------------------------------
+    def handle_packet(self, peer: bytes, seat: int | None, op: str, body: dict, now: float) -> None:
+        """One packet as its seat sent it (opened from its tag), or a hello, or an unseated connection's."""
+        if op == "hello":
+            self.door.hello(peer, body, now)
+        elif seat is None:
+            self.door.who(peer)  # e.g. after the host restarted: the joiner proves its key again
+        elif op == "submit" and type(body.get("frame")) is bytes:
+            if self.acked.get(seat, 0) <= len(self.replica.log):  # else it sits on entries I lack: resent once they are in
+                self.order(body["frame"], peer)
+        elif op == "ping" and type(body.get("next")) is int:
+            self.acked[seat] = body["next"]
+            if 0 <= body["next"] < len(self.replica.log):
+                self.send_entries(peer, body["next"])
+            self.reclaim.ask_if_longer(peer, now)
+            self.tell(peer, "pong", {"length": len(self.replica.log)})
+        elif op == "give" and peer in self.reclaim.asked and type(body.get("start")) is int \
+                and type(body.get("frames")) is list:
+            self.reclaim.adopt(peer, body["start"], body["frames"])
+
+    def tell(self, peer: bytes, op: str, body: dict) -> None:
+        """A packet for one joiner: tagged for the hello its connection proved, if any (net/table/host_packets.py)."""
+        link = self.links.get(peer)
+        if link is None:
+            self.socket.send(peer, op, body)  # `who`, or `full` to a hello that proved nothing
+        else:
+            self.socket.send(peer, "tagged", link.seal(op, body))
+
+    # -- the loop --------------------------------------------------------------------------------
+    def step(self, timeout: float) -> None:
+        """Handle what arrived within `timeout` seconds, then act and watch the clocks."""
+        own = self.own
+        if self.reclaim.awaiting is not None and self.reclaim.seats_back(time.monotonic()):
+            self.reclaim.awaiting = None
+            with self.outbox.relaying():  # after the seats' longer copies: my frames an orderer took are in them
+                for seq, (_, frame) in sorted(own.unordered.items()):
+                    if seq >= self.replica.next_seq(self.seat):
+                        self.order(frame, None)
+        packet = self.socket.recv(self.outbox.timeout(timeout))
+        with self.outbox.relaying():  # one write, one entries packet per joiner and one fsync for the whole loop turn
+            while packet is not None:
+                now = time.monotonic()
+                opened = self.door.opened(packet[0], packet[1], now)
+                if opened is not None:
+                    self.handle_packet(*opened, now)
+                packet = self.socket.recv(0)
+            now = time.monotonic()
+            self.door.watch_holds(now)
+            self.watch_presence(now)
+            self.watch_code()
+            if isinstance(self.socket, RelayHostSocket):
+                self.watch_relay()
+            if self.reclaim.awaiting is not None:  # a frame of mine (the app's too) would take a place the seats' copies may hold
+                self.reclaim.only_stop()
+                return
+            own.drain_commands()
+            if self.replica.phase == "ready" and not own.unordered:
+                own.author("start", {})
+            own.act()
+            own.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
+            own.defaults.watch_deadlines(now)
+
+    def watch_code(self) -> None:
+        """The host's short code at the relay (net/table/host.py); a successor offers none."""
+
+    def watch_relay(self) -> None:
+        """Name the seats that may order the table in this seat's absence (net/table/succession.py), to the
+        relay and to every seat (net/table/deputies.py); stop ordering once the relay says another seat does
+        (this seat's copy would fork from the table's)."""
+        named = self.socket.name_deputies(self.replica)
+        if named is not None and named is not self.listing:  # every seat holds it, for a relay that loses it
+            self.listing = named
+            for peer in self.routes:
+                self.tell(peer, "deputies", named)
+        if self.socket.taken is not None:
+            raise SessionError(f"{fingerprint(self.socket.taken)} took over ordering this table at the relay while "
+                               f"this seat was away; resume to play on as a seat: {self.transcript_path}")
+
+    def run(self) -> Any:
+        """Play until the game ends (then let the joiners catch up) or `stop()`; returns the result."""
+        over_at, awaited = None, set()
+        try:
+            while not self.stopped:
+                self.step(0.05)
+                if self.finished:
+                    now = time.monotonic()
+                    over_at = over_at or now
+                    length = len(self.replica.log)
+                    behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length}
+                    ended = length  # a seat that left after the game's end needs no rematch offer it never answered
+                    while self.replica.log[ended - 1].kind == "rematch":
+                        ended -= 1
+                    away = {s for s in behind & set(self.own.defaults.away_since) if self.acked.get(s, 0) < ended} - awaited
+                    if away:  # e.g. claimed in default while away: it hears the outcome here if it returns in time
+                        awaited |= away
+                        who = listing(self.replica.who(s) for s in sorted(away))
+                        self.emit(Lingering(phrase(f"the game is over; the table stays open up to {self.timing.grace:g} s "
+                                                    "for ", who, ", away, to learn the outcome")))
+                    stay = self.timing.grace if behind & awaited else 0.0
+                    if not behind or now > over_at + max(3.0, 2 * self.timing.heartbeat, stay):
+                        break
+        except SessionError as error:
+            self.emit(Failed(str(error)))
+            raise
+        finally:
+            self.close()
+        return self.replica.result
+
+    def close(self) -> None:
+        if self.outbox.unsent:
+            self.outbox.release()
+        if self.socket is not None:
+            self.socket.close()
+        self.own.transcript.close()
