@@ -1,8 +1,8 @@
 """A stranger at another address of this machine, for the tests of limits per source (net/reach/sources.py):
 its connections still go to 127.0.0.1, but leave from 127.0.0.2 (every 127/8 address is loopback on
 Linux), so the relay and the host count it apart from the honest players on 127.0.0.1. `HoldLoop` is
-a squatter that takes a free seat with fresh keys again and again (tests/net/test_cheats_seats.py),
-`hoard` asks a relay for every short code it will give (tests/net/test_relay.py).
+a squatter that takes a free seat with fresh keys again and again (tests/net/table/test_cheats_seats.py),
+`hoard` asks a relay for every short code it will give (tests/net/reach/test_relay.py).
 
 Run as a script, it is the code flood of tests/system/test_relay_codes.py: wrong guesses at a relay's
 short codes, `RATE` a second, from 127.0.0.2, at the number it was told and at every number an old

@@ -20,9 +20,10 @@ from dicetable.net.log import wire
 from dicetable.net.refusals import Disputed
 from dicetable.core.phrase import phrase
 from dicetable.net.table.events import ClaimDisputed, Claimable, Failed
+from dicetable.net.table.seat_part import SeatPart
 
 
-class Defaults:
+class Defaults(SeatPart):
     """One seat's clocks of the table's waits and of seats away, and the claims it makes, witnesses and disputes."""
 
     def __init__(self, seat, auto_claim: bool = True) -> None:
@@ -37,14 +38,6 @@ class Defaults:
         self._answered: tuple[Any, float] | None = None  # (wait, when) I first sent an answer to it
         self._witnessed: set[int] = set()  # claims (log index) I co-signed
         self._disputed: set[int] = set()  # claims against me (log index) I disputed
-
-    @property
-    def replica(self):
-        return self.own.replica
-
-    @property
-    def seat(self) -> int | None:
-        return self.own.seat
 
     def sent(self, kind: str, now: float) -> None:
         """A frame of mine went to the log: if it answers what the table waits for, when is my evidence."""

@@ -25,6 +25,7 @@ from dicetable.net.table.seat_transcript import replayed
 from dicetable.net.table.session import SessionError
 from dicetable.core.phrase import Phrase
 from dicetable.net.table.events import Cut, Refused
+from dicetable.net.table.seat_part import SeatPart
 
 MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
 RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left
@@ -55,7 +56,7 @@ class Rejoin:
         return self.copy is None or self.agreed >= length
 
 
-class Following:
+class Following(SeatPart):
     """A joiner's copy of the orderer's log, entry by entry; it leaves a log it cannot follow."""
 
     def __init__(self, peer) -> None:
@@ -64,14 +65,6 @@ class Following:
         self.rejoin: Rejoin | None = None  # a host seat rejoining its table
         self.disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
         self._doubts = 0  # packets through a relay that did not fit the log (net/reach/relay.py)
-
-    @property
-    def replica(self):
-        return self.own.replica
-
-    @property
-    def seat(self) -> int | None:
-        return self.own.seat
 
     def take(self, start: int, frames: list) -> None:
         """The orderer's entries from `start` on (PROTOCOL.md §10.5, §10.6)."""

@@ -12,9 +12,10 @@ from dicetable.core.game import Move
 from dicetable.net.chance import seal as sealed
 from dicetable.net.log import wire
 from dicetable.net.table.events import Failed
+from dicetable.net.table.seat_part import SeatPart
 
 
-class SealedAnswers:
+class SealedAnswers(SeatPart):
     """One seat's sealed answer: its commitment, then its opening (found again after a restart)."""
 
     def __init__(self, seat) -> None:
@@ -22,14 +23,6 @@ class SealedAnswers:
         self.emit, self.author = seat.emit, seat.author
         self._sealed: tuple[int, Move] | None = None  # (step, answer) I sealed and have not opened yet
         self._unopenable: int | None = None  # a step whose seal of mine I could not open (said once)
-
-    @property
-    def replica(self):
-        return self.own.replica
-
-    @property
-    def seat(self) -> int | None:
-        return self.own.seat
 
     def _seal_nonce(self, step: int) -> bytes:
         return sealed.nonce_for(self.own.chains[0].secret, self.replica.table, step, self.seat)

@@ -16,9 +16,10 @@ import time
 from dicetable.net.log import wire
 from dicetable.core.phrase import Phrase, listing, phrase
 from dicetable.net.table.events import Defaulted, Ended, Failed, RematchGone
+from dicetable.net.table.seat_part import SeatPart
 
 
-class Series:
+class Series(SeatPart):
     """One seat's game end and its answers to the next game."""
 
     def __init__(self, seat, games: int | None = 1) -> None:
@@ -28,14 +29,6 @@ class Series:
         self.result_announced = False
         self.finished = False
         self._over_since: float | None = None
-
-    @property
-    def replica(self):
-        return self.own.replica
-
-    @property
-    def seat(self) -> int | None:
-        return self.own.seat
 
     def game_over(self) -> None:
         """After the latest record of a batch: the result told once it is in (the decks' openings are due

@@ -31,7 +31,7 @@ from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.screens.tricolor_dialogs import ChoiceDialog, PassKeyboardScreen, ScoreDialog
 from dicetable.tui.tables.controller import LocalTable, Player
 from dicetable.tui.tables.history import record_local
-from dicetable.tui.tables.view import SeatInfo
+from dicetable.tui.tables.view import SeatLine
 from dicetable.tui.widgets.arena import ActionLine, ArenaView
 from dicetable.tui.widgets.board import BoardGrid, PoolTray
 from dicetable.tui.widgets.tile_map import TileMap
@@ -172,7 +172,7 @@ class LookingNetworked(LocalTable):
         from dataclasses import replace
 
         view = super().view()
-        seats = tuple(SeatInfo(seat.name, "human" if s == 0 else "remote", "this terminal" if s == 0 else "peer",
+        seats = tuple(SeatLine(seat.name, "human" if s == 0 else "remote", "this terminal" if s == 0 else "peer",
                                Profile.generate("x").fingerprint, connected=s != 1)
                       for s, seat in enumerate(view.seats))
         return replace(view, network=True, seats=seats, local_seats=frozenset({0}),
@@ -351,8 +351,8 @@ class Waiting:
     def view(self):
         from dicetable.tui.tables.view import TableView
 
-        seats = (SeatInfo(NAMES[0], "human", "this terminal", Profile.generate("x").fingerprint),
-                 SeatInfo("seat 1", "free", "free: waiting for a player", connected=False))
+        seats = (SeatLine(NAMES[0], "human", "this terminal", Profile.generate("x").fingerprint),
+                 SeatLine("seat 1", "free", "free: waiting for a player", connected=False))
         return TableView(self.game, None, seats, frozenset({0}), network=True, note="Waiting for players: 1 of 2 seated")
 
     def attach(self, target) -> None:

@@ -27,7 +27,7 @@ from dicetable.core.chance import LocalSource
 from dicetable.core.game import CHANCE, Chance, GameError, GameInfo, Move, Outcome
 from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.tui.tables.messages import Banner, MoveRefused, TableChanged
-from dicetable.tui.tables.view import LOCAL, Decided, FairEvent, LogEntry, Moved, SeatInfo, TableView
+from dicetable.tui.tables.view import LOCAL, Decided, FairEvent, LogEntry, Moved, SeatLine, TableView
 
 
 class TableController:
@@ -163,7 +163,7 @@ class LocalTable(TableController):
 
     def view(self) -> TableView:
         seats = tuple(
-            SeatInfo(
+            SeatLine(
                 p.name,
                 "bot" if p.bot else "human",
                 "bot" if p.bot else "this terminal",

@@ -51,7 +51,7 @@ from dicetable.tui.tables.view import (
     Moved,
     Reveal,
     SatDown,
-    SeatInfo,
+    SeatLine,
     TableView,
     told_apart,
 )
@@ -317,13 +317,13 @@ class NetTable(TableController):
         for seat in range(replica.seat_count):
             info = replica.seats[seat] if seat < len(replica.seats) else None
             if info is None:
-                seats.append(SeatInfo(f"seat {seat}", "free", "free: waiting for a player", connected=False))
+                seats.append(SeatLine(f"seat {seat}", "free", "free: waiting for a player", connected=False))
             else:
                 deadline = self._waiting_since + limit if seat in due else None
                 if seat == me:
-                    seats.append(SeatInfo(names[seat], "human", "this terminal", info.fingerprint, deadline=deadline))
+                    seats.append(SeatLine(names[seat], "human", "this terminal", info.fingerprint, deadline=deadline))
                 else:
-                    seats.append(SeatInfo(names[seat], "remote", "host" if seat == 0 else "peer", info.fingerprint,
+                    seats.append(SeatLine(names[seat], "remote", "host" if seat == 0 else "peer", info.fingerprint,
                                           connected=seat not in self.away, deadline=deadline))
         events = fair_events(replica) if replica.game is not None else ()
         log = replica_log(replica, events)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from dicetable.tui.tables.controller import TableController
 from dicetable.tui.tables.messages import MoveRefused, TableChanged
 from dicetable.tui.tables.net_table import fair_events, replica_log, seat_names
-from dicetable.tui.tables.view import LogEntry, Phrase, SeatInfo, TableView
+from dicetable.tui.tables.view import LogEntry, Phrase, SeatLine, TableView
 
 # Records that change the table without a step of the engine (net/log/replica.py's kinds).
 SPOKEN = ("resign", "claim", "witness", "dispute", "rematch")
@@ -52,8 +52,8 @@ def replica_view(replica, transcript: str = "") -> TableView:
     """The table as `replica` holds it now, for a person watching: no seat is this terminal's."""
     names = seat_names(replica)
     seats = tuple(
-        SeatInfo(names[seat], "replay", "", info.fingerprint) if info is not None  # neither here nor away
-        else SeatInfo(f"seat {seat}", "free", "never taken", connected=False)
+        SeatLine(names[seat], "replay", "", info.fingerprint) if info is not None  # neither here nor away
+        else SeatLine(f"seat {seat}", "free", "never taken", connected=False)
         for seat, info in enumerate(replica.seats)
     )
     events = fair_events(replica)

@@ -99,7 +99,7 @@ LogEntry = Moved | Decided | SatDown | Written
 
 
 @dataclass(frozen=True)
-class SeatInfo:
+class SeatLine:
     """A seat as the seats panel shows it."""
 
     name: str
@@ -136,7 +136,7 @@ class TableView:
 
     game: GameInfo
     state: Any
-    seats: tuple[SeatInfo, ...]
+    seats: tuple[SeatLine, ...]
     local_seats: frozenset[int]  # the seats this terminal plays
     log: tuple[LogEntry, ...] = ()
     events: tuple[FairEvent, ...] = ()

@@ -12,7 +12,7 @@ import pytest
 
 from net_helpers import dicetable
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "old_transcripts"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "old_transcripts"
 VERDICTS = [line.split("\t") for line in (FIXTURES / "verdicts.tsv").read_text().splitlines() if line]
 
 

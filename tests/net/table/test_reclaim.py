@@ -2,7 +2,7 @@
 `reclaim`), over real sockets on 127.0.0.1 and real transcripts: a direct host whose crash lost
 entries it had relayed gets them back from a seat, byte for byte; a seat that offers a "longer copy"
 of forged, reordered or foreign frames is refused and named, and none of them enters the log. The
-double failure through a relay (host, then its successor): tests/net/test_succession.py."""
+double failure through a relay (host, then its successor): tests/net/table/test_succession.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Group commit of transcripts (issue 18): the host writes each loop turn's records together,
 relays nothing before it is written and fsyncs each batch once, after the relay, over real sockets on
 127.0.0.1 and real transcript files (net/log/transcript.py, net/table/host.py). What a host's machine crash can
-lose and its resume: tests/net/test_reclaim.py. What a joiner's crash can lose, and its resume: tests/net/test_session.py."""
+lose and its resume: tests/net/table/test_reclaim.py. What a joiner's crash can lose, and its resume: tests/net/table/test_session.py."""
 
 from __future__ import annotations
 

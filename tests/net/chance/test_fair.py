@@ -25,7 +25,7 @@ from dicetable.net.chance.drbg import DRBG
 from dicetable.net.identity import Profile
 from dicetable.net.table.local_seats import Table
 
-VECTORS = json.loads((Path(__file__).parents[1] / "vectors_fair.json").read_text())
+VECTORS = json.loads((Path(__file__).parents[2] / "vectors_fair.json").read_text())
 
 
 # -- published vectors ------------------------------------------------------------------------------
