@@ -64,13 +64,8 @@ class Verdict:
         return f"rolls: {each}" if each else "no rolls"
 
     def named(self, words: Phrase) -> str:
-        """`words` with each seat called by the name it joined with (its signed join), `name (seat N)`
-        where two seats joined with one name: a verdict names people, not seat numbers."""
-        seats = self.replica.seats if self.replica is not None else ()
-        names = [info.name if info is not None else f"seat {s}" for s, info in enumerate(seats)]
-        if len(set(names)) < len(names):
-            names = [f"{name} (seat {s})" for s, name in enumerate(names)]
-        return words.words(names)
+        """`words` in people's names (`people`): a verdict names people, not seat numbers."""
+        return words.words(people(self.replica))
 
     def line(self) -> str:
         if self.valid:
@@ -94,6 +89,15 @@ class Verdict:
 
 def _fault(replica: Replica, game: str, kind: str, text: str, seat=None, record=None) -> Verdict:
     return Verdict(game, replica.moves, fault=text, fault_kind=kind, seat=seat, record=record, replica=replica)
+
+
+def people(replica: Replica | None) -> list[str]:
+    """Each seat's name as its signed join gives it, `name (seat N)` where two joined with one name."""
+    seats = replica.seats if replica is not None else ()
+    names = [info.name if info is not None else f"seat {s}" for s, info in enumerate(seats)]
+    if len(set(names)) < len(names):
+        names = [f"{name} (seat {s})" for s, name in enumerate(names)]
+    return names
 
 
 def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record], None] | None = None) -> Verdict:

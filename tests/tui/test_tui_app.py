@@ -269,6 +269,8 @@ async def test_the_dice_room_shows_each_die_size_against_fair_dice():
         for n, expr in enumerate(("20#3d6", "20#3d6", "3d6!", "2d20"), start=1):
             await pilot.press(*expr, "enter")
             await wait_until(pilot, lambda: len(room.view.state.rolls) == n)
+        await pilot.press("f5")  # local dice: no transcript to check a shared line against
+        await wait_until(pilot, lambda: any("Nothing to share" in n.message for n in app._notifications))
         await pilot.press("f4")
         await wait_until(pilot, lambda: app.screen.__class__.__name__ == "DiceStatsScreen")
         stats = app.screen

@@ -149,6 +149,13 @@ async def test_two_apps_share_a_dice_room_over_loopback(tmp_path, monkeypatch):
             history = room.query_one("#roll-history").shown
             assert history[0].startswith(f"  1. {names[1]} rolled {parse('d20+2')}: ")
             assert all(f"reveals {names[0]} ✓ {names[1]} ✓" in line for line in history)
+        # F5 shares the last roll in one line that any seat's transcript confirms (net/log/roll_line.py).
+        await join.press("f5")
+        await wait_until(pilots, lambda: any(n.title == "Share this roll" for n in join_app._notifications))
+        shared = next(n.message for n in join_app._notifications if n.title == "Share this roll").splitlines()[-1]
+        from dicetable.net.log.roll_line import check
+
+        assert check(shared, rooms["host"].controller.session.replica) == shared and ", event 3, " in shared
         # Only the host closes the room.
         assert not rooms["join"].query_one("#close").display and not rooms["join"].query_one("#pass").display
         # ...and a free room has no turn to pass: the footers offer only what each seat can do.

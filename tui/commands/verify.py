@@ -20,6 +20,8 @@ def add_parser(sub) -> None:
                         help="a transcript written by a table or by selfplay --record; several: one table's copies")
     parser.add_argument("--log", action="store_true", help="also print the log as the game went: every move, roll and "
                                                        "its dice, in people's names")
+    parser.add_argument("--roll", metavar="LINE", help="check a roll someone shared (the dice room's F5 line) against "
+                                                       "the transcript: confirmed, or what the transcript says instead")
     parser.set_defaults(func=run)
 
 
@@ -28,6 +30,10 @@ def _say(text: str) -> None:
 
 
 def run(args) -> int:
+    if args.roll is not None:
+        if len(args.files) != 1:
+            raise CommandError("--roll checks a line against one transcript")
+        return _check_roll(args.files[0], args.roll)
     if len(args.files) == 1:
         return _check(args.files[0], args.log)
     worst = max(_check(path, args.log, named=True) for path in args.files)
@@ -56,3 +62,26 @@ def _check(path: str, log: bool, named: bool = False) -> int:
                 _say(f"       {verdict.named(event.label)}: {said} (event {event.number}, seed {event.seed.hex()[:16]}…)")
     _say(f"{path}: {verdict.line()}" if named else verdict.line())
     return 0 if verdict.valid else 1
+
+
+def _check_roll(path: str, line: str) -> int:
+    """A shared roll line against a transcript (net/log/roll_line.py): the transcript must check out
+    (a room still open ends unfinished, which is fine), then its line for that event must be `line`."""
+    from dicetable.net.log.roll_line import RollLineError, check
+
+    try:
+        verdict = verify(path)
+    except NotATranscript as error:
+        raise CommandError(str(error)) from None
+    if not verdict.valid and verdict.fault_kind != "unfinished":
+        _say(verdict.line())
+        return 1
+    try:
+        said = check(line, verdict.replica)
+    except RollLineError as error:
+        raise CommandError(str(error)) from None
+    if said == " ".join(line.split()):
+        _say(f"roll confirmed: {said}")
+        return 0
+    _say(f"roll not confirmed: the transcript says {said}")
+    return 1

@@ -22,6 +22,7 @@ from dicetable.core.dice_expr import MAX_TEXT, BadExpression, parse
 from dicetable.core.game import Move
 from dicetable.tui.tables.controller import TableController
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
+from dicetable.tui.clipboard import copy
 from dicetable.tui.screens.dice_stats_screen import DiceStatsScreen
 from dicetable.tui.tables.view import FAULT, VERIFIED, WAITING, TableView, reason_words
 from dicetable.tui.widgets.chat import ChatPanel
@@ -158,6 +159,7 @@ class DiceRoomScreen(PanelActions, Screen):
         Binding("t", "panel('chat')", "chat", show=False),
         Binding("v", "verify", "verify", show=False),
         Binding("f4", "dice_stats", "dice"),
+        Binding("f5", "share_roll", "share roll"),
         Binding("escape", "leave", "leave"),
     ]
 
@@ -278,6 +280,17 @@ class DiceRoomScreen(PanelActions, Screen):
     def action_close_room(self) -> None:
         if may_roll(self.view) and self._may("close_room"):
             self.controller.submit(Move("close"))
+
+    def action_share_roll(self) -> None:
+        """The last roll in one line for someone outside the room; `dicetable verify FILE --roll LINE`
+        checks it against any seat's transcript."""
+        decided = [e.number for e in self.view.events if e.outcome] if self.view is not None else []
+        line = self.controller.roll_line(decided[-1]) if decided else None
+        if line is None:
+            self.notify("Nothing to share: a network room's rolls can be shared once decided "
+                        "(local dice have no transcript to check them against).", severity="warning")
+            return
+        self.notify(copy(self.app, line, "the roll's line") + f"\n{line}", title="Share this roll", timeout=10)
 
     def action_dice_stats(self) -> None:
         if self.view is not None and self.view.state is not None:

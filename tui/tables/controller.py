@@ -94,6 +94,11 @@ class TableController:
     def resign(self) -> None:
         """Resign this terminal's seat: the others win (FAIRNESS.md: a signed `resign` in the log)."""
 
+    def roll_line(self, number: int) -> str | None:
+        """Event `number` told in one line that anyone with the table's transcript can check
+        (net/log/roll_line.py); None at a table with no log to check it against (local dice)."""
+        return None
+
     def seat_waits(self) -> float:
         """Seconds a seat that leaves mid-game is waited for before the others may claim it (0: none)."""
         return 0.0

@@ -203,6 +203,14 @@ class NetTable(TableController):
     def seat_waits(self) -> float:
         return self.session.timing.grace
 
+    def roll_line(self, number: int) -> str | None:
+        from dicetable.net.log.roll_line import RollLineError, roll_line
+
+        try:
+            return roll_line(self.session.replica, number)
+        except RollLineError:
+            return None
+
     def leave(self) -> None:
         """Leave a table still in play for good: resign (the others see it at once and every copy
         of the log, this one too, ends with it), then stop once the session has it back, or after
