@@ -163,10 +163,10 @@ def told(what: str, said: str, seat: int | None = None) -> str:
     return f"{what}: {who}{said}".rstrip(": ")
 
 
-def play(session, printer=print_event) -> int:
+def play(session, printer=print_event, out=None) -> int:
     """Run a session to its end, printing its events; SIGTERM leaves the table cleanly, and so does
     SIGINT (the session closes as the CLI's KeyboardInterrupt passes). A series (`--games N`) prints
-    each game's result as `game K: ...` when it ends."""
+    each game's result as `game K: ...` when it ends. `out`: where the closing lines go (stdout)."""
 
     def each_game(event: NetEvent) -> None:
         if isinstance(event, Ended) and session.games != 1:
@@ -189,8 +189,8 @@ def play(session, printer=print_event) -> int:
         print("left the table before the end", file=sys.stderr)
         return 1
     if not session.announced_transcript:
-        print(f"transcript: {session.transcript_path}", flush=True)
-    print(f"result: {session.describe_result()}", flush=True)
+        print(f"transcript: {session.transcript_path}", flush=True, file=out)
+    print(f"result: {session.describe_result()}", flush=True, file=out)
     return 0
 
 

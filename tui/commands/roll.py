@@ -15,6 +15,10 @@ several. A room in turns (an older host) takes no EXPR from a joiner.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sys
+
 from dicetable.core.dice_expr import BadExpression, parse
 from dicetable.core.diceroom import OneRoll
 from dicetable.core.game import GameError
@@ -44,8 +48,40 @@ def add_parser(sub) -> None:
     parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript")
     parser.add_argument("--name", default=None, help="player name (saved in the profile)")
     parser.add_argument("--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for the host (default 5)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object of the rolls on stdout (the usual lines go to stderr)")
     add_timing_flags(parser)
     parser.set_defaults(func=run, bot="roller", seed=None, resume=None)
+
+
+def _played(session, json_out: bool) -> int:
+    """Play to the end; with --json the lines go to stderr and stdout gets one object: the table,
+    the transcript and every roll (who, what, each roll of the line, the dice, its checkable line)."""
+    if not json_out:
+        return play(session)
+
+    def to_stderr(event) -> None:
+        with contextlib.redirect_stdout(sys.stderr):
+            print_event(event)
+
+    code = play(session, to_stderr, out=sys.stderr)
+    if code == 0:
+        print(json.dumps(room_json(session.replica, session.transcript_path)), flush=True)
+    return code
+
+
+def room_json(replica, transcript) -> dict:
+    from dicetable.net.log.roll_line import roll_line
+    from dicetable.net.log.verify import people
+
+    names, rolls = people(replica), replica.state.rolls
+    first = len(replica.events) - len(rolls) + 1  # this game's first event (a rematch's come after)
+    return {"table": replica.table.hex(), "transcript": str(transcript), "rolls": [
+        {"seat": roll.seat, "name": names[roll.seat], "expr": roll.expr, "total": roll.total,
+         "rolls": [{"label": tally.label, "total": tally.total, "dice": [d.face for d in tally.dice], "shown": tally.dice_text()}
+                   for tally in roll.tallies],
+         "event": first + n, "line": roll_line(replica, first + n)}
+        for n, roll in enumerate(rolls)]}
 
 
 def run(args) -> int:
@@ -57,7 +93,8 @@ def run(args) -> int:
             except BadExpression as error:
                 raise CommandError(str(error)) from None
         args.invite = args.join
-        session = join_session(args)
+        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+            session = join_session(args)  # what it says while seating goes with the lines, not the JSON
         if session.replica.game.name != "diceroom":
             session.close()
             raise CommandError(f"that invite is for a {session.replica.game.title} table, not a roll")
@@ -68,7 +105,7 @@ def run(args) -> int:
             raise CommandError("that room rolls in turns: the host chooses the dice, give no expression with --join")
         else:
             session.chooser = bot_chooser(session.replica.game, "roller")
-        return play(session)
+        return _played(session, args.json)
     if args.expr is None:
         raise CommandError("give the dice to roll, e.g. dicetable roll 3d6 --host")
     try:
@@ -85,4 +122,4 @@ def run(args) -> int:
         session.open()
     except (SessionError, GameError) as error:
         raise CommandError(str(error)) from None
-    return play(session)
+    return _played(session, args.json)

@@ -286,3 +286,27 @@ def test_dicetable_roll_host_and_joiners_who_roll_too_print_the_same_result(tmp_
     paths = [next(l for l in out.splitlines() if l.startswith("transcript: "))[len("transcript: "):] for out in outputs]
     logs = [read(path).frames for path in paths]
     assert all(verify(path).valid for path in paths) and logs[0] == logs[1] == logs[2]
+
+
+def test_roll_json_for_scripts_gives_each_roll_its_dice_and_its_checkable_line(tmp_path):
+    """issue 33: `roll --join ... EXPR --json`: stdout is one JSON object (the usual lines on stderr)
+    whose rolls carry who, what, each roll of the line with its dice, and the line verify confirms."""
+    import json
+
+    host = spawn(tmp_path, "gm", "roll", "d20", "--host", "--seats", "2", "--port", "0", "--name", "gm")
+    invite = read_invite(host)
+    player = spawn(tmp_path, "pc", "roll", "--join", invite, "2#1d20+5 [attack]", "--name", "pc", "--json")
+    out, err = player.communicate(timeout=60)
+    host.communicate(timeout=30)
+    assert player.returncode == 0, err
+    assert "result: " in err and "result: " not in out  # lines for people on stderr
+    room = json.loads(out)  # stdout holds the object and nothing else
+    by = {r["name"]: r for r in room["rolls"]}
+    assert set(by) == {"gm", "pc"} and by["pc"]["expr"] == "2#1d20+5 [attack]"
+    attacks = by["pc"]["rolls"]
+    assert [a["label"] for a in attacks] == ["attack", "attack"]
+    assert all(a["total"] == a["dice"][0] + 5 and 1 <= a["dice"][0] <= 20 for a in attacks)
+    assert by["pc"]["total"] == sum(a["total"] for a in attacks)
+    for roll in room["rolls"]:
+        checked = dicetable("verify", room["transcript"], "--roll", roll["line"])
+        assert checked.returncode == 0 and checked.stdout.startswith("roll confirmed: "), checked.stdout + checked.stderr
