@@ -800,7 +800,7 @@ class TricolorState(GameState):
             SETUP: f"{who} places a tile from a pile" + (" next to the Start Tile" if self.setup_left == self.seats else ""),
             DRAW: f"{who} draws 2 or 4 resource cards",
             PLAN: f"{who} places the top tile of a pile (route planning)",
-            ACT: f"{who} constructs, modifies, attacks, or ends its actions",
+            ACT: f"{who} constructs, modifies, attacks, or ends their actions",
             EVENT: f"{who} plays {EVENT_TITLES.get(self.event, self.event)}",
             EMBARGO: f"{who} discards one resource card (Embargo)",
             DISCARD: f"{who} discards down to {HAND_LIMIT} resource cards",
@@ -891,7 +891,7 @@ def describe(state: TricolorState, move: Move) -> Phrase:
     if move.kind == "attack":
         return phrase(who, " attacks ", Seat(args[0]), f", discarding {cards(args[1:])}")
     if move.kind == "end":
-        return phrase(who, " ends its actions")
+        return phrase(who, " ends their actions")
     if move.kind == "discard":
         return phrase(who, f" discards {cards(args)}")
     titles = {"demolish": "demolishes", "quake": "turns (Earthquake)", "storm": "storms away"}

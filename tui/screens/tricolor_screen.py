@@ -626,8 +626,10 @@ class TricolorScreen(TableScreen):
         if not moves:
             if placed is not None and not placed.constructed:
                 tile = TILES[placed.tile]
-                self.notify(f"You cannot pay {tile.cost} {COLOUR_NAMES[tile.colour]} for this blueprint.",
-                            severity="warning", timeout=3)
+                payable = any(m.kind == "construct" for m in self.choices().legal)
+                where = " The blueprints marked $ you can pay for." if payable else " No blueprint of yours can be paid for now."
+                self.notify(f"You cannot pay {tile.cost} {COLOUR_NAMES[tile.colour]} for this blueprint.{where}",
+                            severity="warning", timeout=4)
             else:
                 self.notify("Put the cursor on a blueprint marked $ to construct it.", severity="warning", timeout=3)
             return
