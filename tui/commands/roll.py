@@ -116,10 +116,11 @@ def run(args) -> int:
     check_transcript_flag(args.transcript)
     profile = profile_for(args.name)
     try:
-        session = hosted(profile, DICE_ROOM, args.seats, {**ANYONE_ROLLS, "expr": str(expr), "rolls": 0}, where,
-                         timing=timing_from(args), transcript=args.transcript, chooser=OneRoll(str(expr), closes=True),
-                         on_event=print_event)
-        session.open()
+        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():  # the invite too
+            session = hosted(profile, DICE_ROOM, args.seats, {**ANYONE_ROLLS, "expr": str(expr), "rolls": 0}, where,
+                             timing=timing_from(args), transcript=args.transcript,
+                             chooser=OneRoll(str(expr), closes=True), on_event=print_event)
+            session.open()
     except (SessionError, GameError) as error:
         raise CommandError(str(error)) from None
     return _played(session, args.json)

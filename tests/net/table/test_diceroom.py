@@ -293,12 +293,13 @@ def test_roll_json_for_scripts_gives_each_roll_its_dice_and_its_checkable_line(t
     whose rolls carry who, what, each roll of the line with its dice, and the line verify confirms."""
     import json
 
-    host = spawn(tmp_path, "gm", "roll", "d20", "--host", "--seats", "2", "--port", "0", "--name", "gm")
-    invite = read_invite(host)
+    host = spawn(tmp_path, "gm", "roll", "d20", "--host", "--seats", "2", "--port", "0", "--name", "gm", "--json")
+    invite = next(line[len("invite: "):].strip() for line in host.stderr if line.startswith("invite: "))  # on stderr
     player = spawn(tmp_path, "pc", "roll", "--join", invite, "2#1d20+5 [attack]", "--name", "pc", "--json")
     out, err = player.communicate(timeout=60)
-    host.communicate(timeout=30)
-    assert player.returncode == 0, err
+    hosted, _ = host.communicate(timeout=30)
+    assert player.returncode == 0 and host.returncode == 0, err
+    assert json.loads(hosted)["rolls"] == json.loads(out)["rolls"]  # the host's object: the same rolls
     assert "result: " in err and "result: " not in out  # lines for people on stderr
     room = json.loads(out)  # stdout holds the object and nothing else
     by = {r["name"]: r for r in room["rolls"]}
