@@ -305,7 +305,10 @@ def make_frame(profile, table: bytes, seat: int, seq: int, kind: str, body: dict
     if not sign and kind not in UNSIGNED_KINDS:
         raise ValueError(f"a {kind} message must be signed")
     signature = profile.sign(data) if sign else b""
-    return msgpack.packb([data, signature], use_bin_type=True)
+    frame = msgpack.packb([data, signature], use_bin_type=True)
+    if len(frame) > KIND_CAP.get(kind, DEFAULT_CAP):  # never author what every replica refuses (decode)
+        raise TooLarge(f"a {kind} frame of {len(frame)} bytes is over its limit")
+    return frame
 
 
 def kind_of(frame: bytes) -> str | None:
@@ -415,8 +418,16 @@ def dispute_body(claim: int, frame: bytes, reason: str, evidence: list[bytes]) -
     return {"claim": claim, "frame": frame, "reason": reason, "evidence": list(evidence)}
 
 
+CHAT_BYTES = 1536  # a chat's text in UTF-8: 500 characters may be 2000 bytes, over the chat frame's cap
+
+
 def chat_body(text: str) -> dict:
-    return {"text": text}
+    """A chat line cut to 500 characters and CHAT_BYTES bytes (whole characters), so its frame fits
+    the chat cap whatever the script: a frame over its cap would be refused by every replica."""
+    text = text[:500]
+    while len(text.encode()) > CHAT_BYTES:
+        text = text[:-1]
+    return {"text": text or " "}
 
 
 def rematch_body(game: int, options: dict, agree: bool) -> dict:

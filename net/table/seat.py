@@ -73,7 +73,7 @@ class Seat:
         self.commands: queue.Queue = queue.Queue()  # the app's commands, thread-safe (net/table/session.py)
         self.handlers: dict[str, Callable[[Any], None]] = {  # the app's commands by name, once seated
             "move": self.play,
-            "chat": lambda text: self.author("chat", wire.chat_body(str(text)[:500] or " ")),
+            "chat": lambda text: self.author("chat", wire.chat_body(str(text))),
             "claim": lambda against: self.defaults.send_claim(int(against)),
             "resign": lambda _: self.author("resign", {}),
             "rematch": lambda agree: self.series.send_rematch(agree),

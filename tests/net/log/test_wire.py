@@ -146,3 +146,16 @@ def test_an_older_or_newer_version_says_which_side_to_update():
 def test_every_error_is_a_wire_error():
     for name in ("TooLarge", "Malformed", "UnknownVersion", "UnknownKind", "BadBody"):
         assert issubclass(getattr(wire, name), wire.WireError)
+
+
+def test_a_chat_in_any_script_fits_its_frame_and_nothing_over_a_cap_is_authored():
+    """PROTOCOL.md §19 point 8 (fixed): 500 characters of four bytes each passed the schema but not
+    the chat frame's 2048-byte cap, so a seat signed a frame every replica refused, and kept sending
+    it. The chat line is cut to fit; and the codec never makes a frame that decode refuses."""
+    body = wire.chat_body("😀" * 500)
+    assert len(body["text"].encode()) <= wire.CHAT_BYTES and body["text"] == "😀" * (wire.CHAT_BYTES // 4)
+    frame = wire.make_frame(ALICE, TABLE, 0, 0, "chat", body, LINK)
+    assert wire.decode(frame).body == body
+    assert wire.chat_body("good luck") == {"text": "good luck"} and wire.chat_body("") == {"text": " "}
+    with pytest.raises(wire.TooLarge, match="chat frame of .* bytes is over its limit"):
+        wire.make_frame(ALICE, TABLE, 0, 0, "chat", {"text": "😀" * 500}, LINK)
