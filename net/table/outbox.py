@@ -11,21 +11,27 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet when catching a peer up
+ENTRIES_CHUNK = 64 * 1024  # bytes of frames per entries packet (a larger frame goes alone)
 REVEAL_HOLD = 0.02  # seconds reveals of an undecided event wait for the rest of its reveals before they are relayed
 
 
+def chunks(frames: list[bytes], start: int):
+    """`frames`, the log's from index `start` on, as (first index, frames) packets of at most about
+    ENTRIES_CHUNK bytes each (a larger frame alone): every entries packet stays under the packet cap."""
+    at = 0
+    while at < len(frames):
+        size, end = 0, at
+        while end < len(frames) and (end == at or size + len(frames[end]) <= ENTRIES_CHUNK):
+            size += len(frames[end])
+            end += 1
+        yield start + at, frames[at:end]
+        at = end
+
+
 def entry_chunks(log, start: int, end: int | None = None):
-    """The log's frames from `start` to `end` (its end) as (first index, frames) of about ENTRIES_CHUNK bytes each."""
+    """The log's frames from `start` to `end` (its end), in `chunks`: what catches a peer up."""
     end = len(log) if end is None else end
-    while start < end:
-        frames, size = [], 0
-        while start + len(frames) < end and (not frames or size < ENTRIES_CHUNK):
-            frame = log[start + len(frames)].frame
-            frames.append(frame)
-            size += len(frame)
-        yield start, frames
-        start += len(frames)
+    return chunks([log[i].frame for i in range(start, end)], start)
 
 
 class Batch:
@@ -94,9 +100,10 @@ class Outbox:
         orderer = self.orderer
         frames, self.unsent = self.unsent, []
         if frames and orderer.socket is not None:
-            packet = {"start": self.unsent_start, "frames": frames}
-            for peer in orderer.routes:
-                orderer.tell(peer, "entries", packet)
+            for first, part in chunks(frames, self.unsent_start):  # a batch of deal frames may pass the packet cap
+                packet = {"start": first, "frames": part}
+                for peer in orderer.routes:
+                    orderer.tell(peer, "entries", packet)
         orderer.own.transcript.sync_soon()
 
     def durable(self) -> int:
