@@ -21,6 +21,7 @@ claim it refused (its owner left the host's log there) is `disputed: ...`, not a
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -56,10 +57,7 @@ class Verdict:
 
     def rolls(self) -> str:
         """Who made a dice room's rolls: `rolls: Ann 2, Bob 1`."""
-        rolls = self.replica.state.rolls
-        count = {}
-        for roll in rolls:
-            count[roll.seat] = count.get(roll.seat, 0) + 1
+        count = Counter(roll.seat for roll in self.replica.state.rolls)
         each = ", ".join(f"{self.named(phrase(Seat(s)))} {n}" for s, n in sorted(count.items()))
         return f"rolls: {each}" if each else "no rolls"
 

@@ -215,12 +215,11 @@ class NetTable(TableController):
         """Leave a table still in play for good: resign (the others see it at once and every copy
         of the log, this one too, ends with it), then stop once the session has it back, or after
         LEAVE_WAIT seconds when the host does not answer."""
-        replica, session = self.session.replica, self.session
-        if replica is None or replica.phase != "playing" or session.seat is None:
+        if not self.can_resign():  # nothing in play to end, or a table already closed
             self.close()
             return
-        session.resign()
-        stop = threading.Timer(LEAVE_WAIT, session.stop)
+        self.session.resign()
+        stop = threading.Timer(LEAVE_WAIT, self.session.stop)
         stop.daemon = True
         stop.start()
 

@@ -331,6 +331,13 @@ def test_a_seat_put_out_by_a_default_reveals_again_after_the_rematch():
         table.post(seat.rematch(True))
     assert table.host.out == frozenset() and table.host.result is None
     table.post(ann.move(Move("roll", ("d6",))))  # event 3: every seat reveals again, cy too
+    # The gap opens only with cy's own value for event 3: another place of its chain is refused, the
+    # value of an event it missed too (it is committed, so it cannot stand in for a later one).
+    for wrong in (2, 4):
+        frame = cy.frame("reveal", wire.reveal_body(3, cy.chains[0].reveal(wrong)))
+        with pytest.raises(refusals.BadReveal, match="does not open seat 2's committed chain"):
+            table.post(frame)
+        cy.seq -= 1  # the refused frame took no place in the log
     for seat in table.seats:
         table.post(seat.reveal(3))
     assert len(table.host.events) == 3 and all(table.host.events[-1].reveals)
