@@ -73,7 +73,7 @@ import zmq
 from zmq.utils import z85
 
 from dicetable.net.table import deputies
-from dicetable.net.reach import mailbox
+from dicetable.net.reach import mailbox, relay_key
 from dicetable.net.reach import sources
 from dicetable.net.identity import verify_signature
 from dicetable.net.reach.transport import (
@@ -206,7 +206,8 @@ class RelayServer:
         socket.curve_secretkey = z85.encode(secret_key)
         socket.curve_publickey = z85.encode(self.public_key)
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET + WRAP)
-        self.port = bind_socket(socket, bind, port, 5.0 if port else 0.0, "a relay")
+        self.port, self.key_service = relay_key.bind_beside(  # HOST:PORT alone: the key told on PORT + 1 (§12.6)
+            socket, bind, port, self.public_key, lambda s, b, p: bind_socket(s, b, p, 5.0 if p else 0.0, "a relay"))
         self.socket, self.bind = socket, bind
         self.tables: dict[bytes, _Table] = {}
         self.connections: dict[bytes, _Connection] = {}
@@ -243,6 +244,7 @@ class RelayServer:
             self.sweep(now)
 
     def close(self) -> None:
+        self.key_service.close()
         self.socket.close(0)
         wait_port_free(self.bind, self.port)
 
