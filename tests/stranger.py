@@ -104,7 +104,8 @@ class HoldLoop:
 def hoard(relay_line: str, tables: int, each: int, bare: int, source: str = SECOND_SOURCE) -> list[tuple[str, dict]]:
     """Ask a relay for as many short codes as it gives, from `source`: on `tables` connections that
     each serve a table of their own (a fresh key each), `each` codes per table, then `bare` codes on
-    one connection that serves nothing. Returns the relay's answers to the asks."""
+    one connection that serves nothing. Returns the relay's answers to the asks (and its refusals of
+    serves)."""
     import zmq
     from zmq.utils import z85
 
@@ -140,7 +141,10 @@ def hoard(relay_line: str, tables: int, each: int, bare: int, source: str = SECO
         key, table = Profile.generate("hoarder"), secrets.token_bytes(16)
         link.send(pack("serve", {"table": table, "key": key.public_key,
                                  "proof": key.sign(serve_bytes(table, relay.key, who["nonce"]))}))
-        assert answer(link, {"serving", "relay_refused"})[0] == "serving"
+        served = answer(link, {"serving", "relay_refused"})
+        if served[0] != "serving":  # the relay's cap on tables per source (test_relay.py counts these)
+            answers.append(served)
+            continue
         for _ in range(each):
             link.send(pack("mb_allocate", {"ttl": 86400, "uses": "table"}))
             answers.append(answer(link, {"mb_allocated", "mb_error"}))

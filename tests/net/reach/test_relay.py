@@ -154,6 +154,41 @@ def test_one_address_holds_at_most_four_codes_however_many_connections_it_uses(r
         stop_all(host)
 
 
+def test_one_address_holds_at_most_sixteen_tables_so_it_cannot_fill_the_relay(monkeypatch, tmp_path):
+    """A stranger at 127.0.0.2 serves table after table with fresh keys to fill the relay's table cap
+    (20,000 here made 40), so that no host gets a table, nor a code. The relay holds at most 16 of
+    its tables while they are served and refuses the rest in one line; once they go silent, its new
+    tables take the place of its own oldest. Alice, at 127.0.0.1, serves her table and gets her code."""
+    from dicetable.net.reach import relay as relay_module
+
+    second_source()
+    monkeypatch.setattr(relay_module, "MAX_TABLES", 40)
+    running = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0, host_away=0.5))
+    try:
+        first = hoard(running.line, tables=40, each=0, bare=0)
+        assert len(first) == 40 - relay_module.TABLES_PER_SOURCE
+        assert {body["reason"] for _, body in first} == {
+            f"your address serves {relay_module.TABLES_PER_SOURCE} tables at this relay already; close one first"}
+        old = set(running.server.tables)
+        server = running.server
+        wait_until(lambda: not any(server._host_present(server.tables[t], time.monotonic()) for t in old),
+                   what="its hosts silent past host_away")
+        assert hoard(running.line, tables=40, each=0, bare=0) == first  # 16 more served in place of its own
+        assert len(server.tables) == relay_module.TABLES_PER_SOURCE and not old & set(server.tables)
+        events = []
+        host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=running.line,
+                           transcript=tmp_path / "alice.dtt", on_event=events.append)
+        host.open()
+        in_thread(host)
+        try:
+            wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
+            assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
+        finally:
+            stop_all(host)
+    finally:
+        running.stop()
+
+
 def test_a_second_key_cannot_take_over_a_served_table(relay, tmp_path):
     host = host_through(relay.line, tmp_path)
     host.open()
