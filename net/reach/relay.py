@@ -49,7 +49,8 @@ source, so a host can limit seat holds per source too (net/table/host.py).
 A relay restart loses nothing that matters: the seats hold the log. The host's and joiners'
 connections renew themselves (net/reach/transport.py), the host serves its table again, and the joiners
 catch up by log index as after any drop. The relay's key is kept in a file, so its address stays the
-same across restarts.
+same across restarts; it also tells that key on the next port, so `HOST:PORT` alone reaches it
+(net/reach/relay_key.py).
 
 Scale (scripts/bench_relay.py): one process holds a thousand idle tables in tens of MB and carries
 the packets of a hundred busy ones. Relays scale out side by side: each is its own process, port and

@@ -99,6 +99,22 @@ def test_an_address_with_no_relay_behind_it_is_one_line(tmp_path, home):
     assert known(None) == []  # nothing pinned
 
 
+def test_a_relay_whose_key_port_is_taken_says_so_in_one_line(tmp_path):
+    for _ in range(20):  # a port pair whose first is free and whose second this test holds
+        holder = socket.create_server(("127.0.0.1", 0))
+        port = holder.getsockname()[1] - 1
+        try:
+            socket.create_server(("127.0.0.1", port)).close()
+            break
+        except OSError:
+            holder.close()
+    with holder:
+        started = spawn(tmp_path, "relay", "relay", "--port", str(port))
+        out, err = started.communicate(timeout=60)
+    assert started.returncode == 2 and "relay: " not in out and len(err.strip().splitlines()) == 1
+    assert f"cannot open the relay's key port {port + 1}" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("typed, says", [
     ("relay.example", "not a relay's HOST:PORT"),
     ("127.0.0.1:65535", "a port from 1 to 65534"),
