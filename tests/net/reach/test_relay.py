@@ -17,7 +17,7 @@ from dicetable.core import registry
 from dicetable.net.table import deputies
 from dicetable.net.reach import transport
 from dicetable.net.cards.table_deals import TableDeals
-from dicetable.net.reach.mailbox import CODES_PER_SOURCE, CODES_PER_TABLE
+from dicetable.net.reach.mailbox import ALLOCATIONS_BURST, ALLOCATIONS_EVERY, CODES_PER_SOURCE, CODES_PER_TABLE
 from dicetable.net.table.events import CodeOffered, Failed, Fault, Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
@@ -142,6 +142,33 @@ def test_one_address_holds_at_most_four_codes_however_many_connections_it_uses(r
         f"your address holds {CODES_PER_SOURCE} open codes at this relay already; one frees when it is used, burned or expires",
         "only the host of a table served at this relay takes a code (serve the table first)",
     }, reasons
+    events = []
+    host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=relay.line,
+                       transcript=tmp_path / "alice.dtt", on_event=events.append)
+    host.open()
+    in_thread(host)
+    try:
+        wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
+        assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
+    finally:
+        stop_all(host)
+
+
+def test_taking_and_burning_codes_in_a_loop_cannot_fill_the_relay(relay, tmp_path):
+    """A stranger at 127.0.0.2 serves a table and takes a code, burns it, takes the next, five
+    thousand times: each burned box frees its place among the open ones but stays readable a while,
+    so without a budget the relay's 10,000 boxes fill and nobody gets a code. The relay gives it
+    ALLOCATIONS_BURST codes and then one every ALLOCATIONS_EVERY s, refusing the rest in one line;
+    Alice, at 127.0.0.1, gets her code."""
+    second_source()
+    started = time.monotonic()
+    answers = hoard(relay.line, tables=1, each=5000, bare=0, burn=True)
+    took = time.monotonic() - started
+    granted = sum(op == "mb_allocated" for op, _ in answers)
+    assert granted <= ALLOCATIONS_BURST + took / ALLOCATIONS_EVERY + 1, (granted, took)
+    reasons = {body["reason"].rsplit(" in ", 1)[0] for op, body in answers if op == "mb_error"}
+    assert reasons == {"too many codes taken from your address; try again"}, reasons
+    assert len(relay.server.boxes.boxes) <= granted
     events = []
     host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=relay.line,
                        transcript=tmp_path / "alice.dtt", on_event=events.append)
