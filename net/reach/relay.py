@@ -49,7 +49,8 @@ source, so a host can limit seat holds per source too (net/table/host.py).
 A relay restart loses nothing that matters: the seats hold the log. The host's and joiners'
 connections renew themselves (net/reach/transport.py), the host serves its table again, and the joiners
 catch up by log index as after any drop. The relay's key is kept in a file, so its address stays the
-same across restarts.
+same across restarts; it also tells that key on the next port, so `HOST:PORT` alone reaches it
+(net/reach/relay_key.py).
 
 Scale (scripts/bench_relay.py): one process holds a thousand idle tables in tens of MB and carries
 the packets of a hundred busy ones. Relays scale out side by side: each is its own process, port and
@@ -73,7 +74,7 @@ import zmq
 from zmq.utils import z85
 
 from dicetable.net.table import deputies
-from dicetable.net.reach import mailbox
+from dicetable.net.reach import mailbox, relay_key
 from dicetable.net.reach import sources
 from dicetable.net.identity import verify_signature
 from dicetable.net.reach.transport import (
@@ -86,6 +87,7 @@ TABLE_BYTES = 16
 WRAP = 1024  # bytes a `from`/`to` wrapping adds around a table packet, at most
 MAX_TABLES = 20_000  # tables held at once (an idle one costs a few hundred bytes)
 MAX_CONNECTIONS = 50_000  # connections remembered at once
+TABLES_PER_SOURCE = 16  # tables one source address holds at once (a new one past it evicts its oldest hostless one)
 MAX_DIALLED = 64  # joiner connections per table (a table has at most 16 seats; reconnects leave stale ones)
 CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten (seats ping every second)
 HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
@@ -177,6 +179,7 @@ class _Table:
     touched: float = 0.0
     server: bytes = b""  # the key serving it now: the owner's, or a deputy's
     deputies: frozenset[bytes] = frozenset()  # the seats' keys the owner named (net/table/succession.py)
+    source: str = ""  # where the connection that made it came from: tables are capped per source (§12.5)
 
 
 @dataclass
@@ -206,9 +209,11 @@ class RelayServer:
         socket.curve_secretkey = z85.encode(secret_key)
         socket.curve_publickey = z85.encode(self.public_key)
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET + WRAP)
-        self.port = bind_socket(socket, bind, port, 5.0 if port else 0.0, "a relay")
+        self.port, self.key_service = relay_key.bind_beside(  # HOST:PORT alone: the key told on PORT + 1 (§12.6)
+            socket, bind, port, self.public_key, lambda s, b, p: bind_socket(s, b, p, 5.0 if p else 0.0, "a relay"))
         self.socket, self.bind = socket, bind
         self.tables: dict[bytes, _Table] = {}
+        self._tables_from: dict[str, set[bytes]] = {}  # source -> the tables its connections made (TABLES_PER_SOURCE)
         self.connections: dict[bytes, _Connection] = {}
         self.boxes = mailbox.Mailboxes(clock=clock)
         self._secret = secrets.token_bytes(32)
@@ -243,6 +248,7 @@ class RelayServer:
             self.sweep(now)
 
     def close(self) -> None:
+        self.key_service.close()
         self.socket.close(0)
         wait_port_free(self.bind, self.port)
 
@@ -327,12 +333,17 @@ class RelayServer:
                                                      "once its owner has had time to come back"})
             return
         if entry is None:
+            if not self._room_from(conn.caller.source, now):
+                self.send(peer, "relay_refused", {"reason": f"your address serves {TABLES_PER_SOURCE} tables at this "
+                                                            "relay already; close one first"})
+                return
             if len(self.tables) >= MAX_TABLES:
                 self.sweep(now)
             if len(self.tables) >= MAX_TABLES:
                 self.send(peer, "relay_refused", {"reason": f"the relay holds its most tables ({MAX_TABLES}); try later"})
                 return
-            entry = self.tables[table] = _Table(owner, deputies=named)
+            entry = self.tables[table] = _Table(owner, deputies=named, source=conn.caller.source)
+            self._tables_from.setdefault(entry.source, set()).add(table)
         entry.host, entry.host_seen, entry.touched, entry.server = peer, now, now, key
         conn.serves = table
         self.send(peer, "serving", {"table": table})
@@ -413,8 +424,30 @@ class RelayServer:
                 if entry.host == peer:
                     entry.host = None
         for table in [t for t, e in self.tables.items() if e.host is None and now - e.touched > TABLE_IDLE]:
-            del self.tables[table]
+            self._drop_table(table)
         self.boxes.expire()
+
+    def _room_from(self, source: str, now: float) -> bool:
+        """Whether `source` may make one more table: under TABLES_PER_SOURCE, or once its least recently
+        used table with no present host is forgotten (as a relay restart forgets it: its owner serves it
+        again, and its seats keep the log). A stranger with fresh keys holds at most that many tables, so
+        it cannot fill the relay's MAX_TABLES and keep every host from its codes (PROTOCOL.md §12.5)."""
+        made = self._tables_from.get(source, set())
+        if len(made) < TABLES_PER_SOURCE:
+            return True
+        idle = [t for t in made if not self._host_present(self.tables[t], now)]
+        if not idle:
+            return False
+        self._drop_table(min(idle, key=lambda t: self.tables[t].touched))
+        return True
+
+    def _drop_table(self, table: bytes) -> None:
+        entry = self.tables.pop(table)
+        made = self._tables_from.get(entry.source)
+        if made is not None:
+            made.discard(table)
+            if not made:
+                del self._tables_from[entry.source]
 
     def _forget_stale(self, entry: _Table, now: float) -> None:
         for peer in list(entry.dialled):

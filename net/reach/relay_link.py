@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from dicetable.net.table import deputies
 from dicetable.net.identity import fingerprint
+from dicetable.net.reach import relay_key
 from dicetable.net.reach.invite import Invite
 from dicetable.net.reach.relay import TABLE_BYTES, WRAP, RelayAddress, serve_bytes
 from dicetable.net.reach.transport import (
@@ -50,7 +51,7 @@ def dial_relay(relay: RelayAddress, table: bytes, timeout: float, context=None, 
         link.connect(timeout)
     except WrongHostKey:
         link.close()
-        raise TransportError(f"the relay at {where} does not hold the key in its address (wrong relay line?)") from None
+        raise TransportError(relay_key.explain_wrong_key(relay.address, relay.port, relay.key)) from None
     except HostUnreachable:
         link.close()
         raise TransportError(f"no relay answered at {where} within {timeout:g} s (is it running?)") from None

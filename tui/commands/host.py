@@ -222,8 +222,8 @@ def add_parser(sub) -> None:
 
 def add_relay_flags(parser) -> None:
     parser.add_argument("--relay", default=None, metavar="RELAY",
-                        help="host through this relay (the line `dicetable relay` prints, or HOST:PORT of one used "
-                             "before): no open port needed; prints a short code for the joiners")
+                        help="host through this relay (HOST:PORT, its key learned on first contact and pinned, or the "
+                             "line `dicetable relay` prints): no open port needed; prints a short code for the joiners")
     parser.add_argument("--code", choices=("table", "seat"), default="table",
                         help="with --relay: one code for the whole table (default), or a new code for each seat")
     parser.add_argument("--code-minutes", type=float, default=30.0, metavar="M",
@@ -231,8 +231,8 @@ def add_relay_flags(parser) -> None:
 
 
 def relay_line(typed: str | None) -> str | None:
-    """The whole line of the relay `--relay` names: its line, or HOST:PORT of a relay used before
-    (tui/tables/relay_setting.py); remembered as the last relay used."""
+    """The whole line of the relay `--relay` names: its line, or its HOST:PORT (tui/tables/relay_setting.py);
+    remembered as the last relay used."""
     from dicetable.net.reach.relay import BadRelay
     from dicetable.tui.tables.relay_setting import remember, resolve
 
