@@ -107,6 +107,7 @@ class PeerSession(TableSession):
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         self.listing: dict | None = None  # on a relay: the owner's signed list of the seats that may serve
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
+        self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -211,7 +212,15 @@ class PeerSession(TableSession):
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
-        self.to_orderer("submit", {"frame": frame})
+        """A frame of mine for the log: sent at the end of this loop turn, with any others the turn
+        makes (a reveal and a move, a seal and its opening) in one packet (`send_submits`)."""
+        self.submits.append(frame)
+
+    def send_submits(self) -> None:
+        """The frames this loop turn made, in one `submit` packet (PROTOCOL.md §10.1)."""
+        frames, self.submits = self.submits, []
+        if frames and self.socket is not None:
+            self.to_orderer("submit", {"frame": frames[0]} if len(frames) == 1 else {"frames": frames})
 
     def to_orderer(self, op: str, body: dict) -> None:
         """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/table/host_packets.py)."""
@@ -338,7 +347,10 @@ class PeerSession(TableSession):
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
         with self.own.transcript.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
-            self._turn(timeout)
+            try:
+                self._turn(timeout)
+            finally:
+                self.send_submits()
         self.own.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:

@@ -44,7 +44,19 @@ from dicetable.core.phrase import listing, phrase
 from dicetable.net.table.events import ClaimDisputed, Dropped, Failed, Fault, Lingering, Ordering, Refused, Returned
 
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
+MAX_SUBMITTED = 16  # frames in one `submit` (a seat's loop turn makes a few; the packet cap bounds the bytes)
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
+
+
+def submitted(body: dict) -> list[bytes] | None:
+    """The frames of a `submit`: `{frame}`, or `{frames}` for the several one loop turn made (at most
+    MAX_SUBMITTED); None when it is neither."""
+    if type(body.get("frame")) is bytes:
+        return [body["frame"]]
+    frames = body.get("frames")
+    if type(frames) is list and 0 < len(frames) <= MAX_SUBMITTED and all(type(f) is bytes for f in frames):
+        return frames
+    return None
 
 
 class Orderer(TableSession):
@@ -163,9 +175,10 @@ class Orderer(TableSession):
             self.door.hello(peer, body, now)
         elif seat is None:
             self.door.who(peer)  # e.g. after the host restarted: the joiner proves its key again
-        elif op == "submit" and type(body.get("frame")) is bytes:
+        elif op == "submit" and (frames := submitted(body)) is not None:
             if self.acked.get(seat, 0) <= len(self.replica.log):  # else it sits on entries I lack: resent once they are in
-                self.order(body["frame"], peer)
+                for frame in frames:
+                    self.order(frame, peer)
         elif op == "ping" and type(body.get("next")) is int:
             self.acked[seat] = body["next"]
             if 0 <= body["next"] < len(self.replica.log):
