@@ -35,6 +35,7 @@ from typing import Any
 from dicetable.net.table import host_packets
 from dicetable.net.identity import fingerprint
 from dicetable.net.reach.relay_link import RelayHostSocket
+from dicetable.net.reach.transport import pack
 from dicetable.net.refusals import BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.table.door import Door
 from dicetable.net.table.outbox import Outbox, entry_chunks
@@ -157,8 +158,7 @@ class Orderer(TableSession):
             self._tell_presence(seat, True)
 
     def _tell_presence(self, seat: int, here: bool) -> None:
-        for peer in self.routes:
-            self.tell(peer, "presence", {"seat": seat, "here": here})
+        self.tell_all(self.routes, "presence", {"seat": seat, "here": here})
 
     def watch_presence(self, now: float) -> None:
         away = self.own.defaults.away_since
@@ -188,6 +188,18 @@ class Orderer(TableSession):
         elif op == "give" and peer in self.reclaim.asked and type(body.get("start")) is int \
                 and type(body.get("frames")) is list:
             self.reclaim.adopt(peer, body["start"], body["frames"])
+
+    def tell_all(self, peers, op: str, body: dict) -> None:
+        """The same packet for several joiners: packed once, tagged for each (net/table/host_packets.py)."""
+        packet = None
+        for peer in peers:
+            link = self.links.get(peer)
+            if link is None:
+                self.socket.send(peer, op, body)
+                continue
+            if packet is None:
+                packet = pack(op, body)
+            self.socket.send(peer, "tagged", link.seal_packed(packet))
 
     def tell(self, peer: bytes, op: str, body: dict) -> None:
         """A packet for one joiner: tagged for the hello its connection proved, if any (net/table/host_packets.py)."""
@@ -241,8 +253,7 @@ class Orderer(TableSession):
         named = self.socket.name_deputies(self.replica)
         if named is not None and named is not self.listing:  # every seat holds it, for a relay that loses it
             self.listing = named
-            for peer in self.routes:
-                self.tell(peer, "deputies", named)
+            self.tell_all(self.routes, "deputies", named)
         if self.socket.taken is not None:
             raise SessionError(f"{fingerprint(self.socket.taken)} took over ordering this table at the relay while "
                                f"this seat was away; resume to play on as a seat: {self.transcript_path}")
