@@ -108,11 +108,30 @@ def link_rtt(delay: float, rounds: int = 20) -> float:
     return statistics.median(times)
 
 
+def timing_for(rtt: float):
+    from dicetable.net.table.deadlines import Timing
+
+    return Timing(heartbeat=max(1.0, 4 * rtt), drop_after=max(4.0, 16 * rtt), connect_timeout=30.0)
+
+
+def run_host(game: str, seed: int, rtt: float, folder: Path, invites) -> None:
+    """The host seat, with its greedy bot: in a thread of this process, or (`--apart`) its own process."""
+    from dicetable.core import registry
+    from dicetable.net.identity import Profile
+    from dicetable.net.table.host import HostSession
+    from dicetable.net.table.session import bot_chooser
+
+    host = HostSession(Profile.generate("host"), game, 2, {}, timing=timing_for(rtt), transcript=folder / "host.dtt")
+    host.chooser = bot_chooser(registry.get(game), "greedy", seed)
+    invites.put(host.open())
+    host.run()
+
+
 def play(args, rtt: float) -> None:
     """One game over a link of `rtt` seconds, and its time against the floor."""
+    import multiprocessing
+
     from dicetable.core import registry
-    from dicetable.net.table.deadlines import Timing
-    from dicetable.net.table.host import HostSession
     from dicetable.net.identity import Profile
     from dicetable.net.reach.invite import Invite
     from dicetable.net.table.joiner import PeerSession
@@ -121,13 +140,17 @@ def play(args, rtt: float) -> None:
     measured = link_rtt(rtt / 2)
     info = registry.get(args.game)
     folder = Path(tempfile.mkdtemp(prefix="bench-delay-"))
-    timing = Timing(heartbeat=max(1.0, 4 * rtt), drop_after=max(4.0, 16 * rtt), connect_timeout=30.0)
-    host = HostSession(Profile.generate("host"), args.game, 2, {}, timing=timing, transcript=folder / "host.dtt")
-    host.chooser = bot_chooser(info, "greedy", args.seed)
-    code = Invite.decode(host.open())
+    timing = timing_for(rtt)
+    host_args = (args.game, args.seed, rtt, folder)
+    if args.apart:
+        invites = multiprocessing.get_context("spawn").Queue()
+        multiprocessing.get_context("spawn").Process(target=run_host, args=(*host_args, invites), daemon=True).start()
+    else:
+        invites = queue.SimpleQueue()
+        threading.Thread(target=run_host, args=(*host_args, invites), daemon=True).start()
+    code = Invite.decode(invites.get(timeout=60))
     proxy = DelayProxy(code.port, rtt / 2)
     invite = Invite("127.0.0.1", proxy.port, code.host_key, code.table_id)
-    threading.Thread(target=host.run, daemon=True).start()
     peer = PeerSession(Profile.generate("joiner"), invite, timing=timing, transcript=folder / "joiner.dtt")
     peer.connect()
     peer.chooser = bot_chooser(info, "greedy", args.seed + 1)
@@ -139,7 +162,8 @@ def play(args, rtt: float) -> None:
     chances = len(replica.events)
     joiner_moves = sum(1 for r in replica.log if r.kind == "move" and r.seat == 1)
     rtt_ms = rtt * 1000
-    print(f"{args.game} over a {rtt_ms:g} ms link (a bare round trip through it: {measured * 1000:.2f} ms): "
+    where = "host and joiner in two processes" if args.apart else "host and joiner in one process"
+    print(f"{args.game} over a {rtt_ms:g} ms link ({where}; a bare round trip through it: {measured * 1000:.2f} ms): "
           f"{took:.1f} s, {replica.moves} moves, {chances} chance steps ({joiner_moves} of the moves the joiner's); "
           f"result: {result.reason if result else 'none'}")
     print(f"  chance steps x RTT {chances * rtt:.1f} s: ratio {took / (chances * rtt):.2f} x; "
@@ -152,6 +176,8 @@ def main() -> None:
     parser.add_argument("--rtt-ms", type=float, nargs="+", default=[20.0, 160.0])
     parser.add_argument("--game", default="dicebreaker")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--apart", action="store_true",
+                        help="the host in its own process (as on two machines), not a thread beside the joiner's")
     parser.add_argument("--proxy", nargs=2, metavar=("TARGET", "DELAY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.proxy:
