@@ -410,6 +410,7 @@ class PeerSession(TableSession):
 
     def hang_up(self) -> None:
         if self.socket is not None:
+            self.send_submits()  # e.g. a dispute made just before leaving: it goes out first
             self.socket.close()
             self.socket = None
 

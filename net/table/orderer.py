@@ -77,6 +77,7 @@ class Orderer(TableSession):
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._told: set[tuple[int, str]] = set()  # faults told to the joiners
+        self._shared: tuple[str, dict, bytes] | None = None  # (op, body, packed) while `tell_all` tells every joiner
         self.door = Door(self)
         self.outbox = Outbox(self)
         self.reclaim = Reclaim(self)
@@ -190,24 +191,23 @@ class Orderer(TableSession):
             self.reclaim.adopt(peer, body["start"], body["frames"])
 
     def tell_all(self, peers, op: str, body: dict) -> None:
-        """The same packet for several joiners: packed once, tagged for each (net/table/host_packets.py)."""
-        packet = None
-        for peer in peers:
-            link = self.links.get(peer)
-            if link is None:
-                self.socket.send(peer, op, body)
-                continue
-            if packet is None:
-                packet = pack(op, body)
-            self.socket.send(peer, "tagged", link.seal_packed(packet))
+        """The same packet for several joiners: packed once (`tell` takes it while this runs), tagged for each."""
+        self._shared = (op, body, pack(op, body))
+        try:
+            for peer in peers:
+                self.tell(peer, op, body)
+        finally:
+            self._shared = None
 
     def tell(self, peer: bytes, op: str, body: dict) -> None:
         """A packet for one joiner: tagged for the hello its connection proved, if any (net/table/host_packets.py)."""
         link = self.links.get(peer)
         if link is None:
             self.socket.send(peer, op, body)  # `who`, or `full` to a hello that proved nothing
-        else:
-            self.socket.send(peer, "tagged", link.seal(op, body))
+            return
+        shared = self._shared
+        packet = shared[2] if shared is not None and shared[1] is body and shared[0] == op else pack(op, body)
+        self.socket.send(peer, "tagged", link.seal_packed(packet))
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:

@@ -65,8 +65,9 @@ def test_a_packet_for_every_seat_is_packed_once_and_opens_only_for_its_own_seat(
     host = Profile.generate("ann")
     (bob_tagger, bob, _), (cy_tagger, cy, _) = pair(host), pair(host)
     sent = []
-    orderer = SimpleNamespace(links={b"bob": bob_tagger, b"cy": cy_tagger},
-                              socket=SimpleNamespace(send=lambda peer, op, body: sent.append((peer, op, body))))
+    orderer = Orderer.__new__(Orderer)  # its packets only: links and a socket that keeps what is sent
+    orderer.links, orderer._shared = {b"bob": bob_tagger, b"cy": cy_tagger}, None
+    orderer.socket = SimpleNamespace(send=lambda peer, op, body: sent.append((peer, op, body)))
     Orderer.tell_all(orderer, [b"bob", b"cy"], "entries", {"start": 3, "frames": [b"f"]})
     (_, op, to_bob), (_, _, to_cy) = sent
     assert op == "tagged" and to_bob["packet"] is to_cy["packet"]  # the same bytes, packed once
