@@ -38,7 +38,8 @@ from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
 from dicetable.net.table.following import Following, Rejoin
 from dicetable.net.table.seat_transcript import replayed
-from dicetable.net.table.orderer import Orderer
+from dicetable.net.table.orderer import MAX_SUBMITTED, Orderer
+from dicetable.net.table.outbox import chunks
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, TableSession
 from dicetable.net.log.transcript import TranscriptWriter
@@ -217,10 +218,15 @@ class PeerSession(TableSession):
         self.submits.append(frame)
 
     def send_submits(self) -> None:
-        """The frames this loop turn made, in one `submit` packet (PROTOCOL.md §10.1)."""
+        """The frames this loop turn made, in `submit` packets of up to MAX_SUBMITTED frames and
+        ENTRIES_CHUNK bytes (a larger frame alone): most turns make one or two (PROTOCOL.md §10.1)."""
         frames, self.submits = self.submits, []
-        if frames and self.socket is not None:
-            self.to_orderer("submit", {"frame": frames[0]} if len(frames) == 1 else {"frames": frames})
+        if self.socket is None:
+            return
+        for _, part in chunks(frames, 0):
+            for at in range(0, len(part), MAX_SUBMITTED):
+                some = part[at:at + MAX_SUBMITTED]
+                self.to_orderer("submit", {"frame": some[0]} if len(some) == 1 else {"frames": some})
 
     def to_orderer(self, op: str, body: dict) -> None:
         """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/table/host_packets.py)."""

@@ -15,7 +15,7 @@ from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
-from net_helpers import FAST, in_thread
+from net_helpers import FAST, in_thread, stop_all, wait_until
 
 GAME = registry.get("dicebreaker")
 
@@ -172,3 +172,28 @@ def test_the_last_seat_to_seal_opens_its_answer_in_the_same_packet(tmp_path):
     assert not [kinds for kinds in host.submits if kinds == ["unseal"]]  # no opening sent on its own
     unseals = [r for r in host.replica.log if r.kind == "unseal" and r.seat == 1]
     assert len(unseals) == len(sealing) and peer.replica.log[-1].frame == host.replica.log[-1].frame
+
+
+def test_a_loop_turn_of_many_frames_reaches_the_log_whole_in_packets_the_host_takes(tmp_path):
+    # 40 chats queued before one loop turn: more frames than one `submit` carries (MAX_SUBMITTED).
+    from dicetable.net.table.orderer import MAX_SUBMITTED
+
+    host = Packets(Profile.generate("host"), "diceroom", 2, {"expr": "d6", "rolls": 0}, timing=FAST,
+                   transcript=tmp_path / "h.dtt")
+    invite = host.open()
+    thread = in_thread(host)
+    peer = PeerSession(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "p.dtt")
+    peer.connect()
+    try:
+        wait_until(lambda: peer.replica.phase == "playing" or (peer.step(0.01) and False), what="the room open")
+        for n in range(40):
+            peer.chat(f"message {n}")
+        peer.step(0.01)
+        wait_until(lambda: sum(r.kind == "chat" for r in host.replica.log) == 40 or (peer.step(0.01) and False),
+                   what="every chat in the host's log")
+    finally:
+        stop_all(host, peer)
+        thread.join(10)
+    assert [r.envelope.body["text"] for r in host.replica.log if r.kind == "chat"] == [f"message {n}" for n in range(40)]
+    chats = [kinds for kinds in host.submits if "chat" in kinds]
+    assert len(chats) == 3 and all(len(kinds) <= MAX_SUBMITTED for kinds in chats)  # 16 + 16 + 8
