@@ -147,8 +147,13 @@ class Tagger:
 
     def seal(self, op: str, body: dict | None) -> dict:
         """The body of the `tagged` packet that carries `[op, body]`."""
+        return self.seal_packed(pack(op, body))
+
+    def seal_packed(self, packet: bytes) -> dict:
+        """The body of the `tagged` packet that carries `packet`, an `[op, body]` packed already: a
+        packet for every seat is packed once and only tagged per seat (`Orderer.tell_all`)."""
         self.sent += 1
-        return _sealed(self.key, self.sent, op, body, TAG_LABEL)
+        return {"n": self.sent, "packet": packet, "tag": _tag(self.key, self.sent, packet)}
 
     def keep(self, previous: list["Tagger"]) -> None:
         """The same seat's earlier hellos (this connection's, or its last one's) still open what it sent

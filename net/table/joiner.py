@@ -38,7 +38,8 @@ from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
 from dicetable.net.table.following import Following, Rejoin
 from dicetable.net.table.seat_transcript import replayed
-from dicetable.net.table.orderer import Orderer
+from dicetable.net.table.orderer import MAX_SUBMITTED, Orderer
+from dicetable.net.table.outbox import chunks
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, TableSession
 from dicetable.net.log.transcript import TranscriptWriter
@@ -107,6 +108,7 @@ class PeerSession(TableSession):
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         self.listing: dict | None = None  # on a relay: the owner's signed list of the seats that may serve
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
+        self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -211,7 +213,20 @@ class PeerSession(TableSession):
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
-        self.to_orderer("submit", {"frame": frame})
+        """A frame of mine for the log: sent at the end of this loop turn, with any others the turn
+        makes (a reveal and a move, a seal and its opening) in one packet (`send_submits`)."""
+        self.submits.append(frame)
+
+    def send_submits(self) -> None:
+        """The frames this loop turn made, in `submit` packets of up to MAX_SUBMITTED frames and
+        ENTRIES_CHUNK bytes (a larger frame alone): most turns make one or two (PROTOCOL.md §10.1)."""
+        frames, self.submits = self.submits, []
+        if self.socket is None:
+            return
+        for _, part in chunks(frames, 0):
+            for at in range(0, len(part), MAX_SUBMITTED):
+                some = part[at:at + MAX_SUBMITTED]
+                self.to_orderer("submit", {"frame": some[0]} if len(some) == 1 else {"frames": some})
 
     def to_orderer(self, op: str, body: dict) -> None:
         """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/table/host_packets.py)."""
@@ -338,7 +353,10 @@ class PeerSession(TableSession):
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
         with self.own.transcript.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
-            self._turn(timeout)
+            try:
+                self._turn(timeout)
+            finally:
+                self.send_submits()
         self.own.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:
@@ -398,6 +416,7 @@ class PeerSession(TableSession):
 
     def hang_up(self) -> None:
         if self.socket is not None:
+            self.send_submits()  # e.g. a dispute made just before leaving: it goes out first
             self.socket.close()
             self.socket = None
 
