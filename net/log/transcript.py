@@ -3,7 +3,8 @@
 Layout: the 24-byte MAGIC, then records. A record is `length` (4 bytes big-endian) ‖ CRC-32 of the
 payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data]`:
 
-    ["header", {"game", "options", "table", "seats": [{"name", "key"}, ...]}]   first, exactly once
+    ["header", {"game", "options", "table", "seats": [{"name", "key"}, ...], "receipts"}]   first, exactly once
+                                   ("receipts": 1 since end receipts, PROTOCOL.md §5.13; absent before)
     ["frame", bin]                 an accepted frame of the log, in log order (index = position)
     ["refused", {"frame", "reason"}]   a frame the writer's replica refused (for people; not replayed)
     ["result", Result.to_data()]   the result the writer's replica reached, once per game, when it ended
@@ -112,6 +113,7 @@ def header_for(replica) -> dict:
         "options": dict(replica.options),
         "table": replica.table,
         "seats": [{"name": s.name, "key": s.key} for s in replica.seats],
+        "receipts": 1,  # its seats sign end receipts (PROTOCOL.md §5.13): verify asks every end for them
     }
 
 

@@ -49,6 +49,8 @@ class Verdict:
     replica: Replica | None = None
     deals: int = 0  # card deals replayed and checked
     unopened: int = 0  # decks never opened because the game ended by a default or resignation
+    confirmed: Phrase | None = None  # who confirmed the end: "confirmed by every seat", or what is not
+    unconfirmed: bool = False  # valid, but some seat's signed frames do not vouch for the whole end (§5.13)
 
 
     @property
@@ -77,6 +79,8 @@ class Verdict:
             if went_on:  # defaults the game went on without (FAIRNESS.md §4)
                 each = listing(phrase(Seat(c.against), " in default (", replica.basis(c), ")") for c in went_on)
                 checked += f"; {self.named(each)}, the game went on without"
+            if self.confirmed is not None:
+                checked += f"; {self.named(self.confirmed)}"
             if self.game == "diceroom" and self.ended is not None:  # a room has rolls, not a winner
                 return f"valid: dice room ({self.rolls()}); {self.named(self.ended.reason)}{checked}"
             return f"valid: {self.game}, {self.moves} moves, result: {self.named(self.result)}{checked}"
@@ -166,7 +170,30 @@ def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record],
     if len(series) > 1:
         words = listing((phrase(f"game {n}: ", r.said()) for n, r in enumerate((*series[:-1], result), 1)), "; ")
     return Verdict(replica.game.name, replica.moves, words, ended=result, replica=replica, deals=book.checked,
-                   unopened=len(unopened))
+                   unopened=len(unopened), confirmed=confirmation(replica, bool(header.get("receipts"))),
+                   unconfirmed=not replica.confirmation().confirmed)
+
+
+def confirmation(replica: Replica, receipts: bool = True) -> Phrase:
+    """Who confirmed the end of this copy (FAIRNESS.md §3b, PROTOCOL.md §16.3): `confirmed by every
+    seat`, or the entries only their holder's side signed — never silence, so an end one seat wrote
+    alone is not read as a plain result."""
+    found = replica.confirmation()
+    if found.confirmed:
+        return phrase("confirmed by every seat")
+    if not receipts:
+        return phrase("end not confirmed (written before receipts)")
+    missing = found.unconfirmed_by()
+    if set(missing) <= set(replica.out) and len(missing) < replica.seat_count:  # out of the game: did not sign
+        gone = listing(phrase(Seat(s)) for s in missing)
+        return phrase("confirmed by every seat still in (", gone, ", out of the game, did not sign the end)")
+    since = min(found.vouched[s] for s in missing)
+    last = len(replica.log) - since
+    signers = sorted({r.seat for r in replica.log[since:] if r.envelope.signature})
+    by = listing(phrase(Seat(s)) for s in signers) if signers else phrase("nobody")
+    entries = "entry is" if last == 1 else f"{last} entries are"
+    return phrase(f"end not confirmed: the last {entries} signed only by ", by, " (not confirmed by ",
+                  listing((phrase(Seat(s)) for s in missing), " or "), ")")
 
 
 def _header_mismatch(header: dict, replica: Replica) -> str | None:

@@ -246,7 +246,7 @@ class Orderer(TableSession):
                     length = len(self.replica.log)
                     behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length}
                     ended = length  # a seat that left after the game's end needs no rematch offer it never answered
-                    while self.replica.log[ended - 1].kind == "rematch":
+                    while self.replica.log[ended - 1].kind in ("rematch", "receipt"):
                         ended -= 1
                     away = {s for s in behind & set(self.own.defaults.away_since) if self.acked.get(s, 0) < ended} - awaited
                     if away:  # e.g. claimed in default while away: it hears the outcome here if it returns in time

@@ -208,7 +208,8 @@ class Seat:
         if replica.phase == "over":
             self.series.check_settled()  # also when my last frames cannot land any more (the host left)
             if not self.finished and not self.unordered:
-                self.send_deal()  # the end-of-game opening of every deck
+                if not self.send_deal():  # the end-of-game opening of every deck
+                    self.series.send_receipt()  # then my receipt of the end (PROTOCOL.md §5.13)
                 self.series.play_on()
             return
         if self.unordered:
