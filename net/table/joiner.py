@@ -213,6 +213,11 @@ class PeerSession(TableSession):
     def submit(self, frame: bytes) -> None:
         self.to_orderer("submit", {"frame": frame})
 
+    def forward(self, boxes: dict[int, bytes]) -> None:
+        """My answer boxed to each other seat, relayed unread by the orderer (PROTOCOL.md §10.11)."""
+        for to, box in boxes.items():
+            self.to_orderer("forward", {"to": to, "box": box})
+
     def to_orderer(self, op: str, body: dict) -> None:
         """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/table/host_packets.py)."""
         self.socket.send(*self.link.seal(op, body))
@@ -261,6 +266,8 @@ class PeerSession(TableSession):
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
             self.following.fault_told(body)
+        elif op == "forwarded":  # another seat's answer, boxed to me (net/table/answer_path.py)
+            self.own.held.take(body.get("from"), body.get("box"))
         elif op == "deputies" and self.invite.owner is not None:  # the owner's list, to show a relay that lost it
             named = deputies.read(body, self.replica.table)
             if named is not None and named[0] == self.invite.owner:

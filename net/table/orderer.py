@@ -132,6 +132,12 @@ class Orderer(TableSession):
                 self.tell(peer, "fault", {"seat": seat, "reason": reason, "frame": frame})
         return True
 
+    def forward(self, boxes: dict[int, bytes]) -> None:
+        """My answer boxed to each joiner's seat (net/table/answer_path.py, PROTOCOL.md §10.11)."""
+        for peer, seat in self.routes.items():
+            if seat in boxes:
+                self.tell(peer, "forwarded", {"from": self.seat, "box": boxes[seat]})
+
     def send_entries(self, peer: bytes, start: int) -> None:
         """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
         for first, frames in entry_chunks(self.replica.log, start, self.outbox.durable()):
@@ -172,6 +178,12 @@ class Orderer(TableSession):
                 self.send_entries(peer, body["next"])
             self.reclaim.ask_if_longer(peer, now)
             self.tell(peer, "pong", {"length": len(self.replica.log)})
+        elif op == "forward" and type(body.get("to")) is int and type(body.get("box")) is bytes:
+            if body["to"] == self.seat:  # a box I relay unread to its seat, or one for my own seat
+                self.own.held.take(seat, body["box"])
+            for other, routed in self.routes.items():
+                if routed == body["to"] != seat:
+                    self.tell(other, "forwarded", {"from": seat, "box": body["box"]})
         elif op == "give" and peer in self.reclaim.asked and type(body.get("start")) is int \
                 and type(body.get("frames")) is list:
             self.reclaim.adopt(peer, body["start"], body["frames"])
