@@ -9,7 +9,7 @@ one entry more for a frame signed on top of the whole log before it (`prev` = it
 place is fixed too). Unsigned reveals vouch for nothing: their place in the log is authenticated by
 their author's next signed frame or its receipt (PROTOCOL.md §4.1).
 
-A copy's *content* ends at its last entry that is neither a receipt nor a chat (those change nothing);
+A copy's *content* ends at its last entry that is not a receipt, a chat or a consent to a rematch;
 the copy is confirmed by a seat that vouches for all of it. `Receipts` owns the per-seat vouching and
 the index of the record that ended the current game."""
 
@@ -22,8 +22,14 @@ from dicetable.net.log import wire
 from dicetable.net.log.records import OVER, Effect
 from dicetable.net.refusals import NotDue
 
-# Entries that change nothing a receipt must confirm: a rewritten chat or receipt decides no game.
+# Entries that change nothing a receipt must confirm: a rewritten chat or receipt decides no game, nor
+# does a consent to a rematch (the game it starts is confirmed by that game's own frames); a decline is
+# content (it ends the table).
 IDLE_KINDS = frozenset({"receipt", "chat"})
+
+
+def idle(env: wire.Envelope) -> bool:
+    return env.kind in IDLE_KINDS or (env.kind == "rematch" and env.body["agree"])
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ class Receipts:
         """The content among the log's first `entries` entries: up to the last that is neither a
         receipt nor a chat."""
         log = self.replica.log
-        while entries > 0 and log[entries - 1].kind in IDLE_KINDS:
+        while entries > 0 and idle(log[entries - 1].envelope):
             entries -= 1
         return entries
 

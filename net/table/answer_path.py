@@ -1,4 +1,4 @@
-"""Answers the orderer cannot hide (FAIRNESS.md §3c, PROTOCOL.md §10.11): a seat's reveals and
+"""Answers the orderer cannot hide (FAIRNESS.md §3c, PROTOCOL.md §10.10): a seat's reveals and
 disputes also go to every other seat, boxed to that seat's key, so a seat holds the others' answers
 whether or not the orderer orders them.
 
@@ -40,20 +40,16 @@ def _box(profile, key: bytes) -> Box | None:
     return None if public is None else Box(profile.signing_key.to_curve25519_private_key(), PublicKey(public))
 
 
-def seal(profile, table: bytes, sender: int, receiver: int, key: bytes, frame: bytes) -> bytes | None:
-    """`frame` boxed from seat `sender` (holding `profile`) to seat `receiver` (Ed25519 `key`)."""
-    box = _box(profile, key)
-    if box is None:
-        return None
+def seal(box: Box, table: bytes, sender: int, receiver: int, frame: bytes) -> bytes:
+    """`frame` boxed from seat `sender` to seat `receiver` (`box`: their two keys, `_box`)."""
     data = table + bytes((sender, receiver)) + struct.pack(">I", len(frame)) + frame
     return bytes(box.encrypt(data + bytes(-len(data) % PAD)))
 
 
-def open_box(profile, table: bytes, sender: int, receiver: int, key: bytes, sealed: bytes) -> bytes | None:
-    """The frame in a box from seat `sender` (Ed25519 `key`) to me, seat `receiver`; None unless it opens
-    under our two keys and names this table and both seats."""
-    box = _box(profile, key)
-    if box is None or type(sealed) is not bytes or len(sealed) > MAX_BOX:
+def open_box(box: Box, table: bytes, sender: int, receiver: int, sealed: bytes) -> bytes | None:
+    """The frame in a box from seat `sender` to me, seat `receiver`; None unless it opens under our two
+    keys (`box`) and names this table and both seats."""
+    if type(sealed) is not bytes or len(sealed) > MAX_BOX:
         return None
     try:
         data = box.decrypt(sealed)
@@ -73,17 +69,22 @@ class HeldAnswers(SeatPart):
         self.own = seat
         self.held: dict[int, OrderedDict] = {}  # sender seat -> {(kind, event or claim index): frame}
         self.carried: set[tuple[int, int]] = set()  # (claim index, seat) whose held answer I submitted
+        self._boxes: dict[bytes, Box | None] = {}  # another seat's Ed25519 key -> our box (one X25519 each)
+
+    def box(self, key: bytes) -> Box | None:
+        if key not in self._boxes:
+            self._boxes[key] = _box(self.own.profile, key)
+        return self._boxes[key]
 
     # -- sending -------------------------------------------------------------------------------
     def boxes(self, frame: bytes) -> dict[int, bytes]:
         """My `frame` boxed to every other seat, by seat."""
-        replica, own = self.replica, self.own
+        replica = self.replica
         out = {}
         for seat, info in enumerate(replica.seats):
-            if info is not None and seat != self.seat:
-                sealed = seal(own.profile, replica.table, self.seat, seat, info.key, frame)
-                if sealed is not None:
-                    out[seat] = sealed
+            box = self.box(info.key) if info is not None and seat != self.seat else None
+            if box is not None:
+                out[seat] = seal(box, replica.table, self.seat, seat, frame)
         return out
 
     # -- receiving -----------------------------------------------------------------------------
@@ -95,7 +96,8 @@ class HeldAnswers(SeatPart):
         info = replica.seats[sender]
         if info is None or sender == self.seat:
             return
-        frame = open_box(self.own.profile, replica.table, sender, self.seat, info.key, sealed)
+        box = self.box(info.key)
+        frame = open_box(box, replica.table, sender, self.seat, sealed) if box is not None else None
         if frame is None:
             return
         try:

@@ -214,7 +214,7 @@ class PeerSession(TableSession):
         self.to_orderer("submit", {"frame": frame})
 
     def forward(self, boxes: dict[int, bytes]) -> None:
-        """My answer boxed to each other seat, relayed unread by the orderer (PROTOCOL.md §10.11)."""
+        """My answer boxed to each other seat, relayed unread by the orderer (PROTOCOL.md §10.10)."""
         for to, box in boxes.items():
             self.to_orderer("forward", {"to": to, "box": box})
 

@@ -133,7 +133,7 @@ class Orderer(TableSession):
         return True
 
     def forward(self, boxes: dict[int, bytes]) -> None:
-        """My answer boxed to each joiner's seat (net/table/answer_path.py, PROTOCOL.md §10.11)."""
+        """My answer boxed to each joiner's seat (net/table/answer_path.py, PROTOCOL.md §10.10)."""
         for peer, seat in self.routes.items():
             if seat in boxes:
                 self.tell(peer, "forwarded", {"from": self.seat, "box": boxes[seat]})

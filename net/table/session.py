@@ -115,7 +115,7 @@ class TableSession:
 
     def forward(self, boxes: dict[int, bytes]) -> None:
         """My answer boxed to each other seat (net/table/answer_path.py), sent by a path the orderer
-        relays without reading (PROTOCOL.md §10.11)."""
+        relays without reading (PROTOCOL.md §10.10)."""
 
     def cut_off(self, now: float, since: float) -> float | None:
         """How long this seat was cut off from the table since `since` (None: it was not)."""

@@ -1,4 +1,4 @@
-"""Answers the orderer cannot hide (FAIRNESS.md §3c, PROTOCOL.md §10.11), over real sockets on
+"""Answers the orderer cannot hide (FAIRNESS.md §3c, PROTOCOL.md §10.10), over real sockets on
 127.0.0.1: issue 32's attack — in a 3-seat dice room the host drops seat 1's reveal (whoever carries
 it) and seat 1's disputes, and claims seat 1 in default once the deadline has passed by every clock.
 Seat 1 sent its reveal boxed to every seat too; seat 2 holds it, so it never witnesses the claim (which
