@@ -5,7 +5,7 @@ whether or not the orderer orders them.
 The box: `crypto_box` (X25519 + XSalsa20-Poly1305, PyNaCl's `Box`) from the sender's Ed25519 key
 mapped to X25519 to the receiver's, over `table ‖ from ‖ to ‖ frame` padded to a multiple of
 `PAD` bytes; the orderer relays it as it came (`forward {to, box}` from a joiner, `forwarded {from,
-box}` to a seat) and can neither read it nor tell a reveal's box from a dispute's. Only the two seats
+box}` to a seat; a joiner's boxes of one answer travel in one packet) and can neither read it nor tell a reveal's box from a dispute's. Only the two seats
 hold the key, so a box opens only for its receiver and proves its sender.
 
 `HeldAnswers` is one seat's store of what it holds: the reveals of other seats by (seat, event) and
@@ -77,14 +77,14 @@ class HeldAnswers(SeatPart):
         return self._boxes[key]
 
     # -- sending -------------------------------------------------------------------------------
-    def boxes(self, frame: bytes) -> dict[int, bytes]:
-        """My `frame` boxed to every other seat, by seat."""
+    def boxes(self, frame: bytes, orderer: int | None) -> list[list]:
+        """My `frame` boxed to every other seat but the one ordering the log: `[[seat, box], ...]`."""
         replica = self.replica
-        out = {}
+        out = []
         for seat, info in enumerate(replica.seats):
-            box = self.box(info.key) if info is not None and seat != self.seat else None
+            box = self.box(info.key) if info is not None and seat not in (self.seat, orderer) else None
             if box is not None:
-                out[seat] = seal(box, replica.table, self.seat, seat, frame)
+                out.append([seat, seal(box, replica.table, self.seat, seat, frame)])
         return out
 
     # -- receiving -----------------------------------------------------------------------------

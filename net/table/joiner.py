@@ -213,10 +213,11 @@ class PeerSession(TableSession):
     def submit(self, frame: bytes) -> None:
         self.to_orderer("submit", {"frame": frame})
 
-    def forward(self, boxes: dict[int, bytes]) -> None:
-        """My answer boxed to each other seat, relayed unread by the orderer (PROTOCOL.md §10.10)."""
-        for to, box in boxes.items():
-            self.to_orderer("forward", {"to": to, "box": box})
+    def forward(self, frame: bytes) -> None:
+        """My answer boxed to each other joiner, in one packet the orderer relays unread (PROTOCOL.md §10.10)."""
+        boxes = self.own.held.boxes(frame, self.link.orderer if self.link.orderer is not None else 0)
+        if boxes:
+            self.to_orderer("forward", {"boxes": boxes})
 
     def to_orderer(self, op: str, body: dict) -> None:
         """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/table/host_packets.py)."""

@@ -132,11 +132,18 @@ class Orderer(TableSession):
                 self.tell(peer, "fault", {"seat": seat, "reason": reason, "frame": frame})
         return True
 
-    def forward(self, boxes: dict[int, bytes]) -> None:
-        """My answer boxed to each joiner's seat (net/table/answer_path.py, PROTOCOL.md §10.10)."""
-        for peer, seat in self.routes.items():
-            if seat in boxes:
-                self.tell(peer, "forwarded", {"from": self.seat, "box": boxes[seat]})
+    def forward_boxes(self, seat: int, boxes: list) -> None:
+        """A joiner's answer boxed to other seats (net/table/answer_path.py, PROTOCOL.md §10.10): each box
+        goes to its seat as it came, unread (one for my own seat, I open)."""
+        routes = {routed: peer for peer, routed in self.routes.items()}
+        for item in boxes[:16]:
+            if type(item) is not list or len(item) != 2 or type(item[0]) is not int or type(item[1]) is not bytes:
+                continue
+            to, box = item
+            if to == self.seat:
+                self.own.held.take(seat, box)
+            elif to != seat and to in routes:
+                self.tell(routes[to], "forwarded", {"from": seat, "box": box})
 
     def send_entries(self, peer: bytes, start: int) -> None:
         """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
@@ -178,12 +185,8 @@ class Orderer(TableSession):
                 self.send_entries(peer, body["next"])
             self.reclaim.ask_if_longer(peer, now)
             self.tell(peer, "pong", {"length": len(self.replica.log)})
-        elif op == "forward" and type(body.get("to")) is int and type(body.get("box")) is bytes:
-            if body["to"] == self.seat:  # a box I relay unread to its seat, or one for my own seat
-                self.own.held.take(seat, body["box"])
-            for other, routed in self.routes.items():
-                if routed == body["to"] != seat:
-                    self.tell(other, "forwarded", {"from": seat, "box": body["box"]})
+        elif op == "forward" and type(body.get("boxes")) is list:  # relayed unread to their seats (§10.10)
+            self.forward_boxes(seat, body["boxes"])
         elif op == "give" and peer in self.reclaim.asked and type(body.get("start")) is int \
                 and type(body.get("frames")) is list:
             self.reclaim.adopt(peer, body["start"], body["frames"])

@@ -123,8 +123,8 @@ class Seat:
         now = time.monotonic()
         self.unordered[seq] = (now, frame)
         self.defaults.sent(kind, now)
-        if kind in FORWARDED:  # first to every seat, boxed, then to the log (FAIRNESS.md §3c)
-            self.driver.forward(self.held.boxes(frame))
+        if kind in FORWARDED:  # first to the other seats, boxed, then to the log (FAIRNESS.md §3c)
+            self.driver.forward(frame)
         self.driver.submit(frame)
         return frame
 

@@ -113,9 +113,10 @@ class TableSession:
     def submit(self, frame: bytes) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def forward(self, boxes: dict[int, bytes]) -> None:
-        """My answer boxed to each other seat (net/table/answer_path.py), sent by a path the orderer
-        relays without reading (PROTOCOL.md §10.10)."""
+    def forward(self, frame: bytes) -> None:
+        """My answer boxed to each seat but the orderer (net/table/answer_path.py), sent by a path the
+        orderer relays without reading (PROTOCOL.md §10.10). The orderer's own answers need none: it
+        orders them itself."""
 
     def cut_off(self, now: float, since: float) -> float | None:
         """How long this seat was cut off from the table since `since` (None: it was not)."""

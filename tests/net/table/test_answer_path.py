@@ -30,9 +30,9 @@ TIMING = Timing(heartbeat=0.1, drop_after=3.0, grace=30.0, reveal_deadline=1.0, 
 
 
 class DroppingHost(HostSession):
-    """A host that drops every reveal and dispute of seat 1, whoever brings it, and does not open what is
-    boxed to its own seat: its own clock then finds seat 1 in default and claims. It relays the boxes
-    between the other seats as it must relay every box: it cannot read them or tell them apart."""
+    """A host that drops every reveal and dispute of seat 1, whoever brings it: its own clock then finds
+    seat 1 in default and claims. It relays the boxes between the other seats as it must relay every
+    box: it cannot read them or tell them apart."""
 
     victim = 1
 
@@ -46,11 +46,6 @@ class DroppingHost(HostSession):
             self.dropped.append(frame)
             return
         super().order(frame, origin)
-
-    def handle_packet(self, peer, seat, op, body, now) -> None:
-        if op == "forward" and body.get("to") == self.seat:
-            return
-        super().handle_packet(peer, seat, op, body, now)
 
 
 class Watching(Defaults):

@@ -430,11 +430,6 @@ class Dropping(Orderer):
             return
         super().order(frame, origin)
 
-    def handle_packet(self, peer, seat, op, body, now):
-        if op == "forward" and seat == 2 and 0 in self.replica.out:  # nor opens what seat 2 boxes to it (§10.10)
-            return
-        super().handle_packet(peer, seat, op, body, now)
-
 
 @pytest.mark.slow
 def test_a_successor_that_drops_a_seats_frames_is_disputed_with_the_seats_own_frames(relay, tmp_path, monkeypatch):
