@@ -181,6 +181,9 @@ SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
     # a seat's consent to game `game` at this table (agree) or its refusal, which ends the series; the
     # options are the ones the previous game's end decides (PROTOCOL.md §5.10)
     "rematch": {"game": (_int(2, MAX_LOG), True), "options": (_options, True), "agree": (_bool, True)},
+    # a seat's confirmation of the log that holds game `game`'s end: its signed `prev` is what it
+    # confirms (PROTOCOL.md §5.13)
+    "receipt": {"game": (_int(1, MAX_LOG), True)},
     "deal": {},  # opaque: any plain map, checked by net/cards/deal.py
 }
 KINDS = tuple(SCHEMAS)
@@ -432,6 +435,10 @@ def chat_body(text: str) -> dict:
 
 def rematch_body(game: int, options: dict, agree: bool) -> dict:
     return {"game": game, "options": dict(options), "agree": agree}
+
+
+def receipt_body(game: int) -> dict:
+    return {"game": game}
 
 
 # -- the joiner's proof of its key on one connection (net/table/session.py, "hello") -----------------------

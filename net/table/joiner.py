@@ -228,6 +228,12 @@ class PeerSession(TableSession):
                 some = part[at:at + MAX_SUBMITTED]
                 self.to_orderer("submit", {"frame": some[0]} if len(some) == 1 else {"frames": some})
 
+    def forward(self, frame: bytes) -> None:
+        """My answer boxed to each other joiner, in one packet the orderer relays unread (PROTOCOL.md §10.10)."""
+        boxes = self.own.held.boxes(frame, self.link.orderer if self.link.orderer is not None else 0)
+        if boxes:
+            self.to_orderer("forward", {"boxes": boxes})
+
     def to_orderer(self, op: str, body: dict) -> None:
         """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/table/host_packets.py)."""
         self.socket.send(*self.link.seal(op, body))
@@ -276,6 +282,8 @@ class PeerSession(TableSession):
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
             self.following.fault_told(body)
+        elif op == "forwarded":  # another seat's answer, boxed to me (net/table/answer_path.py)
+            self.own.held.take(body.get("from"), body.get("box"))
         elif op == "deputies" and self.invite.owner is not None:  # the owner's list, to show a relay that lost it
             named = deputies.read(body, self.replica.table)
             if named is not None and named[0] == self.invite.owner:

@@ -146,6 +146,19 @@ class Orderer(TableSession):
                 self.tell(peer, "fault", {"seat": seat, "reason": reason, "frame": frame})
         return True
 
+    def forward_boxes(self, seat: int, boxes: list) -> None:
+        """A joiner's answer boxed to other seats (net/table/answer_path.py, PROTOCOL.md §10.10): each box
+        goes to its seat as it came, unread (one for my own seat, I open)."""
+        routes = {routed: peer for peer, routed in self.routes.items()}
+        for item in boxes[:16]:
+            if type(item) is not list or len(item) != 2 or type(item[0]) is not int or type(item[1]) is not bytes:
+                continue
+            to, box = item
+            if to == self.seat:
+                self.own.held.take(seat, box)
+            elif to != seat and to in routes:
+                self.tell(routes[to], "forwarded", {"from": seat, "box": box})
+
     def send_entries(self, peer: bytes, start: int) -> None:
         """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
         for first, frames in entry_chunks(self.replica.log, start, self.outbox.durable()):
@@ -186,6 +199,8 @@ class Orderer(TableSession):
                 self.send_entries(peer, body["next"])
             self.reclaim.ask_if_longer(peer, now)
             self.tell(peer, "pong", {"length": len(self.replica.log)})
+        elif op == "forward" and type(body.get("boxes")) is list:  # relayed unread to their seats (§10.10)
+            self.forward_boxes(seat, body["boxes"])
         elif op == "give" and peer in self.reclaim.asked and type(body.get("start")) is int \
                 and type(body.get("frames")) is list:
             self.reclaim.adopt(peer, body["start"], body["frames"])
@@ -270,7 +285,7 @@ class Orderer(TableSession):
                     length = len(self.replica.log)
                     behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length}
                     ended = length  # a seat that left after the game's end needs no rematch offer it never answered
-                    while self.replica.log[ended - 1].kind == "rematch":
+                    while self.replica.log[ended - 1].kind in ("rematch", "receipt"):
                         ended -= 1
                     away = {s for s in behind & set(self.own.defaults.away_since) if self.acked.get(s, 0) < ended} - awaited
                     if away:  # e.g. claimed in default while away: it hears the outcome here if it returns in time

@@ -31,6 +31,7 @@ from dicetable.core.game import GameError, Move
 from dicetable.net.log import wire
 from dicetable.net.chance.reveal_chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
 from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.answer_path import FORWARDED, HeldAnswers
 from dicetable.net.table.defaults import Defaults
 from dicetable.net.table.sealed_answers import SealedAnswers
 from dicetable.net.table.series import Series
@@ -90,6 +91,7 @@ class Seat:
         self.series = self.series_type(self, games)
         self.transcript = SeatTranscript(self, transcript)
         self.sealed = SealedAnswers(self)
+        self.held = HeldAnswers(self)  # the other seats' answers, boxed to me (net/table/answer_path.py)
 
     @property
     def finished(self) -> bool:
@@ -121,6 +123,8 @@ class Seat:
         now = time.monotonic()
         self.unordered[seq] = (now, frame)
         self.defaults.sent(kind, now)
+        if kind in FORWARDED:  # first to the other seats, boxed, then to the log (FAIRNESS.md §3c)
+            self.driver.forward(frame)
         self.driver.submit(frame)
         return frame
 
@@ -208,7 +212,8 @@ class Seat:
         if replica.phase == "over":
             self.series.check_settled()  # also when my last frames cannot land any more (the host left)
             if not self.finished and not self.unordered:
-                self.send_deal()  # the end-of-game opening of every deck
+                if not self.send_deal():  # the end-of-game opening of every deck
+                    self.series.send_receipt()  # then my receipt of the end (PROTOCOL.md §5.13)
                 self.series.play_on()
             return
         if self.unordered:
