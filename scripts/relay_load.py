@@ -26,6 +26,7 @@ import json
 import os
 import random
 import secrets
+import select
 import sys
 import time
 
@@ -34,6 +35,8 @@ import zmq
 from zmq.utils import z85
 
 PAYLOAD = b"x" * 200
+CONNECT_BATCH = 250  # hosts connecting at once: thousands of CurveZMQ handshakes together time out on a busy core
+RENEW = 10.0  # seconds before a host not yet served tries again on a new connection
 RESEND = 2.0  # seconds before a ping not answered is sent again (none are lost on loopback; a guard)
 
 
@@ -42,11 +45,12 @@ def pack(op: str, body: dict) -> bytes:
 
 
 def dealer(context, endpoint: str, server_key: bytes, routing_id: bytes | None = None):
-    from dicetable.net.reach.transport import curve_keypair, fresh_routing_id
+    from dicetable.net.reach.transport import _heartbeat, curve_keypair, fresh_routing_id
 
     public, secret = curve_keypair()
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
+    _heartbeat(socket)  # as a seat's socket: a ZMTP ping a second each way, answered by libzmq's own thread
     socket.curve_serverkey, socket.curve_publickey, socket.curve_secretkey = (
         z85.encode(server_key), z85.encode(public), z85.encode(secret))
     socket.setsockopt(zmq.ROUTING_ID, routing_id or fresh_routing_id())
@@ -54,33 +58,49 @@ def dealer(context, endpoint: str, server_key: bytes, routing_id: bytes | None =
     return socket
 
 
-def serve_all(hosts: list, tables: list[bytes], relay_key: bytes, profile, timeout: float = 120.0) -> None:
-    """Every host proves its key on its connection and serves its table (net/reach/relay.py `serve`)."""
+def serve_all(context, endpoint: str, relay_key: bytes, tables: list[bytes], profile, timeout: float = 120.0) -> list:
+    """A host for each table that proves its key on its connection and serves the table (net/reach/relay.py
+    `serve`); a connection not served within RENEW seconds is replaced by a new one, as a seat's socket
+    renews itself (net/reach/transport.py), and the hosts are returned in the tables' order."""
     from dicetable.net.reach.relay import serve_bytes
 
-    waiting = {id(socket): (socket, table) for socket, table in zip(hosts, tables)}
-    for socket in hosts:
-        socket.send(pack("relay_hello", {}))
+    hosts: list = [None] * len(tables)
+    waiting: dict[int, tuple[object, int, float]] = {}  # socket id -> (socket, index, when it was made)
     poller = zmq.Poller()
-    for socket in hosts:
+
+    def fresh(index: int) -> None:
+        socket = dealer(context, endpoint, relay_key)
+        socket.send(pack("relay_hello", {}))
         poller.register(socket, zmq.POLLIN)
+        waiting[id(socket)] = (socket, index, time.monotonic())
+        hosts[index] = socket
+
+    for index in range(len(tables)):
+        fresh(index)
     deadline = time.monotonic() + timeout
     while waiting:
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now > deadline:
             raise SystemExit(f"{len(waiting)} tables not served within {timeout:g} s")
-        for socket, _ in poller.poll(1000):
+        for socket, index, made in [entry for entry in waiting.values() if now - entry[2] > RENEW]:
+            del waiting[id(socket)]
+            poller.unregister(socket)
+            socket.close(0)
+            fresh(index)
+        for socket, _ in poller.poll(500):
             op, body = msgpack.unpackb(socket.recv(), raw=False)
             entry = waiting.get(id(socket))
             if entry is None:
                 continue
             if op == "relay_who":
-                proof = profile.sign(serve_bytes(entry[1], relay_key, body["nonce"]))
-                socket.send(pack("serve", {"table": entry[1], "key": profile.public_key, "proof": proof}))
+                proof = profile.sign(serve_bytes(tables[entry[1]], relay_key, body["nonce"]))
+                socket.send(pack("serve", {"table": tables[entry[1]], "key": profile.public_key, "proof": proof}))
             elif op == "serving":
                 del waiting[id(socket)]
                 poller.unregister(socket)
             elif op in ("relay_refused", "relay_wait"):
                 raise SystemExit(f"the relay refused a table: {body}")
+    return hosts
 
 
 class Ends:
@@ -107,10 +127,12 @@ class Ends:
             endpoint, key = f"tcp://127.0.0.1:{port}", curve_public(secret)
         profile = Profile.generate("load") if mode in ("relay", "idle") else None
         tables = [secrets.token_bytes(16) for _ in range(count)]
-        if mode in ("relay", "idle", "forward"):
-            self.hosts = [dealer(context, endpoint, key) for _ in range(count)]
-        if mode in ("relay", "idle"):
-            serve_all(self.hosts, tables, key, profile)
+        for first in range(0, count if mode in ("relay", "idle", "forward") else 0, CONNECT_BATCH):
+            chunk = tables[first:first + CONNECT_BATCH]
+            if mode == "forward":
+                self.hosts += [dealer(context, endpoint, key) for _ in chunk]
+            else:
+                self.hosts += serve_all(context, endpoint, key, chunk, profile)
         if mode == "idle":
             return
         for index, table in enumerate(tables):
@@ -196,6 +218,10 @@ def worker(spec: dict) -> None:
     context.set(zmq.MAX_SOCKETS, 4 * spec["count"] + 64)
     ends = Ends(spec, context)
     print("ready", flush=True)
+    ping = pack("relay_ping", {})
+    while not select.select([sys.stdin], [], [], 1.0)[0]:  # idle hosts keep their tables as seats do: a ping a second
+        for socket in ends.hosts if spec["mode"] == "idle" else ():
+            socket.send(ping)
     command = sys.stdin.readline().strip()
     if command == "go":
         result = ends.run(spec.get("rate", 0.0), spec.get("seconds", 3.0), spec.get("warmup", 1.0))

@@ -91,6 +91,7 @@ CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten 
 HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
 TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (its owner key kept)
 SWEEP_EVERY = 1.0
+RELAY_HEARTBEAT_IVL_MS = 10_000  # the relay's own ZMTP pings (see RelayServer.__init__)
 BATCH = 4096  # packets handled in one step before the sweep gets its turn
 _NOBLOCK = int(zmq.NOBLOCK)  # plain ints: pyzmq's flag enums cost a Python call on every use
 _MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
@@ -205,6 +206,12 @@ class RelayServer:
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.ROUTER_HANDOVER, 0)  # an id already in use belongs to its first connection
         _heartbeat(socket)
+        # Seats' sockets ping every second with a 5 s TTL (net/reach/transport.py), which already closes a
+        # dead link here; the relay's own pings only catch clients that never ping, so they can be rare:
+        # at 1 s they were most of an idle relay's work (each an encrypted packet and a syscall each way).
+        socket.setsockopt(zmq.HEARTBEAT_IVL, RELAY_HEARTBEAT_IVL_MS)
+        socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * RELAY_HEARTBEAT_IVL_MS)
+        socket.setsockopt(zmq.HEARTBEAT_TTL, 3 * RELAY_HEARTBEAT_IVL_MS)
         socket.curve_server = True
         socket.curve_secretkey = z85.encode(secret_key)
         socket.curve_publickey = z85.encode(self.public_key)
