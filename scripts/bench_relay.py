@@ -166,6 +166,13 @@ def main() -> None:
                   f"({(grown - base) * 1024 / args.idle:.1f} KB per table with its connection); holding them idle costs "
                   f"{idle_cpu:.0%} of a core (each connection's heartbeats and the hosts' keepalives)")
             held.close()
+            base = rss_mb(forwarder.pid)
+            held = Load(args.load_core, args.procs, args.idle, {**via_forwarder, "mode": "forward-idle"})
+            time.sleep(1.0)
+            floor = rss_mb(forwarder.pid)
+            print(f"  the forwarder with as many connections: {base:.0f} -> {floor:.0f} MB "
+                  f"({(floor - base) * 1024 / args.idle:.1f} KB per connection: libzmq's own share)")
+            held.close()
         knee = {}
         for count in [int(n) for n in args.flood.split(",") if n]:
             floor = run_stage(args, forwarder, via_forwarder, count, 0.0)

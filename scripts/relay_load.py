@@ -10,7 +10,8 @@ built once before the run, so per packet it only polls, receives, and sends: the
 this one, should be what runs out. Modes:
 
 - idle: `count` hosts each serve a table at the relay (relay_hello, the relay's nonce signed, serve)
-  and stay connected, saying nothing more (keepalives are not needed: a table is held while hostless);
+  and stay connected, each sending the relay a keepalive a second as a host does (net/reach/relay_link.py);
+- forward-idle: `count` connections to the forwarder, each used once (what libzmq alone keeps per connection);
 - relay: `count` tables, a host and a joiner each, through the relay (dial; from/to);
 - forward: the same ends through the floor forwarder (`[to, data]` in, `[from, data]` out);
 - direct: `count` joiners to this process's own ROUTER, which answers at once (no middle at all).
@@ -127,13 +128,18 @@ class Ends:
             endpoint, key = f"tcp://127.0.0.1:{port}", curve_public(secret)
         profile = Profile.generate("load") if mode in ("relay", "idle") else None
         tables = [secrets.token_bytes(16) for _ in range(count)]
-        for first in range(0, count if mode in ("relay", "idle", "forward") else 0, CONNECT_BATCH):
+        for first in range(0, count if mode != "direct" else 0, CONNECT_BATCH):
             chunk = tables[first:first + CONNECT_BATCH]
-            if mode == "forward":
+            if mode in ("forward", "forward-idle"):
                 self.hosts += [dealer(context, endpoint, key) for _ in chunk]
             else:
                 self.hosts += serve_all(context, endpoint, key, chunk, profile)
-        if mode == "idle":
+        if mode == "forward-idle":  # each host sends itself one packet through the forwarder: its connection is in use
+            for socket in self.hosts:
+                socket.send_multipart([socket.getsockopt(zmq.ROUTING_ID), b"x"])
+            for socket in self.hosts:
+                socket.recv_multipart()
+        if mode in ("idle", "forward-idle"):
             return
         for index, table in enumerate(tables):
             joiner_id = secrets.token_bytes(16)
