@@ -11,8 +11,8 @@ sending packets built before the run, so the middle, not the load, is what runs 
 
 - tables held: `--idle` hosts each serve a table at the relay (proving their key) and stay
   connected; the relay's resident memory before and after;
-- the knee: `--flood` stages of that many tables, each a host and a joiner ping-ponging a 200-byte
-  packet as fast as they answer each other, through the forwarder and then the relay; packets
+- the knee: `--flood` stages of that many tables, each a host and a joiner ping-ponging 200-byte
+  packets as fast as they answer each other (`--window` in flight per table), through the forwarder and then the relay; packets
   carried per second (each hop joiner -> host and back counts one) and the middle's CPU (of one
   core). The knee is the stage where the packets per second stop rising;
 - added latency: `--busy` stages of tables each doing `--rate` round trips a second (a lively game),
@@ -117,7 +117,8 @@ class Load:
 
 def run_stage(args, middle: subprocess.Popen | None, spec: dict, count: int, rate: float) -> dict:
     """One stage: `count` tables of `spec`'s mode for `args.seconds` after a warm-up; packets/s, times, CPU."""
-    load = Load(args.load_core, args.procs, count, {**spec, "rate": rate, "seconds": args.seconds, "warmup": args.warmup})
+    load = Load(args.load_core, args.procs, count, {**spec, "rate": rate, "seconds": args.seconds, "warmup": args.warmup,
+                                                    "window": args.window})
     try:
         load.go()
         time.sleep(args.warmup)
@@ -136,7 +137,8 @@ def main() -> None:
     parser.add_argument("--flood", default="10,100,300,1000", help="table counts of the knee's stages")
     parser.add_argument("--busy", default="100,1000", help="table counts of the latency stages")
     parser.add_argument("--rate", type=float, default=10.0, help="round trips a second per table in the latency stages")
-    parser.add_argument("--procs", type=int, default=4, help="load processes")
+    parser.add_argument("--window", type=int, default=8, help="pings in flight per flooding table")
+    parser.add_argument("--procs", type=int, default=2, help="load processes")
     parser.add_argument("--seconds", type=float, default=3.0, help="how long each stage is counted")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds each stage runs before it is counted")
     parser.add_argument("--relay-core", type=int, default=0)

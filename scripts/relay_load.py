@@ -41,6 +41,24 @@ RENEW = 10.0  # seconds before a host not yet served tries again on a new connec
 RESEND = 2.0  # seconds before a ping not answered is sent again (none are lost on loopback; a guard)
 
 
+_NOBLOCK, _MORE = int(zmq.NOBLOCK), int(zmq.SNDMORE)  # plain ints: pyzmq's flag enums cost a call each use
+
+
+def send(socket, frames: list[bytes]) -> None:
+    """send_multipart without its per-frame enum arithmetic (this process's core is the load's budget)."""
+    for frame in frames[:-1]:
+        socket.send(frame, _MORE)
+    socket.send(frames[-1], 0)
+
+
+def receive(socket) -> list:
+    """The frames of one message waiting on `socket` (zmq.Again if none), as zero-copy Frames."""
+    frames = [socket.recv(_NOBLOCK, copy=False)]
+    while frames[-1].more:
+        frames.append(socket.recv(_NOBLOCK, copy=False))
+    return frames
+
+
 def pack(op: str, body: dict) -> bytes:
     return msgpack.packb([op, body], use_bin_type=True)
 
@@ -161,8 +179,10 @@ class Ends:
         if mode == "direct":
             self.direct_pong = pack("pong", {"data": PAYLOAD})
 
-    def run(self, rate: float, seconds: float, warmup: float) -> dict:
-        """Ping-pong on every table for `warmup` + `seconds`; counts and times only the last `seconds`."""
+    def run(self, rate: float, seconds: float, warmup: float, window: int = 1) -> dict:
+        """Ping-pong on every table for `warmup` + `seconds`; counts and times only the last `seconds`.
+        Paced (`rate`): one ping in flight per table, timed. A flood (rate 0): `window` pings in flight per
+        table, each answered one sent again, so the middle always has work waiting (not timed)."""
         poller = zmq.Poller()
         for socket in self.joiners + self.hosts + ([self.router] if self.router is not None else []):
             poller.register(socket, zmq.POLLIN)
@@ -183,9 +203,10 @@ class Ends:
                 break
             while due and due[0][0] <= now:  # pings due (paced, or all at once to start a flood)
                 key = heapq.heappop(due)[1]
-                joiner_of[key].send_multipart(self.ping[key])
+                for _ in range(1 if period else window):
+                    send(joiner_of[key], self.ping[key])
                 sent_at[key] = now
-            if now - checked > RESEND:  # a guard: nothing is lost on loopback, but a lost ping must not stop a table
+            if period and now - checked > RESEND:  # a guard: nothing is lost on loopback, but a lost ping must not stop a table
                 checked = now
                 for key, at in sent_at.items():
                     if at and now - at > RESEND:
@@ -196,25 +217,25 @@ class Ends:
                 key = id(socket)
                 while True:
                     try:
-                        frames = socket.recv_multipart(zmq.NOBLOCK)
+                        frames = receive(socket)
                     except zmq.Again:
                         break
                     now = time.monotonic()
                     counting = counting_from <= now < end
                     packets += counting
                     if socket is self.router:
-                        socket.send_multipart([frames[0], self.direct_pong])
+                        send(socket, [frames[0].bytes, self.direct_pong])
                     elif key in host_of:
-                        socket.send_multipart(self.pong[key])
+                        send(socket, self.pong[key])
                     else:
-                        if counting and sent_at[key]:
+                        if period and counting and sent_at[key]:
                             times.append((now - sent_at[key]) * 1000)
                         if period:
                             sent_at[key] = 0.0
                             next_at[key] = max(next_at[key] + period, now)
                             heapq.heappush(due, (next_at[key], key))
                         else:
-                            socket.send_multipart(self.ping[key])
+                            send(socket, self.ping[key])
                             sent_at[key] = now
         return {"packets": packets, "times": times}
 
@@ -230,14 +251,16 @@ def worker(spec: dict) -> None:
             socket.send(ping)
     command = sys.stdin.readline().strip()
     if command == "go":
-        result = ends.run(spec.get("rate", 0.0), spec.get("seconds", 3.0), spec.get("warmup", 1.0))
+        result = ends.run(spec.get("rate", 0.0), spec.get("seconds", 3.0), spec.get("warmup", 1.0), spec.get("window", 1))
         print(json.dumps(result), flush=True)
         sys.stdin.readline()
     context.destroy(0)
 
 
 def forwarder() -> None:
-    """The floor: a CurveZMQ ROUTER that sends every `[to, data]` on as `[from, data]`, checking nothing."""
+    """The floor: a CurveZMQ ROUTER that sends every `[to, data]` on as `[from, data]`, checking nothing,
+    in the relay's own loop (every waiting packet per poll, int flags): only the relay's checks and
+    wrapping are left out."""
     from dicetable.net.reach.transport import curve_keypair
 
     public, secret = curve_keypair()
@@ -248,9 +271,20 @@ def forwarder() -> None:
     socket.curve_secretkey, socket.curve_publickey = z85.encode(secret), z85.encode(public)
     port = socket.bind_to_random_port("tcp://127.0.0.1")
     print(f"forwarder: {port} {public.hex()}", flush=True)
-    while True:
-        source, target, data = socket.recv_multipart()
-        socket.send_multipart([target, source, data])
+    poller = zmq.Poller()
+    poller.register(socket, zmq.POLLIN)
+    recv, send_frame = socket.recv, socket.send
+    while True:  # the relay's own loop (net/reach/relay.py `step`) with nothing but the forwarding
+        poller.poll()
+        while True:
+            try:
+                source = recv(_NOBLOCK)
+            except zmq.Again:
+                break
+            target, data = recv(_NOBLOCK), recv(_NOBLOCK)
+            send_frame(target, _MORE | _NOBLOCK)
+            send_frame(source, _MORE | _NOBLOCK)
+            send_frame(data, _NOBLOCK)
 
 
 if __name__ == "__main__":
