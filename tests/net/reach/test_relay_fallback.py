@@ -17,12 +17,12 @@ from dicetable.core import registry
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import BadInvite, Invite
 from dicetable.net.reach.relay import RelayAddress
-from dicetable.net.reach.relay_link import MOVE_AFTER
+from dicetable.net.reach.relay_link import MOVE_AFTER, invite_for_code
 from dicetable.net.table.events import Dropped
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.session import SessionError, bot_chooser
-from net_helpers import FAST, assert_verifies, line_of, spawn, wait_until
+from net_helpers import FAST, assert_verifies, dicetable, line_of, spawn, wait_until
 
 GAME = registry.get("dicebreaker")
 
@@ -87,7 +87,6 @@ def test_the_first_relay_killed_for_good_the_table_moves_to_the_second_and_ends_
     wait_until(lambda: all(len(peer.replica.log) > length for peer in seats), timeout=30,
                what="every seat following the table again, at the second relay")
     moved_in = time.monotonic() - killed_at
-    print(f"moved in {moved_in:.1f} s at log length {length}")
     assert MOVE_AFTER <= moved_in + 1.0 and moved_in < 30.0
     assert host.socket.moves == 1 and host.socket.relay == second
     assert all((peer.invite.port, peer.invite.host_key) == (second.port, second.key) for peer in seats)
@@ -96,3 +95,24 @@ def test_the_first_relay_killed_for_good_the_table_moves_to_the_second_and_ends_
     hosting.join(15)
     assert host.replica.result is not None and all(result == host.replica.result for result in results.values())
     assert_verifies(tmp_path / "host.dtt", tmp_path / "bob.dtt", tmp_path / "cleo.dtt")
+
+
+def test_host_names_its_second_relay_and_a_seat_joining_by_code_learns_it(relays, tmp_path):
+    """`dicetable host --relay A --second-relay B`: the invite names B, and the invite a short code
+    stands for (agreed with the host through A) names it too, so a seat that joined by code can move."""
+    _, lines = relays
+    second = RelayAddress.decode(lines[1])
+    host = spawn(tmp_path, "host", "host", "trice", "--relay", lines[0], "--second-relay", lines[1], "--bot", "greedy")
+    try:
+        invite = Invite.decode(line_of(host, "invite: "))
+        code = line_of(host, "code: ")
+        assert invite.fallback == (second.address, second.port, second.key)
+        claimed = Invite.decode(invite_for_code(RelayAddress.decode(lines[0]), code, timeout=30))
+        assert claimed == invite
+    finally:
+        host.kill()
+        host.wait(10)
+    bad = dicetable("host", "trice", "--relay", lines[0], "--second-relay", "nowhere:7070", "--bot", "greedy")
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("dicetable: bad second relay:") and len(bad.stderr.strip().splitlines()) == 1
+    alone = dicetable("host", "trice", "--port", "0", "--second-relay", lines[1], "--bot", "greedy")
+    assert alone.returncode == 2 and "--second-relay needs --relay" in alone.stderr
