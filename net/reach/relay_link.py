@@ -84,6 +84,7 @@ class RelayHostSocket:
         self.sources: dict[bytes, str] = {}  # joiner connection -> the relay's tag of its source address
         where = f"{relay.address}:{relay.port}"
         self.link = dial_relay(relay, table, timeout, context, greeting=pack("relay_hello"), max_packet=MAX_PACKET + WRAP)
+        self._renewals = self.link.renewals  # the link's renewals this socket has seen (each one ends the serving)
         deadline = time.monotonic() + timeout
         while not self.serving:
             if self.taken is not None:
@@ -141,18 +142,16 @@ class RelayHostSocket:
         if self._early and self.serving:
             return self._early.pop(0)
         deadline = time.monotonic() + timeout
-        renewals = self.link.renewals
         while True:
             if time.monotonic() - self._last_sent >= KEEPALIVE:  # not serving yet: the greeting was lost
                 self._send("relay_ping" if self.serving else "relay_hello", {})
             data = self.link.recv(max(deadline - time.monotonic(), 0))
-            if self.link.renewals != renewals:  # a new connection: it greets the relay and serves again
-                renewals, self.serving = self.link.renewals, False
+            if self.link.renewals != self._renewals:  # a new connection (renewed here or in a send): it serves again
+                self._renewals, self.serving = self.link.renewals, False
             if self.serving:
                 self._served_at = time.monotonic()
             elif self._should_move():
                 self._move()
-                renewals = self.link.renewals
             if data is None:
                 return None
             packet = self._handle(data)
@@ -174,7 +173,7 @@ class RelayHostSocket:
         self.public_key, self.bind, self.port = self.relay.key, self.relay.address, self.relay.port
         self.link = PeerSocket(Invite(self.relay.address, self.relay.port, self.relay.key, self.table), context=self._context,
                                greeting=pack("relay_hello"), max_packet=MAX_PACKET + WRAP)
-        self.serving, self.refusal, self._served_at = False, None, time.monotonic()
+        self.serving, self.refusal, self._served_at, self._renewals = False, None, time.monotonic(), 0
         self.moves += 1
 
     def _handle(self, data: bytes) -> tuple[bytes, bytes] | None:

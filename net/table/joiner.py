@@ -237,6 +237,7 @@ class PeerSession(TableSession):
             self._not_the_hosts(op, body)
             return
         op, body = opened
+        self.relay_notice = ""  # the orderer is heard here: whatever the relay said of it is past
         if self.orderer_presence.heard(now):  # back after an outage
             if self.succession is None:
                 self.emit(Returned(0, "the host is back"))
@@ -374,7 +375,7 @@ class PeerSession(TableSession):
         presence = self.orderer_presence
         if presence.silent(now, self.timing.drop_after):
             self.emit(Dropped(0, "lost the host; reconnecting"))
-        if presence.away_since is not None and self.invite.fallback is not None \
+        if presence.away_since is not None and self.invite.fallback is not None and self._relay_lost() \
                 and now - max(presence.away_since, self.moved_at) > MOVE_AFTER:
             self._move_relay(now)
         if presence.away_since is not None and now - presence.away_since > self.timing.grace \
@@ -382,6 +383,11 @@ class PeerSession(TableSession):
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - presence.away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
+
+    def _relay_lost(self) -> bool:
+        """Whether this seat's relay is out of reach (its connection down since it broke) or says it has no
+        host for the table: a live relay with the host behind it is never left, however slow the host."""
+        return not self.socket._established or bool(self.relay_notice)
 
     def _move_relay(self, now: float) -> None:
         """No word from the orderer for MOVE_AFTER s at a table with a second relay: look for it there, and
