@@ -77,7 +77,7 @@ def dealer(context, endpoint: str, server_key: bytes, routing_id: bytes | None =
     return socket
 
 
-def serve_all(context, endpoint: str, relay_key: bytes, tables: list[bytes], profile, timeout: float = 120.0) -> list:
+def serve_all(context, endpoint: str, relay_key: bytes, tables: list[bytes], profile, timeout: float = 600.0) -> list:
     """A host for each table that proves its key on its connection and serves the table (net/reach/relay.py
     `serve`); a connection not served within RENEW seconds is replaced by a new one, as a seat's socket
     renews itself (net/reach/transport.py), and the hosts are returned in the tables' order."""
