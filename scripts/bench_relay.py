@@ -32,7 +32,6 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 LOAD = Path(__file__).resolve().with_name("relay_load.py")
 TICKS = os.sysconf("SC_CLK_TCK")
 
