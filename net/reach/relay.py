@@ -52,11 +52,13 @@ catch up by log index as after any drop. The relay's key is kept in a file, so i
 same across restarts; it also tells that key on the next port, so `HOST:PORT` alone reaches it
 (net/reach/relay_key.py).
 
-Scale (scripts/bench_relay.py): one process holds a thousand idle tables in tens of MB and carries
-the packets of a hundred busy ones. Relays scale out side by side: each is its own process, port and
+Scale (scripts/bench_relay.py, its load in other processes on the other core): one process held
+10,000 idle tables in 420-500 MB (about 40-49 KB a table, some 29 KB of it libzmq's own per
+connection, as a bare forwarder shows) and carried up to ~90,000 packets/s on one core. Relays scale out side by side: each is its own process, port and
 key (its own RELAY line), tables and codes live at the relay that took them, and relays share
 nothing, so an operator runs as many as the load needs and gives each group of players one line (a
-code's number is only meaningful at the relay that issued it).
+code's number is only meaningful at the relay that issued it). A table may name a second relay to
+move to if its own dies (net/reach/relay_link.py; PROTOCOL.md §12.6).
 """
 
 from __future__ import annotations
@@ -93,6 +95,10 @@ CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten 
 HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
 TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (its owner key kept)
 SWEEP_EVERY = 1.0
+RELAY_HEARTBEAT_IVL_MS = 10_000  # the relay's own ZMTP pings (see RelayServer.__init__)
+BATCH = 4096  # packets handled in one step before the sweep gets its turn
+_NOBLOCK = int(zmq.NOBLOCK)  # plain ints: pyzmq's flag enums cost a Python call on every use
+_MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
 
 
 class BadRelay(ValueError):
@@ -170,7 +176,7 @@ def load_relay_key(path: Path) -> bytes:
     return secret
 
 
-@dataclass
+@dataclass(slots=True)  # no per-object __dict__: a relay holds thousands
 class _Table:
     owner: bytes  # the Ed25519 key that first served it
     host: bytes | None = None  # the serving connection
@@ -182,7 +188,7 @@ class _Table:
     source: str = ""  # where the connection that made it came from: tables are capped per source (§12.5)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Connection:
     seen: float
     caller: mailbox.Caller  # its source, and the codes it took and tried (net/reach/mailbox.py)
@@ -205,6 +211,12 @@ class RelayServer:
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.ROUTER_HANDOVER, 0)  # an id already in use belongs to its first connection
         _heartbeat(socket)
+        # Seats' sockets ping every second with a 5 s TTL (net/reach/transport.py), which already closes a
+        # dead link here; the relay's own pings only catch clients that never ping, so they can be rare:
+        # at 1 s they were most of an idle relay's work (each an encrypted packet and a syscall each way).
+        socket.setsockopt(zmq.HEARTBEAT_IVL, RELAY_HEARTBEAT_IVL_MS)
+        socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * RELAY_HEARTBEAT_IVL_MS)
+        socket.setsockopt(zmq.HEARTBEAT_TTL, 3 * RELAY_HEARTBEAT_IVL_MS)
         socket.curve_server = True
         socket.curve_secretkey = z85.encode(secret_key)
         socket.curve_publickey = z85.encode(self.public_key)
@@ -212,6 +224,8 @@ class RelayServer:
         self.port, self.key_service = relay_key.bind_beside(  # HOST:PORT alone: the key told on PORT + 1 (§12.6)
             socket, bind, port, self.public_key, lambda s, b, p: bind_socket(s, b, p, 5.0 if p else 0.0, "a relay"))
         self.socket, self.bind = socket, bind
+        self._poller = zmq.Poller()  # made once: socket.poll() makes a new Poller on every call
+        self._poller.register(socket, zmq.POLLIN)
         self.tables: dict[bytes, _Table] = {}
         self._tables_from: dict[str, set[bytes]] = {}  # source -> the tables its connections made (TABLES_PER_SOURCE)
         self.connections: dict[bytes, _Connection] = {}
@@ -233,15 +247,30 @@ class RelayServer:
             self.close()
 
     def step(self, timeout: float) -> None:
-        wait = int(timeout * 1000)
-        while self.socket.poll(wait):
-            wait = 0
+        """Wait up to `timeout` s for packets, then handle every one waiting (up to BATCH) without polling
+        between them: a poll per packet was a third of the relay's time (scripts/bench_relay.py)."""
+        if not self._poller.poll(int(timeout * 1000)):
+            self._maybe_sweep()
+            return
+        recv, handle = self.socket.recv, self.handle
+        for _ in range(BATCH):
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+                head = recv(_NOBLOCK, copy=False)
             except zmq.Again:
                 break
-            if len(frames) == 2 and is_joiner_id(frames[0].bytes):
-                self.handle(frames[0].bytes, frames[1].bytes, frame_address(frames[1]))
+            if not head.more:
+                continue
+            body = recv(_NOBLOCK, copy=False)
+            if body.more:  # more than [id, packet]: not a packet of ours; its frames are read and dropped
+                while recv(_NOBLOCK, copy=False).more:
+                    pass
+                continue
+            peer = head.bytes
+            if is_joiner_id(peer):
+                handle(peer, body.bytes, frame_address(body))
+        self._maybe_sweep()
+
+    def _maybe_sweep(self) -> None:
         now = self.clock()
         if now - self._swept >= SWEEP_EVERY:
             self._swept = now
@@ -256,8 +285,9 @@ class RelayServer:
         self._send_raw(peer, pack(op, body))
 
     def _send_raw(self, peer: bytes, data: bytes) -> None:
-        try:
-            self.socket.send_multipart([peer, data], flags=zmq.NOBLOCK)
+        try:  # two plain sends with int flags: send_multipart's enum arithmetic cost as much as the send
+            self.socket.send(peer, _MORE)
+            self.socket.send(data, _NOBLOCK)
         except zmq.ZMQError:
             pass  # a full queue or a gone peer: delivery is all the relay promises, and the seats resend
 

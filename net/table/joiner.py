@@ -34,6 +34,7 @@ from dicetable.net.log import wire
 from dicetable.net.table.deadlines import Timing
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.invite import BadInvite, Invite
+from dicetable.net.reach.relay_link import MOVE_AFTER
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
 from dicetable.net.table.following import Following, Rejoin
@@ -107,6 +108,7 @@ class PeerSession(TableSession):
         self.successor: Orderer | None = None  # this seat's driver once it orders in the host seat's place
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         self.listing: dict | None = None  # on a relay: the owner's signed list of the seats that may serve
+        self.moved_at = float("-inf")  # when this seat last moved to the table's other relay (net/reach/relay_link.py)
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
         if resume is not None:
@@ -256,6 +258,7 @@ class PeerSession(TableSession):
             self._not_the_hosts(op, body)
             return
         op, body = opened
+        self.relay_notice = ""  # the orderer is heard here: whatever the relay said of it is past
         if self.orderer_presence.heard(now):  # back after an outage
             if self.succession is None:
                 self.emit(Returned(0, "the host is back"))
@@ -398,11 +401,32 @@ class PeerSession(TableSession):
         presence = self.orderer_presence
         if presence.silent(now, self.timing.drop_after):
             self.emit(Dropped(0, "lost the host; reconnecting"))
+        if presence.away_since is not None and self.invite.fallback is not None and self._relay_lost() \
+                and now - max(presence.away_since, self.moved_at) > MOVE_AFTER:
+            self._move_relay(now)
         if presence.away_since is not None and now - presence.away_since > self.timing.grace \
                 and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - presence.away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
+
+    def _relay_lost(self) -> bool:
+        """Whether this seat's relay is out of reach (its connection down since it broke) or says it has no
+        host for the table: a live relay with the host behind it is never left, however slow the host."""
+        return not self.socket._established or bool(self.relay_notice)
+
+    def _move_relay(self, now: float) -> None:
+        """No word from the orderer for MOVE_AFTER s at a table with a second relay: look for it there, and
+        back here after as long again (the host moves its table the same way: net/reach/relay_link.py). The
+        new connection proves this seat by hello and catches up by log index, as after any drop."""
+        gone = f"{self.invite.address}:{self.invite.port}"
+        self.invite = self.invite.moved()  # kept in the seat file too: a resumed seat looks here first
+        self.hang_up()
+        self.socket = PeerSocket(self.invite, self.profile.curve_secret, greeting=pack("dial", {"table": self.invite.table_id}))
+        self.moved_at, self.relay_notice = now, ""
+        self.emit(Dropped(0, f"no word from the host through the relay at {gone}: looking for the table at its "
+                             f"other relay {self.invite.address}:{self.invite.port}"))
+        self.ask_who()
 
     def run(self) -> Any:
         """Play until the game ends or `stop()`; returns the result."""

@@ -45,6 +45,7 @@ class Where:
     port: int = 0  # 0: any free port
     advertise: str | None = None  # the address joiners dial (None: the bind address)
     relay: str | None = None  # the line `dicetable relay` prints
+    second_relay: str | None = None  # with a relay: where the table moves if that one dies (net/reach/relay_link.py)
     code_uses: str = "table"  # through a relay: one short code for the table, or "one" for each seat
     code_minutes: float = 30.0  # ... how long a code stays valid
     lan: bool = False  # announced while seats are free: by mDNS on a LAN address, in this machine's lobby on loopback
@@ -64,7 +65,8 @@ class Where:
 
     def session_args(self) -> dict[str, Any]:
         """The host session's arguments for this place (net/table/host.py)."""
-        return {"bind": self.bind, "port": self.port, "advertise": self.advertise, "relay": self.relay,
+        relay = [self.relay, self.second_relay] if self.second_relay is not None else self.relay
+        return {"bind": self.bind, "port": self.port, "advertise": self.advertise, "relay": relay,
                 "code_uses": self.code_uses, "code_ttl": self.code_minutes * 60}
 
 
