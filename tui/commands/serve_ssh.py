@@ -42,6 +42,9 @@ def add_parser(sub) -> None:
                         help=f"disk the server keeps free: below it no app runs (default {Limits.min_free_mb})")
     parser.add_argument("--downloads", type=int, default=Limits.downloads, metavar="N",
                         help=f"SFTP or scp sessions one key may have open at once to download its own folder (default {Limits.downloads})")
+    parser.add_argument("--no-preload", dest="preload", action="store_false",
+                        help="start each app as a fresh Python instead of forking it from a preloaded parent "
+                             "(slower logins, about three times the memory per player)")
     parser.set_defaults(func=run)
 
 
@@ -62,7 +65,7 @@ def run(args) -> int:
     key = Path(args.host_key) if args.host_key else data / "host_key"
     limits = Limits(max_sessions=args.max_sessions, memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
                     idle_seconds=args.idle, disk_mb=args.disk_mb, files=args.files, min_free_mb=args.min_free_mb,
-                    downloads=args.downloads)
+                    downloads=args.downloads, preload=args.preload)
     try:
         return serve(args.bind, args.port, key, data, limits)
     except OSError as error:
