@@ -44,8 +44,11 @@ async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
     bob = await Player.login(server.port, "bob")
     await bob.enter_lobby()
     await bob.wait_for("alice", "in the lobby")
-    lobby = await alice.wait_for("bob", "in the lobby")
-    [bobs_key] = FINGERPRINT.findall(lobby.rpartition("bob")[2])  # the Key column, on bob's row
+    await alice.wait_for("bob", "in the lobby")
+    # bob's name may show first in a notice, before his row is drawn: wait for the row, key and all
+    bobs_row = lambda: FINGERPRINT.findall(alice.text(alice.since).rpartition("bob")[2])  # the Key column
+    await _until(bobs_row, "bob's row, with his key, in alice's lobby")
+    [bobs_key] = bobs_row()
     await alice.press(b"i")  # the cursor is on bob, the only other person
     await alice.wait_for("Waiting room")
     await bob.wait_for("alice invites you to TRICE", "a accepts")
