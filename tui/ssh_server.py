@@ -27,7 +27,7 @@ import signal
 import struct
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncssh
@@ -46,13 +46,24 @@ STOPPING = "the server has stopped; your games are kept. Log in again later."
 # paste, a hidden cursor, colours (the alternate screen only when it is still on: see goodbye).
 TERMINAL_BACK = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?2004l\x1b[?25h\x1b[0m"
 APP = "import sys; from dicetable.tui.app import run_app; sys.exit(run_app())"  # what `dicetable` runs
+SESSION_MB = 48  # memory one player's app may come to hold of its own at a game (forked: ~17 MB idle)
+
+
+def default_max_sessions() -> int:
+    """As many sessions as half this machine's memory holds at SESSION_MB each (the other half for the
+    system, the server and whatever else runs here): 256 on a machine of 24 GB."""
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 32
+    return max(4, memory // 2 // (SESSION_MB * 1024 * 1024))
 
 
 @dataclass(frozen=True)
 class Limits:
     """What one connection's app may use; the figures are printed at start (see README)."""
 
-    max_sessions: int = 32
+    max_sessions: int = field(default_factory=default_max_sessions)
     memory_mb: int = 512  # address space (RLIMIT_AS): an app at a game peaks at ~180 MB, 65 MB resident
     cpu_seconds: int = 3600  # CPU time (RLIMIT_CPU) over the whole connection; an idle app uses ~0.15 s a minute
     file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE): transcripts are a few hundred kB
@@ -305,6 +316,7 @@ class AppSession:
             "LANG": "C.UTF-8",
             "HOME": str(home),
             "DICETABLE_HOME": str(home),
+            "TMPDIR": str(home),  # a temporary file counts against the key's share of the disk too
             "USER": login_name(self.process.get_extra_info("username") or ""),
             "MALLOC_ARENA_MAX": "2",  # threads' malloc arenas would reserve 64 MB of address space each
             SERVED_ENV: str(self.server.lobby),

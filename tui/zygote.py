@@ -100,8 +100,11 @@ class Zygote:
             socket.send_fds(self.sock, [request], [terminal])
             answer = self.sock.recv(32)
         except OSError:
+            answer = b""
+        if not answer.isdigit():
+            self.process.poll()  # a parent that died is reaped, not left a zombie
             return 0
-        return int(answer) if answer.isdigit() else 0
+        return int(answer)
 
     def close(self) -> None:
         self.sock.close()  # end of file: the parent leaves
