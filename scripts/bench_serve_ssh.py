@@ -9,9 +9,12 @@ and per session all of it together: the apps' and the preloaded parent's (tui/zy
 and divided by the sessions; and over `--idle` seconds with nobody pressing a key: CPU seconds per
 minute, wake-ups per minute (voluntary context switches of all its threads) and bytes per minute
 sent to the client; and the server's own memory and CPU. `--no-preload` measures apps started as a
-fresh Python each (the server's `--no-preload`).
+fresh Python each (the server's `--no-preload`). `--ksm` switches the kernel's same-page merging on
+for the run (root only; /sys/kernel/mm/ksm, put back as it was after), as an operator may: the apps
+opt in (tui/zygote.py) and KSM shares again the pages they hold alike; give it `--settle` time to
+scan (about 30 s a pass for 200 apps).
 
-Usage: .venv/bin/python scripts/bench_serve_ssh.py [--sessions 20] [--settle 5] [--idle 60] [--no-preload]
+Usage: .venv/bin/python scripts/bench_serve_ssh.py [--sessions 20] [--settle 5] [--idle 60] [--no-preload] [--ksm]
 """
 
 from __future__ import annotations
@@ -138,7 +141,30 @@ async def _drain(process, received: list[int]) -> None:
         received[0] += len(data)
 
 
+KSM = Path("/sys/kernel/mm/ksm")
+
+
+def ksm(settings: dict[str, str]) -> dict[str, str]:
+    """Write KSM's settings; returns what they were."""
+    before = {name: (KSM / name).read_text().strip() for name in settings}
+    for name, value in settings.items():
+        (KSM / name).write_text(value)
+    return before
+
+
 async def main(args) -> None:
+    if args.ksm:
+        before = ksm({"run": "1", "pages_to_scan": "2000", "sleep_millisecs": "20"})
+        try:
+            await measure(args)
+        finally:
+            ksm(before)  # run=0 stops the scanning (the apps that had merged pages have ended)
+            print(f"KSM put back as it was: run={before['run']}")
+    else:
+        await measure(args)
+
+
+async def measure(args) -> None:
     with tempfile.TemporaryDirectory() as data:
         flags = ["--max-sessions", str(args.sessions)] + (["--no-preload"] if args.no_preload else [])
         server = subprocess.Popen([sys.executable, "-m", "dicetable.tui.cli", "serve-ssh", "--port", "0", "--data", data,
@@ -160,6 +186,9 @@ async def main(args) -> None:
         print(f"a local start to the same lobby: median {statistics.median(locals_):.2f} s ({len(locals_)} starts); "
               f"the logins beside them median {first:.2f} s: login / local {first / statistics.median(locals_):.2f} x")
         await asyncio.sleep(args.settle)
+        if args.ksm:
+            print(f"KSM: {(KSM / 'pages_sharing').read_text().strip()} pages shared again, "
+                  f"{(KSM / 'full_scans').read_text().strip()} full scans so far")
         apps, zygote = children(server.pid)
         rss = [status(p, "VmRSS") / 1024 for p in apps]
         pss = [status(p, "Pss") / 1024 for p in apps]
@@ -200,4 +229,5 @@ if __name__ == "__main__":
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle measured (CPU, wake-ups, bytes)")
     parser.add_argument("--local", type=int, default=5, help="local starts timed as the yardstick (default 5)")
     parser.add_argument("--no-preload", action="store_true", help="serve each app as a fresh Python")
+    parser.add_argument("--ksm", action="store_true", help="switch KSM on for the run (root; put back after)")
     asyncio.run(main(parser.parse_args()))

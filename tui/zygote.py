@@ -76,7 +76,7 @@ class Zygote:
         try:
             process = subprocess.Popen([sys.executable, "-m", "dicetable.tui.zygote", str(theirs.fileno())],
                                        pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
-                                       start_new_session=False)
+                                       stdout=subprocess.DEVNULL)  # the server's output is its own lines
         finally:
             theirs.close()
         ours.settimeout(60)
@@ -214,7 +214,10 @@ def serve(sock: socket.socket) -> None:
             pid = 0
         finally:
             os.close(fds[0])
-        sock.send(str(pid).encode())
+        try:
+            sock.send(str(pid).encode())
+        except OSError:  # the server has gone; the app it asked for ends with its terminal
+            return
 
 
 def _fork_app(terminal: int, sock: socket.socket, env: dict, limits: list) -> int:
@@ -255,6 +258,7 @@ def _become_app(terminal: int, sock: socket.socket, env: dict, limits: list) -> 
             resource.setrlimit(what, (soft, hard))
         os.environ.clear()
         os.environ.update(env)
+        sys.argv = ["dicetable"]  # as `dicetable` runs it (the parent's are its own); `random` was re-seeded at fork
         os.chdir(env.get("HOME", "/"))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
