@@ -272,13 +272,19 @@ async def test_a_key_that_reaches_its_share_of_the_disk_saves_nothing_more(tmp_p
             assert "Ask the server's operator to make room." in text
             await asyncio.wait_for(player.reader, 15)  # the server closed the session
         await _until(lambda: not served.apps(), "both apps ended")
+        from dicetable.tui.ssh_server import key_id
+
+        alices = tmp_path / "served" / "players" / key_id(alice_key)
+        kept = lambda: sorted((str(p.relative_to(alices)), p.stat().st_size) for p in alices.rglob("*"))
+        before = kept()
+        assert len(before) <= 8, before  # past the cap by what the app wrote within one check at most
         again = await Player.login(served.port, "alice", alice_key)
         await again.wait_for(told, "so the app does not run")
         await asyncio.wait_for(again.reader, 15)
         assert not served.apps()
+        assert kept() == before  # the refused login wrote nothing more
         # A key whose folder already holds more than its share on disk (earlier games, say):
         carol_key = asyncssh.generate_private_key("ssh-ed25519")
-        from dicetable.tui.ssh_server import key_id
 
         folder = tmp_path / "served" / "players" / key_id(carol_key)
         folder.mkdir(parents=True)
