@@ -118,14 +118,12 @@ class Zygote:
 # -- the parent's side ---------------------------------------------------------------------------
 def preload() -> None:
     """Import what a served app's first screens need, then keep it all out of the collector's way."""
-    import dicetable.net.identity  # noqa: F401
-    import dicetable.tui.app  # noqa: F401
-    import dicetable.tui.screens.home_screen  # noqa: F401
-    import dicetable.tui.screens.lobby_screen  # noqa: F401
-    import dicetable.tui.screens.too_small_screen  # noqa: F401
-    import dicetable.tui.screens.welcome_screen  # noqa: F401
-    import textual.drivers.linux_driver  # noqa: F401
+    import importlib
 
+    for module in ("dicetable.net.identity", "dicetable.tui.app", "dicetable.tui.screens.home_screen",
+                   "dicetable.tui.screens.lobby_screen", "dicetable.tui.screens.too_small_screen",
+                   "dicetable.tui.screens.welcome_screen", "textual.drivers.linux_driver"):
+        importlib.import_module(module)
     share_parsed_css()
     warm_up()
     gc.collect()

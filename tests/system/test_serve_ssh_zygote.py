@@ -7,7 +7,6 @@ serving (the next app starts as a fresh Python), and no parent outlives its serv
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import signal
