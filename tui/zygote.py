@@ -22,13 +22,14 @@ in a home of its own thrown away after: the profile made there is a throwaway), 
 lobby imports late, Textual's and Rich's caches and the specialised bytecode are the parent's; and
 each CSS source is parsed once for all apps (`share_parsed_css`). Still, CPython writes a reference
 count into every object it touches, so an app running the lobby unshares ~12 MB of the parent's
-pages besides its own ~5 MB: about 17 MB proportional per idle app against 33 MB for a fresh Python.
-Most of those touched pages hold the same bytes in every app (a count raised and lowered again), so
-the parent opts itself and every app into the kernel's same-page merging (PR_SET_MEMORY_MERGE, kept
-across fork): where the operator runs KSM (`echo 1 > /sys/kernel/mm/ksm/run`) identical pages are
-shared again, ~14 MB per app; where KSM is off the opt-in costs nothing. Merging lets a process that
-can run code time its own writes to learn whether another process holds a page; a served player runs
-no code of their own on the host, only keys into the app.
+pages besides its own ~5 MB: about 17 MB proportional per idle app with 10 in the lobby (24 MB
+with 200, whose rows it holds) against 33 MB for a fresh Python. Many of those touched pages hold
+the same bytes in every app (a count raised and lowered again), so the parent opts itself and every
+app into the kernel's same-page merging (PR_SET_MEMORY_MERGE, kept across fork): where the operator
+runs KSM (`echo 1 > /sys/kernel/mm/ksm/run`) identical pages are shared again (~14 MB per app with
+10, ~20 MB with 200); where KSM is off the opt-in costs nothing. Merging lets a process that can run
+code time its own writes to learn whether another process holds a page; a served player runs no
+code of their own on the host, only keys into the app.
 
 The parent ends when the server does (its socket reaches end of file, or PR_SET_PDEATHSIG).
 """
