@@ -92,9 +92,13 @@ class Served:
         return [table for table in map(_table_of, self.app.screen_stack) if table is not None]
 
     def doing(self) -> str:
+        from dicetable.tui.screens.queue_screen import QueueScreen
+
         for screen in reversed(self.app.screen_stack):
             if isinstance(screen, LobbyScreen):
                 return "in the lobby"
+            if isinstance(screen, QueueScreen) and not screen.started:
+                return f"waiting for whoever plays {screen.game.title} (p)"
             table = _table_of(screen)
             game = getattr(table, "game", None) if table is not None else None
             if game is not None:
@@ -178,6 +182,7 @@ class LobbyScreen(Screen):
         Binding("a", "accept", "accept"),
         Binding("n", "decline", "decline"),
         Binding("enter", "sit_down", "join table", priority=True),
+        Binding("p", "play_whoever", "play whoever waits"),
         Binding("g", "next_game", "game"),
         Binding("c", "resume", "resume"),
         Binding("escape", "menu", "menu"),
@@ -258,7 +263,9 @@ class LobbyScreen(Screen):
     def _show_game(self) -> None:
         from dicetable.core import registry
 
-        self.query_one("#lobby-game", Static).update(f"Invitations are to [b]{registry.get(self.served.game).title}[/b] (g changes it).")
+        title = registry.get(self.served.game).title
+        self.query_one("#lobby-game", Static).update(
+            f"i invites to [b]{title}[/b]; p plays whoever is waiting for it (g changes the game).")
 
     def _note(self, text: str) -> None:
         self.query_one("#lobby-note", Static).update(text)
@@ -288,6 +295,15 @@ class LobbyScreen(Screen):
         if self.invitations:
             self.served.decline(self.invitations[0])
             self.served.tick()
+
+    def action_play_whoever(self) -> None:
+        """The queue of the chosen game (tui/tables/queue.py): seated with whoever waits for it, else
+        waiting at a table of one's own until someone asks."""
+        from dicetable.tui.screens.queue_screen import QueueScreen
+
+        profile = self.app.profile()
+        if profile is not None:
+            self.app.push_screen(QueueScreen(profile, self.served.game))
 
     def action_next_game(self) -> None:
         games = registry.board_games()
