@@ -1,5 +1,6 @@
 """LAN tables: the open tables announced near you (net/reach/lan.py) and on this machine (its lobby,
-net/reach/same_machine.py: tables other users host on 127.0.0.1), updated live; Enter joins.
+net/reach/same_machine.py: tables other users host on 127.0.0.1), updated live; Enter joins; p plays
+whoever is waiting for the chosen game (g), here and on the LAN (tui/screens/queue_screen.py).
 
 Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts is announced
 (tui/tables/opening.py): on a LAN address by mDNS, on 127.0.0.1 in this machine's lobby.

@@ -1,7 +1,7 @@
 """The lobby of a dicetable served over SSH (`dicetable serve-ssh`): who is connected now and their
 open tables; i invites the person under the cursor (one key), a accepts an invitation, Enter sits
-down at someone's open table, c resumes a game left unfinished (a dropped connection lands here, so
-the lobby says so). The tables are ordinary network tables on the server's 127.0.0.1 (transcripts,
+down at someone's open table, p plays whoever is waiting for the chosen game (tui/screens/queue_screen.py),
+c resumes a game left unfinished (a dropped connection lands here, so the lobby says so). The tables are ordinary network tables on the server's 127.0.0.1 (transcripts,
 fairness panel, verify), opened and joined through the usual waiting room.
 
 `open_served(app)` is the app's one hook for served mode: it puts the lobby on top of the home
