@@ -160,5 +160,8 @@ async def test_in_the_served_lobby_one_waits_visibly_and_the_next_who_asks_is_se
         await wait_until(pilots, lambda: playing(ann) and playing(bob))
         assert ann.screen.controller.role == "host" and bob.screen.controller.role == "join"
         assert ann.screen.controller.session.replica.table == bob.screen.controller.session.replica.table
+        await two.press("t")  # a network table: t opens the chat line (at a local one it says there is none)
+        await wait_until(pilots, lambda: bob.focused is bob.screen.query_one("#chat-input"))
+        assert not bob._notifications
       finally:
         close_tables(ann, bob)
