@@ -225,7 +225,7 @@ async def test_t_at_a_local_table_says_chat_is_for_network_tables(game):
         assert "chat" not in [str(key.description) for key in screen.query("FooterKey")]  # not offered here
         await pilot.press("t")
         await wait_until(pilot, lambda: [n.message for n in app._notifications]
-                         == ["Chat is for network tables: everyone at this one plays at this terminal."])
+                         == ["Chat is for network tables."])
         assert app.screen is screen and tabs.active == shown  # nothing else moved
 
 

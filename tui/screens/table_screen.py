@@ -76,7 +76,7 @@ class PanelActions:
             self.query_one("#chat-input").focus()
 
     def action_no_chat(self) -> None:
-        self.notify("Chat is for network tables: everyone at this one plays at this terminal.", timeout=4)
+        self.notify("Chat is for network tables.", timeout=4)
 
     def action_verify(self) -> None:
         self.query_one(TabbedContent).active = "fairness"
