@@ -37,6 +37,7 @@ class QueueScreen(Screen):
         self.queue: Queue | None = None
         self.started = False
         self.said = ""
+        self.announced = "on this machine"  # where the table waiting here is announced, in words
 
     @property
     def table(self):
@@ -58,6 +59,8 @@ class QueueScreen(Screen):
             try:
                 self.browsers.append(lan_discovery.Browser())
                 where = Where(bind="0.0.0.0", lan=True, queue=True).dialled()  # players on the LAN reach it
+                if not same_machine.on_loopback(where.announced_at()):  # no LAN address: this machine's lobby
+                    self.announced = "on your LAN"
             except DiscoveryError as error:
                 self.notify(f"{error}; waiting on this machine only.", severity="warning")
         self.queue = Queue(self.profile, self.game.name, where, self._announced, self.app.profile_dir)
@@ -94,8 +97,7 @@ class QueueScreen(Screen):
         elif seated(table) > 1:
             text = "Someone sat down: starting…"
         else:
-            where = "on your LAN and this machine" if self.lan else "on this machine"
-            text = (f"Waiting for whoever asks for {title}: your table is announced {where}. "
+            text = (f"Waiting for whoever asks for {title}: your table is announced {self.announced}. "
                     f"The next person who presses p for {title} sits down here.")
         if text != self.said:  # no repaint when nothing changed (it would travel over SSH every look)
             self.said = text
