@@ -237,7 +237,7 @@ class LobbyScreen(Screen):
         self.app.open("resume")
 
     def show(self, people: list[Presence], invitations: list[Invitation]) -> None:
-        if not self.is_mounted:
+        if not self.is_mounted or not self.query(DataTable):  # not shown yet, or going (the app ends)
             return
         if (people, invitations) == (self.people, self.invitations) and self.query_one(DataTable).row_count == len(people):
             return  # nothing changed: no repaint (it would travel over SSH every tick)
