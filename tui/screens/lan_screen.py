@@ -32,7 +32,7 @@ COLUMNS = ("Trust", "Game", "Seats", "Host", "Fingerprint", "Address")
 class LanScreen(Screen):
     CSS_PATH = "lan_screen.tcss"
     BINDINGS = [Binding("escape", "back", "back"), Binding("enter", "join", "join", priority=True),
-                Binding("p", "play_whoever", "play whoever waits"), Binding("g", "next_game", "game")]
+                Binding("p", "play_whoever", "play anyone"), Binding("g", "next_game", "game")]
 
     def __init__(self, interface_addresses: list[str] | None = None, browse: bool = True,
                  machine: bool | None = None) -> None:

@@ -180,10 +180,10 @@ class LobbyScreen(Screen):
     BINDINGS = [
         Binding("i", "invite", "invite"),
         Binding("a", "accept", "accept"),
-        Binding("n", "decline", "decline"),
+        Binding("n", "decline", "decline", show=False),  # the invitation's line says it, as #lobby-game says g
         Binding("enter", "sit_down", "join table", priority=True),
-        Binding("p", "play_whoever", "play whoever waits"),
-        Binding("g", "next_game", "game"),
+        Binding("p", "play_whoever", "play anyone"),
+        Binding("g", "next_game", "game", show=False),
         Binding("c", "resume", "resume"),
         Binding("escape", "menu", "menu"),
     ]
