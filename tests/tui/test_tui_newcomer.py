@@ -208,6 +208,27 @@ async def test_the_table_help_opens_the_rules_of_the_game_being_played():
         assert isinstance(app.screen, TriadScreen)
 
 
+# -- issue 34, item 8: t at a local table says there is no chat there, instead of nothing --------------
+@pytest.mark.parametrize("game", ["trice", "triad", "dicebreaker"])  # Tricolor opens on a dialog: its keys are the dialog's
+async def test_t_at_a_local_table_says_chat_is_for_network_tables(game):
+    from textual.widgets import TabbedContent
+
+    from dicetable.core import registry
+    from dicetable.tui.tables.controller import LocalTable, Player
+
+    table = LocalTable(registry.get(game), [Player("Ann"), Player("Bob")], seed=3, bot_delay=0)
+    app = DiceTableApp(table)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: getattr(app.screen, "view", None) is not None)
+        screen, tabs = app.screen, app.screen.query_one(TabbedContent)
+        shown = tabs.active
+        assert "chat" not in [str(key.description) for key in screen.query("FooterKey")]  # not offered here
+        await pilot.press("t")
+        await wait_until(pilot, lambda: [n.message for n in app._notifications]
+                         == ["Chat is for network tables."])
+        assert app.screen is screen and tabs.active == shown  # nothing else moved
+
+
 # -- 4. the fairness panel's verdict is seen at 80 × 24 ------------------------------------------------
 async def test_verify_shows_its_verdict_on_screen_however_many_events():
     from dicetable.core import registry

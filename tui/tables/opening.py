@@ -50,6 +50,7 @@ class Where:
     code_minutes: float = 30.0  # ... how long a code stays valid
     lan: bool = False  # announced while seats are free: by mDNS on a LAN address, in this machine's lobby on loopback
     interfaces: tuple[str, ...] = ()  # the network interfaces announced on (none named: every one)
+    queue: bool = False  # announced as waiting for whoever asks for its game (tui/tables/queue.py)
 
     def announced_at(self) -> list[str]:
         """The addresses the table is announced on (none without `lan`); DiscoveryError says why
@@ -137,7 +138,7 @@ def announce(host: HostSession, where: Where):
     if not addresses:
         return None
     chosen = local_networks.interface_addresses(list(where.interfaces)) if where.interfaces else None
-    return same_machine.session_announcer(host, addresses, chosen)
+    return same_machine.session_announcer(host, addresses, chosen, queue=where.queue)
 
 
 def host_table(profile, game: str, seats: int | None, where: Where, **session: Any) -> NetTable:
