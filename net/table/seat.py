@@ -34,6 +34,7 @@ from dicetable.net.table.deadlines import Timing
 from dicetable.net.table.defaults import Defaults
 from dicetable.net.table.sealed_answers import SealedAnswers
 from dicetable.net.table.series import Series
+from dicetable.net.table.room_part import RoomPart
 from dicetable.net.table.seat_transcript import SeatTranscript
 from dicetable.net.table.session import Chooser
 from dicetable.net.cards.table_deals import TableDeals, paid_cards
@@ -77,6 +78,8 @@ class Seat:
             "claim": lambda against: self.defaults.send_claim(int(against)),
             "resign": lambda _: self.author("resign", {}),
             "rematch": lambda agree: self.series.send_rematch(agree),
+            "secret": lambda expr: self.room.roll_secretly(str(expr)),  # a free dice room (PROTOCOL.md §16.6)
+            "unveil": lambda _: self.room.unveil(), "leave": lambda _: self.room.leave(),
         }
         self.refusals: list[str] = []
         self.stopped = False
@@ -90,6 +93,7 @@ class Seat:
         self.series = self.series_type(self, games)
         self.transcript = SeatTranscript(self, transcript)
         self.sealed = SealedAnswers(self)
+        self.room = RoomPart(self)  # secret rolls, leaving and coming back (a room that goes on)
 
     @property
     def finished(self) -> bool:
@@ -222,6 +226,8 @@ class Seat:
             self.transcript.save_secrets()
             self.author("anchor", wire.anchor_body(chain.anchor, chain.length, chain.first))
             return
+        if self.room.act():
+            return
         if self.send_deal():
             return
         if self.free_act():
@@ -353,7 +359,7 @@ class Seat:
         handler = self.deals()
         if handler is not None and handler.parties:
             data["deals"] = handler.to_data()  # deck keys, permutations, held cards' nonces (FAIRNESS.md §6)
-        return {**data, **self.driver.seat_data()}
+        return {**data, **self.room.seat_data(), **self.driver.seat_data()}
 
     def restore_chains(self, data: dict) -> None:
         self.chains = [Chain(self.replica.table, self.seat, bytes(s), int(n), int(f)) for s, n, f in data["chains"]]
@@ -363,5 +369,6 @@ class Seat:
         self.replica, self.seat = replica, data["seat"]
         replica.claim_check = self.defaults.check_claim  # a replayed claim was checked live
         self.restore_chains(data)
+        self.room.restore(data)
         self.transcript.reopened(writer, path)
         self.series.resumed()

@@ -137,7 +137,7 @@ def test_a_free_room_lets_any_seat_roll_and_queues_rolls_behind_the_one_being_de
     assert state.actor == CHANCE and state.chance().label == "seat 2 rolls 3d6"
     chance = state.chance()
     state = state.apply_as(0, Move("roll", ("d20",))).apply_as(1, Move("roll", ("2d4",)))
-    assert state.chance() == chance and state.queue == ((0, "1d20"), (1, "2d4"))  # decided in log order
+    assert state.chance() == chance and state.queue == ((0, "1d20", ""), (1, "2d4", ""))  # decided in log order
     assert ROOM.load(state.to_data()) == state
     state = state.resolve(Outcome((0, 1, 2)))
     assert state.last.seat == 2 and state.last.faces == (1, 2, 3) and state.chance().label == "seat 0 rolls 1d20"
