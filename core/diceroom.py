@@ -339,13 +339,14 @@ class OneRoll:
     """A headless seat in a free room (`dicetable roll`): rolls `expr` once (if given); the host's
     seat then closes the room once every roll made so far is decided. A chooser: None = nothing now."""
 
-    def __init__(self, expr: str | None, closes: bool) -> None:
-        self.expr, self.closes, self.rolled = expr, closes, expr is None
+    def __init__(self, expr: str | None, closes: bool, secret: bool = False) -> None:
+        self.expr, self.closes, self.rolled, self.secret = expr, closes, expr is None, secret
 
     def __call__(self, view: DiceRoomState) -> Move | None:
         if not self.rolled:
             self.rolled = True
-            return Move("roll", (self.expr,))
+            # secret: `secret EXPR`, to which the seat adds its commitment (net/table/room_part.py)
+            return Move("secret" if self.secret else "roll", (self.expr,))
         if self.closes and not view.pending and not view.queue and not view.closing and view.rolls:
             return Move("close")
         return None

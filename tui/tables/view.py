@@ -149,6 +149,8 @@ class TableView:
     # a network table's next game (net/log/rematch.py): "" none, "open" this seat may offer,
     # "offered" it agreed and waits, "asked" another seat offered, "declined" or "closed": no more games
     rematch: str = ""
+    out: frozenset[int] = frozenset()  # seats out of the game: left a room that goes on, or in default
+    peeked: tuple[tuple[int, tuple[int, ...]], ...] = ()  # this terminal's sealed secret rolls: (roll index, faces)
 
     @property
     def actor(self) -> int | None:
