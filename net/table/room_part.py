@@ -76,8 +76,8 @@ class RoomPart(SeatPart):
         replica = self.replica
         if self.own.unordered or replica is None or replica.state is None:
             return False
-        if replica.phase != "playing":
-            return False
+        if replica.phase != "playing" or replica.game.name != "diceroom":
+            return False  # the other games have no secret rolls and no seat that leaves or comes back
         if self.opening_all or self.leaving or replica.state.closing:  # the room's end opens them too
             owed = self.owed()
             if owed:
