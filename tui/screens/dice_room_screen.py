@@ -48,7 +48,8 @@ def roll_picture(view: TableView) -> Text:
     text = Text()
     last = state.rolls[-1] if state.rolls else None
     if last is None:
-        text.append("No roll yet.\n\nType a dice expression and press Enter:\n", "bold")
+        gap = "\n" if view.network else "\n\n"  # a network room's line for secret rolls takes the blank line
+        text.append(f"No roll yet.{gap}Type a dice expression and press Enter:\n", "bold")
         text.append("  d20 · 3d6+2 · 4d6kh3 · 2d6r1 · 3d6! · 4dF\n  10d10>=8 · 6#4d6kh3 · 1d20+5 [attack], 2d6")
         if view.network:
             text.append("\n  /s d20 rolls secretly (only you see it until /open)")
