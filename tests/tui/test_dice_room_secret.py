@@ -24,7 +24,7 @@ def shown(screen, selector: str) -> str:
 
 
 @pytest.mark.slow
-async def test_a_secret_roll_is_sealed_for_the_others_seen_by_its_roller_and_opened_with_f6(tmp_path, monkeypatch):
+async def test_a_secret_roll_is_sealed_for_the_others_seen_by_its_roller_opened_with_f6_and_esc_leaves_a_closed_room(tmp_path, monkeypatch):
     monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
     host_app = DiceTableApp(profile_dir=tmp_path / "ann")
     join_app = DiceTableApp(profile_dir=tmp_path / "bob")
@@ -54,3 +54,11 @@ async def test_a_secret_roll_is_sealed_for_the_others_seen_by_its_roller_and_ope
         assert roll.describe() == seen and not guest.view.peeked
         await wait_until(pilots, lambda: "secret, opened" in shown(room, "#roll-picture"))
         assert seen.split(" [")[0].split(": ")[1] in shown(room, "#roll-picture")
+        # The host's Esc closes the room for everyone; the guest is not stranded on it: its Esc goes home.
+        from dicetable.tui.screens.home_screen import HomeScreen
+
+        await host.press("escape")
+        await wait_until(pilots, lambda: guest.view.result is not None)
+        assert shown(guest, "#status").startswith("The room is closed:")
+        await join.press("escape")
+        await wait_until(pilots, lambda: isinstance(join_app.screen, HomeScreen))

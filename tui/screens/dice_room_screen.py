@@ -30,7 +30,7 @@ from dicetable.tui.tables.controller import TableController
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.clipboard import copy
 from dicetable.tui.screens.dice_stats_screen import DiceStatsScreen
-from dicetable.tui.tables.view import FAULT, VERIFIED, WAITING, TableView, reason_words
+from dicetable.tui.tables.view import FAULT, OUT, VERIFIED, WAITING, TableView, reason_words
 from dicetable.tui.widgets.chat import ChatPanel
 from dicetable.tui.widgets.die import face_rows
 from dicetable.tui.widgets.fairness import FairnessPanel
@@ -39,7 +39,7 @@ from dicetable.tui.widgets.seats import SeatsPanel
 from dicetable.tui.screens.table_screen import PanelActions
 from dicetable.tui.widgets.text_line import TextLine
 
-MAX_DRAWN = 8  # six-sided dice drawn with pips, up to this many
+MAX_DRAWN = 4  # six-sided dice drawn with pips, up to this many (more wrap beside the seats at 80 columns)
 
 
 def roll_picture(view: TableView) -> Text:
@@ -52,7 +52,7 @@ def roll_picture(view: TableView) -> Text:
         text.append(f"No roll yet.{gap}Type a dice expression and press Enter:\n", "bold")
         text.append("  d20 · 3d6+2 · 4d6kh3 · 2d6r1 · 3d6! · 4dF\n  10d10>=8 · 6#4d6kh3 · 1d20+5 [attack], 2d6")
         if view.network:
-            text.append("\n  /s d20 rolls secretly (only you see it until /open)")
+            text.append("\n  /s d20: a secret roll · /open shows it")
         return text
     if last.sealed:
         text.append(f"{view.names[last.seat]} rolled {last.expr} secretly: ", "bold")
@@ -86,7 +86,7 @@ def may_roll(view: TableView | None) -> bool:
     return any(view.state.may_act(seat) for seat in view.local_seats)
 
 
-_MARK = {VERIFIED: ("✓", "green"), WAITING: ("…", "yellow"), FAULT: ("✗", "bold red")}
+_MARK = {VERIFIED: ("✓", "green"), WAITING: ("…", "yellow"), FAULT: ("✗", "bold red"), OUT: ("–", "dim")}
 
 
 def history_lines(view: TableView, seat: int | None = None) -> list[Text]:
@@ -310,8 +310,8 @@ class DiceRoomScreen(PanelActions, Screen):
         view = self.view
         if view is None or view.state is None:
             return True
-        if view.result is not None:  # a closed room: nothing to pass or close
-            return False
+        if view.result is not None:  # a closed room: nothing to pass, close or open; leaving (Esc) always works
+            return action not in ("pass_turn", "close_room", "open_secret")
         if action == "pass_turn":
             return not view.state.free
         if action == "close_room":

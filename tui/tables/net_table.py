@@ -44,6 +44,7 @@ from dicetable.net.table.events import (
 from dicetable.tui.tables.controller import TableController, outcome_words
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.tables.view import (
+    OUT,
     VERIFIED,
     WAITING,
     Decided,
@@ -86,7 +87,8 @@ def fair_events(replica) -> tuple[FairEvent, ...]:
     events = []
     for event in replica.events:
         reveals = tuple(
-            Reveal(seat, VERIFIED, f"revealed {value[:4].hex()}…") if value is not None else Reveal(seat, WAITING, "reveal due")
+            Reveal(seat, OUT, "out: counts as zeros") if value == b""
+            else Reveal(seat, VERIFIED, f"revealed {value[:4].hex()}…") if value is not None else Reveal(seat, WAITING, "reveal due")
             for seat, value in enumerate(event.reveals)
         )
         outcome = Phrase()

@@ -19,6 +19,7 @@ LOCAL = "local"  # drawn from this computer's random numbers: nothing to verify
 VERIFIED = "verified"  # every seat's reveal checked against its commitment
 WAITING = "waiting"  # some reveals are still due
 FAULT = "fault"  # a reveal did not open its commitment; `detail` names the seat
+OUT = "out"  # the seat was out of the game (it left a room, or defaulted): its reveal counts as zeros
 
 
 def told_apart(names: Sequence[str], fingerprints: Sequence[str]) -> tuple[str, ...]:
