@@ -274,6 +274,9 @@ class NetTable(TableController):
                 self.code = code
             case CodeGone(_, said):  # a code that no longer opens the table: a new one follows
                 self._post(Banner(Phrase((said,)), "warning"))
+            case Dropped(seat, _) if seat in self.session.replica.out:  # it left a room that goes on: nobody waits
+                self.away.add(seat)
+                self._post(Banner(phrase(Seat(seat), " left the room"), "info"))
             case Dropped(seat, said):
                 self.away.add(seat)
                 self._post(Banner(phrase(Seat(seat), f" dropped: {said or 'waiting for them to return'}"), "warning"))
