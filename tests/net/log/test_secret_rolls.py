@@ -11,7 +11,6 @@ from dicetable.core import registry
 from dicetable.core.game import Move
 from dicetable.net.chance import secret_roll
 from dicetable.net.log import wire
-from dicetable.net.log.replica import Replica
 from dicetable.net.refusals import BadUnveil, IllegalMoveRefused, NotDue
 from dicetable.net.table.local_seats import Table
 
