@@ -31,6 +31,9 @@ BODIES = {
     "resign": {},
     "rematch": wire.rematch_body(2, {"black": "seat1", "first": "white"}, True),
     "deal": {"deck": b"d1", "step": "shuffle", "points": [b"\x01" * 32, b"\x02" * 32]},
+    "unveil": wire.unveil_body(9, KEY, (19, 0, 5)),
+    "leave": {},
+    "back": {},
 }
 
 
