@@ -192,3 +192,19 @@ def test_verify_tells_an_unopened_secret_roll_and_who_left_and_came_back(tmp_pat
     line = verdict.line()
     assert "1 secret roll never opened (ann)" in line, line
     assert "cy left, came back" in line, line
+
+
+def test_an_opening_out_of_shape_is_refused_at_the_wire_and_a_late_one_still_opens_the_closed_room():
+    table = room()
+    secret, k = secret_roll_by(table, 1, "d20")
+    wire.check_body("unveil", wire.unveil_body(k, secret, (3,)))  # the shape every decoder takes
+    for values in ([-1], [0] * (wire.MAX_DRAWS + 1), ["7"], [2**20]):
+        with pytest.raises(wire.BadBody):  # what wire.decode refuses, so every replica (MalformedFrame)
+            wire.check_body("unveil", {"k": k, "secret": secret, "values": values})
+    with pytest.raises(wire.BadBody):
+        wire.check_body("unveil", {"k": k, "secret": secret[:31], "values": [3]})
+    table.post(table.seats[0].move(Move("close")))
+    table.post(table.seats[0].move(Move("close")))  # closed with the roll sealed
+    assert table.host.phase == "over" and table.host.state.rolls[0].sealed
+    table.post(unveil(table, 1, k, secret))  # its roller opens it after the room's end: every copy checks it
+    assert not table.host.state.rolls[0].sealed and all(not p.state.rolls[0].sealed for p in table.peers)
