@@ -78,6 +78,9 @@ class RoomPart(SeatPart):
             return False
         if replica.phase != "playing" or replica.game.name != "diceroom":
             return False  # the other games have no secret rolls and no seat that leaves or comes back
+        if self.left and self.seat in replica.out:
+            self.own.stopped = True  # my leave is in the log: this seat is gone (a Resume starts a new session)
+            return True
         if self.opening_all or self.leaving or replica.state.closing:  # the room's end opens them too
             owed = self.owed()
             if owed:

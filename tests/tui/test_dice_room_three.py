@@ -60,8 +60,10 @@ async def test_three_people_roll_one_secretly_one_leaves_and_returns_and_every_c
         assert secret.sealed and all(app.screen.view.state.rolls[1].sealed for app in apps)
         # Cy leaves: home at once; the others go on rolling, nobody waits for Cy.
         paths = [app.screen.controller.session.transcript_path for app in apps]
+        leaving = apps[2].screen.controller.session
         await cy.press("escape")
         await wait_until(pilots, lambda: isinstance(apps[2].screen, HomeScreen) and room.view.out == {seat_of[apps[2]]})
+        await wait_until(pilots, lambda: leaving.stopped)  # gone once its leave is in the log, not seconds later
         await type_roll(bob, "d20 [save]")
         await wait_until(pilots, lambda: len(room.view.state.rolls) == 3 and room.view.state.pending == "")
         assert room.view.events[-1].reveals[seat_of[apps[2]]].status == "out"
