@@ -126,6 +126,7 @@ from dicetable.net.log.receipts import Receipts
 from dicetable.net.log.records import JOINING, NEW, OVER, PLAYING, READY, Effect, LogView, Record
 from dicetable.net.log.rematch import Rematches
 from dicetable.net.log.sealing import SealedAnswers
+from dicetable.net.log.secret_rolls import SecretRolls
 from dicetable.net.refusals import (
     BadSignature,
     Equivocation,
@@ -180,6 +181,7 @@ class Replica:
         self.default_claims = DefaultClaims(self)
         self.rematches = Rematches(self)
         self.receipts = Receipts(self)
+        self.secret_rolls = SecretRolls(self)
         parts = (self, self.membership, self.play, self.sealed_answers, self.default_claims, self.rematches,
                  self.receipts)
         self._owners = {name: part for part in parts for name in part.FIELDS}  # who sets each field of an Effect
@@ -192,6 +194,7 @@ class Replica:
             "claim": self.default_claims.claim, "witness": self.default_claims.witness,
             "dispute": self.default_claims.dispute,
             "rematch": self.rematches.rematch, "receipt": self.receipts.receipt,
+            "unveil": self.secret_rolls.unveil, "leave": self.membership.leave, "back": self.membership.back,
         }
 
     # -- views of what the parts own (read-only: only `accept` changes them) ---------------------

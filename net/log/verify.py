@@ -62,9 +62,21 @@ class Verdict:
 
     def rolls(self) -> str:
         """Who made a dice room's rolls: `rolls: Ann 2, Bob 1`."""
-        count = Counter(roll.seat for roll in self.replica.state.rolls)
+        rolls = self.replica.state.rolls
+        count = Counter(roll.seat for roll in rolls)
         each = ", ".join(f"{self.named(phrase(Seat(s)))} {n}" for s, n in sorted(count.items()))
-        return f"rolls: {each}" if each else "no rolls"
+        said = f"rolls: {each}" if each else "no rolls"
+        secret = [r for r in rolls if r.secret]
+        if secret:  # PROTOCOL.md §16.6: a secret roll never opened is said as such
+            sealed = [r for r in secret if r.sealed]
+            said += f", {len(secret)} secret"
+            if sealed:
+                who = ", ".join(sorted({self.named(phrase(Seat(r.seat))) for r in sealed}))
+                said += f"; {len(sealed)} secret roll{'s' if len(sealed) != 1 else ''} never opened ({who})"
+        moves = self.replica.membership.comings_and_goings()
+        if moves:
+            said += "; " + "; ".join(f"{self.named(phrase(Seat(s)))} {', '.join(went)}" for s, went in moves.items())
+        return said
 
     def named(self, words: Phrase) -> str:
         """`words` in people's names (`people`): a verdict names people, not seat numbers."""

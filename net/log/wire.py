@@ -39,7 +39,7 @@ MAX_LOG = 2**32  # log entries a table may have
 HASH_BYTES = 32
 
 # Frame size caps per kind: the general cap is for the card deal's point lists.
-KIND_CAP = {"deal": MAX_FRAME, "dispute": MAX_FRAME, "chat": 2048, "reveal": 512}
+KIND_CAP = {"deal": MAX_FRAME, "dispute": MAX_FRAME, "chat": 2048, "reveal": 512, "unveil": 8192}
 DEFAULT_CAP = 4096
 MAX_EVIDENCE = 16  # frames a dispute may carry: its author's frames the log does not hold
 
@@ -139,6 +139,11 @@ def _frames(x: Any) -> bool:
     return type(x) is list and len(x) <= MAX_EVIDENCE and all(_frame(f) for f in x)
 
 
+def _draws(x: Any) -> bool:
+    return type(x) is list and len(x) <= MAX_DRAWS and all(type(v) is int and 0 <= v < 2**20 for v in x)
+
+
+MAX_DRAWS = 1000  # values one secret roll's opening may list (core/dice_expr.py MAX_DRAWS)
 KEY = _bytes(32)
 # kind -> {field: (check, required)}
 SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
@@ -185,6 +190,10 @@ SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
     # confirms (PROTOCOL.md §5.13)
     "receipt": {"game": (_int(1, MAX_LOG), True)},
     "deal": {},  # opaque: any plain map, checked by net/cards/deal.py
+    # a secret roll opened: the roller's secret for event k and the draws it gives (PROTOCOL.md §16.6)
+    "unveil": {"k": (_int(1, MAX_EVENT), True), "secret": (KEY, True), "values": (_draws, True)},
+    "leave": {},  # the author leaves a room that goes on without it (PROTOCOL.md §5.11)
+    "back": {},  # the author, out of the room, comes back (PROTOCOL.md §5.11)
 }
 KINDS = tuple(SCHEMAS)
 UNSIGNED_KINDS = frozenset({"reveal"})
@@ -422,6 +431,10 @@ def dispute_body(claim: int, frame: bytes, reason: str, evidence: list[bytes]) -
 
 
 CHAT_BYTES = 1536  # a chat's text in UTF-8: 500 characters may be 2000 bytes, over the chat frame's cap
+
+
+def unveil_body(k: int, secret: bytes, values: tuple[int, ...]) -> dict:
+    return {"k": k, "secret": secret, "values": list(values)}
 
 
 def chat_body(text: str) -> dict:

@@ -147,6 +147,18 @@ class TableSession:
     def stop(self) -> None:
         self.own.commands.put(("stop", None))
 
+    def roll_secretly(self, expr: str) -> None:
+        """A secret roll in a free dice room: only this seat sees its dice until it opens them (§16.6)."""
+        self.own.commands.put(("secret", expr))
+
+    def unveil(self) -> None:
+        """Open every secret roll of this seat still sealed."""
+        self.own.commands.put(("unveil", None))
+
+    def leave_room(self) -> None:
+        """Leave a room that goes on without this seat (PROTOCOL.md §5.11)."""
+        self.own.commands.put(("leave", None))
+
     def rematch(self, agree: bool = True) -> None:
         """Offer or accept the next game at this table (agree), or decline it (PROTOCOL.md §5.10)."""
         self.own.commands.put(("rematch", bool(agree)))
