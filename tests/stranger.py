@@ -19,7 +19,7 @@ import secrets
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pytest
 
@@ -50,7 +50,7 @@ class FromSource(Invite):
 
 
 def from_source(invite: Invite, source: str = SECOND_SOURCE) -> FromSource:
-    return FromSource(invite.address, invite.port, invite.host_key, invite.table_id, invite.owner, source)
+    return FromSource(**asdict(invite), source=source)
 
 
 # -- a squatter with fresh keys -----------------------------------------------------------------
