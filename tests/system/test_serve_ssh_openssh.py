@@ -170,10 +170,10 @@ def test_two_openssh_clients_play_trice_with_a_dropped_connection(served, tmp_pa
         pane.press("Enter", "Lobby: who is here now", tries=4)
     alice.wait_for("bob   ", timeout=30)  # each sees the other in the lobby's list
     bob.wait_for("alice  ", timeout=30)
-    alice.wait_for("Invitations are to TRICE")
+    alice.wait_for("i invites to TRICE;")
     for title in ("TRIAD", "Dice Breaker", "Tricolor Line", "TRICE"):  # g goes round the games, back to TRICE
         alice.send("g")
-        alice.wait_for(f"Invitations are to {title} ", timeout=30)
+        alice.wait_for(f"i invites to {title};", timeout=30)
     alice.press("i", "Waiting room")
     bob.wait_for("alice invites you to TRICE", timeout=30)
     bob.press("a", "Pool:", tries=2)
