@@ -276,5 +276,6 @@ class Orderer(TableSession):
         if self.outbox.unsent:
             self.outbox.release()
         if self.socket is not None:
+            self.watchers.close()
             self.socket.close()
         self.own.transcript.close()

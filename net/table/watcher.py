@@ -98,6 +98,8 @@ class WatchSession:
         self.ping()
         deadline = time.monotonic() + self.timing.connect_timeout
         while not self.welcomed or self.replica.game is None:
+            if self.socket is None:  # a finished table closed as we caught up
+                raise SessionError(f"the table at {where} closed before we could watch it")
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
@@ -147,6 +149,8 @@ class WatchSession:
             self.welcomed = True
         elif op == "full":
             self.close()
+            if self.finished:
+                return  # the table closed after its end: this copy holds it all
             raise SessionError(f"the host does not let us watch: {str(body.get('reason', 'no reason given'))[:300]}")
         elif op == "entries" and type(body.get("start")) is int and type(body.get("frames")) is list:
             self.take(body["start"], body["frames"])
@@ -257,7 +261,7 @@ class WatchSession:
         try:
             if self.socket is None:
                 self.connect()
-            while not self.stopped and not self.finished:
+            while not self.stopped and not self.finished and self.socket is not None:
                 self.step(0.05)
         except SessionError as error:
             self.emit(Failed(str(error)))

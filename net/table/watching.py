@@ -212,6 +212,23 @@ class Watchers:
         for peer in orderer.routes:
             orderer.tell(peer, "watchers", {"count": told[0], "names": list(told[1])})
 
+    def close(self) -> None:
+        """The table closes: each watcher gets what its window allows of the log's end, then `full` saying so."""
+        now = time.monotonic()
+        for peer, watcher in list(self.by_peer.items()):
+            self._send(watcher, now)
+            self.drop(peer, "the table is closed")
+
     def seated(self, peer: bytes) -> None:
         """A seat's hello on a watcher's connection: it stops watching there."""
         self.by_peer.pop(peer, None)
+
+
+def told_watching(body: dict) -> Watching | None:
+    """A seat's reading of the orderer's `watchers {count, names}` notice; None when it is malformed."""
+    count, names = body.get("count"), body.get("names")
+    if type(count) is not int or not 0 <= count <= MAX_WATCHERS or type(names) is not list or len(names) > NAMES_TOLD:
+        return None
+    if any(type(n) is not str or len(n) > MAX_NAME + 20 or not n.isprintable() for n in names):
+        return None
+    return Watching(count, tuple(names))
