@@ -23,7 +23,7 @@ from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.table.watcher import WatchSession
 from dicetable.net.table.watching import watch_bytes
-from net_helpers import FAST, dicetable, hello_body, host_link, host_packet, in_thread, stop_all, wait_until
+from net_helpers import FAST, dicetable, finish, host_link, host_packet, in_thread, last_line, read_invite, spawn, stop_all, wait_until
 
 
 def table(tmp_path, game: str, events: list, think: float = 0.0):
@@ -204,3 +204,28 @@ def test_watchers_are_capped_and_one_that_stops_reading_is_dropped(tmp_path, mon
         first.close()
     finally:
         stop_all(host)
+
+
+@pytest.mark.slow
+def test_dicetable_watch_follows_a_table_of_two_processes_and_its_copy_agrees(tmp_path):
+    host = spawn(tmp_path, "alice", "host", "trice", "--port", "0", "--bind", "127.0.0.1", "--bot", "random",
+                 "--think", "0.05", "--name", "alice", "--transcript", str(tmp_path / "alice.dtt"))
+    invite = read_invite(host)
+    joiner = spawn(tmp_path, "bob", "join", invite, "--bot", "random", "--think", "0.05", "--name", "bob",
+                   "--transcript", str(tmp_path / "bob.dtt"))
+    watcher = spawn(tmp_path, "wendy", "watch", invite, "--name", "wendy", "--transcript", str(tmp_path / "wendy.dtt"))
+    code_w, out_w, err_w = finish(watcher)
+    code_j, out_j, err_j = finish(joiner)
+    code_h, out_h, err_h = finish(host)
+    assert (code_w, code_j, code_h) == (0, 0, 0), err_w + err_j + err_h
+    assert out_w.startswith("watching: TRICE, ") and "move: seat " in out_w
+    assert last_line(out_w, "result:") == last_line(out_h, "result:")
+    assert last_line(out_w, "transcript:") == str(tmp_path / "wendy.dtt")
+    assert "watching: 1 watcher: wendy (" in out_h  # the host's seat saw who watched
+    both = dicetable("verify", str(tmp_path / "bob.dtt"), str(tmp_path / "wendy.dtt"))
+    assert both.returncode == 0 and both.stdout.splitlines()[-1].startswith("copies agree: 2 copies"), both.stdout
+
+
+def test_dicetable_watch_with_a_bad_invite_says_one_line(tmp_path):
+    bad = dicetable("watch", "dt1-nonsense")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "invite" in bad.stderr and "Traceback" not in bad.stderr
