@@ -74,6 +74,22 @@ class WatchSession:
         if self.on_event is not None:
             self.on_event(event)
 
+    # -- what the app reads of a seat, for a watcher (tui/tables/net_table.py drives both) -----------
+    seat = None  # a watcher holds none
+    games = None  # it follows every game the table plays
+
+    @property
+    def transcript_path(self) -> Path | None:
+        return self.path
+
+    def can_rematch(self) -> bool:
+        return False
+
+    def _cannot_act(self, *_: Any) -> None:
+        self.emit(Failed("a watcher cannot act at the table: it follows the log"))
+
+    move = chat = claim = resign = rematch = _cannot_act
+
     def stop(self) -> None:
         """Thread-safe: stop watching at the next loop turn."""
         self.stopped = True
