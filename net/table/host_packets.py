@@ -150,6 +150,11 @@ class Tagger:
         self.sent += 1
         return _sealed(self.key, self.sent, op, body, TAG_LABEL)
 
+    def seal_packed(self, packet: bytes) -> dict:
+        """`seal` of a packet packed once for many connections (the watchers' entries: net/table/watching.py)."""
+        self.sent += 1
+        return {"n": self.sent, "packet": packet, "tag": _tag(self.key, self.sent, packet)}
+
     def keep(self, previous: list["Tagger"]) -> None:
         """The same seat's earlier hellos (this connection's, or its last one's) still open what it sent
         before this hello's answer reached it, until a packet under this one's key arrives."""

@@ -11,8 +11,9 @@ log's durable part (`outbox.durable()`), which every seat was sent first.
 
 The table does not wait for its watchers and a flood of them costs bounded memory and time:
 - at most MAX_WATCHERS per table (the next watch hello hears `full`);
-- entries go out to watchers at most every WATCH_EVERY seconds, one packet per watcher per chunk of
-  new frames (never inside the seats' round trip: the orderer's loop turn sends them after its own);
+- entries go out to watchers in sweeps, at most every WATCH_EVERY seconds, each packed once for every
+  watcher that holds as much, and spread over loop turns (WATCH_BATCH watchers a turn, after the turn's
+  own sends): no burst of them sits inside a seat's round trip;
 - each watcher has at most WATCH_WINDOW bytes of entries sent past what its pings acknowledged; past
   that it gets nothing until it pings (then it is caught up from its `next`, window by window);
 - a watcher silent for `drop_after`, or behind its window for `grace`, is dropped (`full`, with why).
@@ -31,10 +32,12 @@ from dicetable.net.identity import fingerprint, verify_signature
 from dicetable.net.table import host_packets
 from dicetable.net.table.events import Watching
 from dicetable.net.table.outbox import chunks
+from dicetable.net.reach.transport import pack
 
 MAX_WATCHERS = 100  # watchers per table
 WATCH_WINDOW = 256 * 1024  # bytes of entries a watcher may have unacknowledged
-WATCH_EVERY = 0.05  # seconds between sends of new entries to the watchers
+WATCH_EVERY = 0.1  # seconds between sweeps that send new entries to the watchers
+WATCH_BATCH = 20  # watchers sent to per loop turn (a sweep spreads over turns: no burst inside a roll's round trip)
 WATCHERS_TOLD_EVERY = 1.0  # seconds between the seats' `watchers` notices
 MAX_NAME = 32  # characters of a watcher's name
 NAMES_TOLD = 8  # watchers' names in a `watchers` notice (the count says how many in all)
@@ -95,6 +98,8 @@ class Watchers:
         self.orderer = orderer
         self.by_peer: dict[bytes, Watcher] = {}
         self._sent_at = 0.0
+        self._sweep: list[bytes] = []  # watchers this sweep has yet to send to
+        self._packed: dict[tuple[int, int], list] = {}  # (from, to) -> its entries packets, packed once a sweep
         self._told: tuple[int, tuple[str, ...]] = (0, ())
         self._told_at = 0.0
 
@@ -165,35 +170,52 @@ class Watchers:
         if not self.by_peer:
             self._tell_seats(now)
             return
-        if now - self._sent_at >= WATCH_EVERY:
+        if not self._sweep and now - self._sent_at >= WATCH_EVERY:
             self._sent_at = now
-            timing = self.orderer.timing
-            for peer, watcher in list(self.by_peer.items()):
-                if now - watcher.last_seen > timing.drop_after:
-                    self.drop(peer, f"silent for more than {timing.drop_after:g} s")
-                elif watcher.behind_since is not None and now - watcher.behind_since > timing.grace:
-                    self.drop(peer, f"too slow: behind the table for more than {timing.grace:g} s")
-                else:
-                    self._send(watcher, now)
+            self._sweep = list(self.by_peer)
+            self._packed = {}
+        timing = self.orderer.timing
+        for peer in self._sweep[:WATCH_BATCH]:
+            watcher = self.by_peer.get(peer)
+            if watcher is None:
+                continue
+            if now - watcher.last_seen > timing.drop_after:
+                self.drop(peer, f"silent for more than {timing.drop_after:g} s")
+            elif watcher.behind_since is not None and now - watcher.behind_since > timing.grace:
+                self.drop(peer, f"too slow: behind the table for more than {timing.grace:g} s")
+            else:
+                self._send(watcher, now, sweep=True)
+        del self._sweep[:WATCH_BATCH]
         self._tell_seats(now)
 
-    def _send(self, watcher: Watcher, now: float) -> None:
-        """The log's durable frames past what `watcher` was sent, as far as its window allows."""
+    def _send(self, watcher: Watcher, now: float, sweep: bool = False) -> None:
+        """The log's durable frames past what `watcher` was sent, as far as its window allows (in a sweep:
+        packed once for every watcher that holds as much)."""
         end = self.orderer.outbox.durable()
         if watcher.sent >= end:
             watcher.behind_since = None
             return
-        log = self.orderer.replica.log
         room = watcher.room()
-        for first, frames in chunks([log[i].frame for i in range(watcher.sent, end)], watcher.sent):
-            size = sum(len(f) for f in frames)
+        for first, count, size, packet in self._entries(watcher.sent, end, sweep):
             if size > room and watcher.unacked:
                 break
-            self._tell(watcher.peer, "entries", {"start": first, "frames": frames})
-            watcher.sent = first + len(frames)
+            self.orderer.socket.send(watcher.peer, "tagged", watcher.link.seal_packed(packet))
+            watcher.sent = first + count
             watcher.unacked.append((watcher.sent, size))
             room -= size
         watcher.behind_since = None if watcher.sent >= end else (watcher.behind_since or now)
+
+    def _entries(self, start: int, end: int, cached: bool) -> list:
+        """The log's frames from `start` to `end` as entries packets (first, frames, bytes, packed inner
+        packet), packed once a sweep for every watcher that holds as much (most hold the same)."""
+        packets = self._packed.get((start, end))
+        if packets is None:
+            log = self.orderer.replica.log
+            packets = [(first, len(frames), sum(len(f) for f in frames), pack("entries", {"start": first, "frames": frames}))
+                       for first, frames in chunks([log[i].frame for i in range(start, end)], start)]
+            if cached:  # one sweep's: every watcher in it is sent up to the same end
+                self._packed[(start, end)] = packets
+        return packets
 
     def drop(self, peer: bytes, why: str) -> None:
         """Stop sending to a watcher: it hears `full` saying why, and may watch again."""

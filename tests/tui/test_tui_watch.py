@@ -30,10 +30,10 @@ wait_until = functools.partial(wait_a_while, timeout=60.0, step=0.05)
 async def test_watch_in_the_join_screen_follows_a_table_under_way_without_a_seat(tmp_path):
     trice, events = registry.get("trice"), []
     host = HostSession(Profile.generate("ann"), "trice", 2, timing=FAST, chooser=bot_chooser(trice, "random", 1),
-                       think=0.05, on_event=events.append, transcript=tmp_path / "ann.dtt")
+                       think=0.3, on_event=events.append, transcript=tmp_path / "ann.dtt")
     invite = host.open()
     in_thread(host)
-    bob = PeerSession(Profile.generate("bob"), invite, timing=FAST, chooser=bot_chooser(trice, "random", 2), think=0.05,
+    bob = PeerSession(Profile.generate("bob"), invite, timing=FAST, chooser=bot_chooser(trice, "random", 2), think=0.3,
                       transcript=tmp_path / "bob.dtt")
     in_thread(bob)
     app = DiceTableApp(profile_dir=tmp_path / "wendy")
@@ -45,12 +45,15 @@ async def test_watch_in_the_join_screen_follows_a_table_under_way_without_a_seat
                 assert isinstance(app.screen, JoinScreen)
                 app.screen.query_one("#join-invite", Input).value = invite
                 await pilot.press("ctrl+o")
-                await wait_until((pilot,), lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None
-                                 and app.screen.view.state is not None)
-                view = app.screen.view
+                def watched():  # the game's screen, under the game-over dialog once the game ends
+                    return next((s for s in app.screen_stack if isinstance(s, TriceScreen)), None)
+
+                await wait_until((pilot,), lambda: watched() is not None and watched().view is not None
+                                 and watched().view.state is not None)
+                view = watched().view
                 assert view.local_seats == frozenset()  # no seat of its own: nothing to play
                 assert [s.name for s in view.seats][:2] == ["ann", "bob"]
-                table = app.screen.controller
+                table = watched().controller
                 await wait_until((pilot,), lambda: table.session.finished)
                 assert table.session.replica.result == host.replica.result or host.replica.result is None
                 path = table.session.transcript_path
