@@ -63,5 +63,25 @@ async def test_watch_in_the_join_screen_follows_a_table_under_way_without_a_seat
     finally:
         stop_all(host, bob)
     assert any(isinstance(e, Watching) and e.count == 1 for e in events)  # the seats heard someone watch
+    # (the app's seats show it as a notice: tui/tables/net_table.py)
     verdict = verify(path)
     assert verdict.valid and verdict.line() == verify(tmp_path / "ann.dtt").line()
+
+
+async def test_the_host_in_the_app_is_told_who_watches_its_table(tmp_path):
+    from dicetable.net.table.watcher import WatchSession
+    from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
+    from test_tui_same_machine import host_with
+
+    app = DiceTableApp(profile_dir=tmp_path / "ann")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        try:
+            await host_with(pilot, app)
+            await wait_until((pilot,), lambda: isinstance(app.screen, WaitingRoomScreen) and app.screen.table.invite)
+            watcher = WatchSession(Profile.generate("wendy"), app.screen.table.invite, timing=FAST)
+            watcher.connect()  # the game is known from the log's opening: a table still waiting for players
+            in_thread(watcher)
+            await wait_until((pilot,), lambda: any("1 watching: wendy (" in str(n.message) for n in app._notifications))
+            watcher.stop()
+        finally:
+            close_tables(app)

@@ -38,6 +38,7 @@ from dicetable.net.table.events import (
     SeatReleased,
     Started,
     TranscriptOpened,
+    Watching,
     YourTurn,
 )
 from dicetable.tui.tables.controller import TableController, outcome_words
@@ -289,6 +290,9 @@ class NetTable(TableController):
                 self._post(ChatArrived(seat, self._name(seat), text))
             case Failed(said):
                 self._post(Banner(Phrase((said,)), "error"))
+            case Watching(count, names):  # who follows the table without a seat (net/table/watching.py)
+                who = f": {', '.join(names)}" if names else ""
+                self._post(Banner(Phrase((f"{count} watching{who}",)), "info"))
         if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened,
                               Dropped, Returned, RematchAnswered, RematchGone, Cut)):
             view = self._snapshot()
