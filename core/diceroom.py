@@ -34,25 +34,35 @@ class Roll:
     seat: int
     expr: str
     faces: tuple[int, ...]
+    secret: str = ""  # a secret roll: the commitment to its roller's secret (hex, PROTOCOL.md §16.6)
+    sealed: bool = False  # a secret roll not opened yet: its faces are nobody's to know from the log
 
     def describe(self) -> str:
         """`<total> [<dice>]` as the `result:` line and the room's log show it."""
+        if self.sealed:
+            return "sealed (a secret roll, not opened yet)"
         return parse(self.expr).describe(self.faces)
 
     @property
     def total(self) -> int:
-        return parse(self.expr).total(self.faces)
+        return 0 if self.sealed else parse(self.expr).total(self.faces)
 
     @property
     def tallies(self) -> tuple[Tally, ...]:
-        """Each roll of the expression's line: label, total, dice."""
-        return parse(self.expr).tallies(self.faces)
+        """Each roll of the expression's line: label, total, dice (none while sealed)."""
+        return () if self.sealed else parse(self.expr).tallies(self.faces)
 
 
 class _RoomMoves(tuple):
     """The listed moves, plus every well-formed `roll EXPR`: expressions are too many to list."""
 
     def __contains__(self, move: object) -> bool:
+        if isinstance(move, Move) and move.kind == "secret":
+            try:
+                _secret(move)
+            except IllegalMove:
+                return False
+            return True
         if isinstance(move, Move) and move.kind == "roll" and len(move.args) == 1 and isinstance(move.args[0], str):
             try:
                 parse(move.args[0])
@@ -74,8 +84,9 @@ class DiceRoomState(GameState):
     rolls: tuple[Roll, ...] = ()
     result: Result | None = None
     roller: int = -1  # the seat whose roll is being decided (-1: the seat whose turn it is)
-    queue: tuple[tuple[int, str], ...] = ()  # a free room: rolls waiting behind the pending one
+    queue: tuple[tuple[int, str, str], ...] = ()  # a free room: rolls waiting behind the pending one (seat, expr, secret)
     closing: bool = False  # a free room: closed by the host, once the queued rolls are decided
+    pending_secret: str = ""  # the pending roll is secret: its roller's commitment (hex)
 
     @property
     def option(self) -> dict[str, Any]:
@@ -98,8 +109,8 @@ class DiceRoomState(GameState):
         """Turns: the seat whose turn it is. Free: every seat while the room is open, also during a roll."""
         if self.result is not None or not 0 <= seat < self.seats:
             return False
-        if self.free:
-            return not self.closing
+        if self.free:  # closing: only the host's second close, which does not wait for sealed rolls
+            return not self.closing or (seat == 0 and not self.pending and not self.queue)
         return not self.pending and seat == self.turn
 
     @property
@@ -114,6 +125,8 @@ class DiceRoomState(GameState):
     def chance(self) -> Chance | None:
         if not self.pending:
             return None
+        if self.pending_secret:  # the dice come from this event's seed and the roller's secret: drawn at the opening
+            return Chance(phrase(Seat(self.rolling), f" rolls {self.pending} secretly"))
         return Chance(phrase(Seat(self.rolling), f" rolls {self.pending}"), ranges=parse(self.pending).ranges)
 
     def resolve(self, outcome: Outcome) -> "DiceRoomState":
@@ -121,11 +134,15 @@ class DiceRoomState(GameState):
         if chance is None:
             raise BadOutcome("the dice room asks chance only for a roll")
         chance.check(outcome)
-        roll = Roll(self.rolling, self.pending, parse(self.pending).faces(outcome.values))
+        if self.pending_secret:
+            roll = Roll(self.rolling, self.pending, (), self.pending_secret, sealed=True)
+        else:
+            roll = Roll(self.rolling, self.pending, parse(self.pending).faces(outcome.values))
         if self.free:
-            (roller, pending), queue = (self.queue[0], self.queue[1:]) if self.queue else ((-1, ""), ())
-            after = replace(self, pending=pending, roller=roller, queue=queue, rolls=self.rolls + (roll,))
-            if after.closing and not pending:
+            (roller, pending, secret), queue = (self.queue[0], self.queue[1:]) if self.queue else ((-1, "", ""), ())
+            after = replace(self, pending=pending, roller=roller, queue=queue, rolls=self.rolls + (roll,),
+                            pending_secret=secret)
+            if after.closing and not pending and not after.unopened:
                 return after._close(f"seat 0 closed the room after {len(after.rolls)} rolls")
         else:
             after = replace(self, pending="", roller=-1, rolls=self.rolls + (roll,), turn=(self.turn + 1) % self.seats)
@@ -136,8 +153,10 @@ class DiceRoomState(GameState):
 
     def legal_moves(self) -> tuple[Move, ...]:
         """The room's own expression, pass (turns) and close; `in` also accepts any other `roll EXPR`."""
-        if self.result is not None or self.closing:
+        if self.result is not None:
             return ()
+        if self.closing:
+            return _RoomMoves((Move("close"),)) if self.free and not self.pending and not self.queue else ()
         if self.free:
             return _RoomMoves((Move("roll", (self.option["expr"],)), Move("close")))
         if self.pending:
@@ -171,28 +190,54 @@ class DiceRoomState(GameState):
         if self.result is not None:
             raise IllegalMove(f"{move} is not legal now: the room is closed")
         if self.closing:
+            if move.kind == "close" and seat == 0 and not self.pending and not self.queue:
+                return self._close(phrase(Seat(0), f" closed the room after {len(self.rolls)} rolls, "
+                                                   f"{len(self.unopened)} secret still sealed"))
             raise IllegalMove(f"{move} is not legal now: the room is closing")
-        if move.kind == "roll":
-            expr = str(_expression(move))
+        if move.kind in ("roll", "secret"):
+            expr, secret = _secret(move) if move.kind == "secret" else (str(_expression(move)), "")
             limit = self.option["rolls"]
             if limit and len(self.rolls) + bool(self.pending) + len(self.queue) >= limit:
                 raise IllegalMove(f"the room closes after {limit} roll{'s' if limit != 1 else ''}: no more rolls")
             if not self.pending:
-                return replace(self, pending=expr, roller=seat)
-            if sum(1 for s, _ in self.queue if s == seat) + (self.roller == seat) >= MAX_QUEUED:
+                return replace(self, pending=expr, roller=seat, pending_secret=secret)
+            if sum(1 for q in self.queue if q[0] == seat) + (self.roller == seat) >= MAX_QUEUED:
                 raise IllegalMove(f"seat {seat} already has {MAX_QUEUED} rolls waiting to be decided")
-            return replace(self, queue=self.queue + ((seat, expr),))  # the pending chance is unchanged
+            return replace(self, queue=self.queue + ((seat, expr, secret),))  # the pending chance is unchanged
         if move.args:
             raise IllegalMove(f"{move.kind} takes no arguments")
         if move.kind == "close":
             if seat != 0:
                 raise IllegalMove(f"only the host (seat 0) closes the room, not seat {seat}")
-            if self.pending:
+            if self.pending or self.unopened:  # the rolls under way decided, the secret ones opened, first
                 return replace(self, closing=True)
             return self._close(phrase(Seat(0), f" closed the room after {len(self.rolls)} rolls"))
         if move.kind == "pass":
             raise IllegalMove("there are no turns to pass in a room where anyone rolls")
-        raise IllegalMove(f"{move} is not a dice room move (roll EXPR, close)")
+        raise IllegalMove(f"{move} is not a dice room move (roll EXPR, secret EXPR COMMITMENT, close)")
+
+    def unveil(self, index: int, values: tuple[int, ...]) -> "DiceRoomState":
+        """Secret roll `index` (0-based, in `rolls`) opened: its dice are `values`, drawn by the net
+        layer from the event's seed and the roller's secret once it checked the secret against the
+        roll's commitment (PROTOCOL.md §16.6). Allowed once, also after the room closed."""
+        if not 0 <= index < len(self.rolls) or not self.rolls[index].sealed:
+            raise IllegalMove(f"roll {index + 1} is not a sealed secret roll")
+        roll = self.rolls[index]
+        Chance(f"the opening of roll {index + 1}", ranges=parse(roll.expr).ranges).check(Outcome(tuple(values)))
+        opened = replace(roll, faces=parse(roll.expr).faces(tuple(values)), sealed=False)
+        after = replace(self, rolls=self.rolls[:index] + (opened,) + self.rolls[index + 1:])
+        if after.closing and not after.pending and not after.unopened:
+            return after._close(phrase(Seat(0), f" closed the room after {len(after.rolls)} rolls"))
+        return after
+
+    @property
+    def unopened(self) -> tuple[Roll, ...]:
+        """The secret rolls decided and not opened yet: a closing room waits for them."""
+        return tuple(r for r in self.rolls if r.sealed)
+
+    def welcomes_back(self, seat: int) -> bool:
+        """A free room goes on without a seat that left and takes it back while it is open."""
+        return self.free and self.result is None and not self.closing and 0 <= seat < self.seats
 
     def without(self, seat: int) -> "DiceRoomState":
         """`seat`, out of the room after a default (FAIRNESS.md §4), passes whenever its turn comes."""
@@ -205,7 +250,8 @@ class DiceRoomState(GameState):
         return self  # every roll is public
 
     def key(self) -> tuple:
-        return (self.turn, self.pending, self.roller, self.queue, self.closing, len(self.rolls))
+        return (self.turn, self.pending, self.roller, self.queue, self.closing, len(self.rolls), self.pending_secret,
+                tuple(r.sealed for r in self.rolls))
 
     def summary(self, names: list[str] | None = None) -> str:
         """The `result:` line: one roll as `<total> [<dice>]`; several as `<who>: <total> [<dice>]; ...`."""
@@ -220,12 +266,27 @@ class DiceRoomState(GameState):
             "options": [list(o) for o in self.options],
             "turn": self.turn,
             "pending": self.pending,
-            "rolls": [[r.seat, r.expr, list(r.faces)] for r in self.rolls],
+            "rolls": [[r.seat, r.expr, list(r.faces), r.secret, r.sealed] if r.secret else [r.seat, r.expr, list(r.faces)]
+                      for r in self.rolls],
             "result": self.result.to_data() if self.result else None,
             "roller": self.roller,
             "queue": [list(q) for q in self.queue],
             "closing": self.closing,
+            "pending_secret": self.pending_secret,
         }
+
+
+SECRET_HEX = 64  # a secret roll's commitment: 32 bytes as hex (a move's arguments are text or integers)
+
+
+def _secret(move: Move) -> tuple[str, str]:
+    """`secret EXPR COMMITMENT`: the expression, public, and the roller's commitment to its secret."""
+    if len(move.args) != 2 or not isinstance(move.args[1], str):
+        raise IllegalMove("secret takes a dice expression and the roller's commitment")
+    commit = move.args[1]
+    if len(commit) != SECRET_HEX or any(c not in "0123456789abcdef" for c in commit):
+        raise IllegalMove("a secret roll's commitment is 64 lowercase hex digits")
+    return str(_expression(Move("roll", move.args[:1]))), commit
 
 
 def _expression(move: Move):
@@ -243,11 +304,12 @@ def load(data: Mapping) -> DiceRoomState:
         options=tuple((k, v) for k, v in data["options"]),
         turn=data["turn"],
         pending=data["pending"],
-        rolls=tuple(Roll(s, e, tuple(f)) for s, e, f in data["rolls"]),
+        rolls=tuple(Roll(r[0], r[1], tuple(r[2]), *r[3:5]) for r in data["rolls"]),
         result=Result.from_data(data["result"]) if data["result"] else None,
         roller=data.get("roller", -1),
-        queue=tuple((s, e) for s, e in data.get("queue", ())),
+        queue=tuple((q[0], q[1], q[2] if len(q) > 2 else "") for q in data.get("queue", ())),
         closing=data.get("closing", False),
+        pending_secret=data.get("pending_secret", ""),
     )
 
 
@@ -277,13 +339,14 @@ class OneRoll:
     """A headless seat in a free room (`dicetable roll`): rolls `expr` once (if given); the host's
     seat then closes the room once every roll made so far is decided. A chooser: None = nothing now."""
 
-    def __init__(self, expr: str | None, closes: bool) -> None:
-        self.expr, self.closes, self.rolled = expr, closes, expr is None
+    def __init__(self, expr: str | None, closes: bool, secret: bool = False) -> None:
+        self.expr, self.closes, self.rolled, self.secret = expr, closes, expr is None, secret
 
     def __call__(self, view: DiceRoomState) -> Move | None:
         if not self.rolled:
             self.rolled = True
-            return Move("roll", (self.expr,))
+            # secret: `secret EXPR`, to which the seat adds its commitment (net/table/room_part.py)
+            return Move("secret" if self.secret else "roll", (self.expr,))
         if self.closes and not view.pending and not view.queue and not view.closing and view.rolls:
             return Move("close")
         return None
@@ -294,6 +357,8 @@ def describe(state: DiceRoomState, move: Move) -> Phrase:
     who = phrase() if state.free else phrase(Seat(state.turn), " ")
     if move.kind == "roll":
         return phrase(who, f"rolls {move.args[0]}")
+    if move.kind == "secret":
+        return phrase(who, f"rolls {move.args[0]} secretly")
     if move.kind == "pass":
         return phrase(who, "passes the dice")
     return phrase(who, "closes the room")
@@ -301,6 +366,8 @@ def describe(state: DiceRoomState, move: Move) -> Phrase:
 
 def describe_outcome(state: Any, chance: Chance, outcome: Outcome) -> Phrase:
     """A roll in words: its total and dice (`13 [6 4 3 (1)]`), from the expression in the label."""
+    if str(chance.label).endswith(" secretly"):
+        return Phrase(("sealed",))  # opened later (net/log/secret_rolls.py)
     if " rolls " in chance.label:
         try:
             expr = parse(chance.label.split(" rolls ", 1)[1])  # the first: a label may say "rolls" too

@@ -265,6 +265,11 @@ class GameState:
         """The answer of a seat that does not answer in time, where its step has one (FAIRNESS.md §4)."""
         return None
 
+    def welcomes_back(self, seat: int) -> bool:
+        """May `seat`, out of the game (it left, or after a default), come back now: no, but in a game
+        whose rules take a returning seat (a free dice room)."""
+        return False
+
     def without(self, seat: int) -> "GameState | None":
         """The game going on without `seat`, out after a default (FAIRNESS.md §4): skipped where it
         would act, the state as it is elsewhere; None where the rules cannot go on without it."""

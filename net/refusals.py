@@ -112,6 +112,10 @@ class BadRematch(Refusal):
     fault = "bad rematch"
 
 
+class BadUnveil(Refusal):
+    fault = "bad unveil"
+
+
 class DealRefused(Refusal):
     """A deal message (or a move paying hidden cards) refused on arrival; the deal's state is unchanged."""
 

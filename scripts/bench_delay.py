@@ -1,10 +1,11 @@
 """A networked game over a slow link: game time against its chance steps × the round-trip time.
 
-    .venv/bin/python scripts/bench_delay.py [--rtt-ms 160] [--game dicebreaker] [--seed 1]
+    .venv/bin/python scripts/bench_delay.py [--rtt-ms 20 160] [--game dicebreaker] [--seed 1]
 
-A user-space TCP proxy between the joiner and the host adds half the round-trip time to every byte in
-each direction (ordered, as a long line would); host and joiner are real sessions with greedy bots,
-the joiner in its own thread. The protocol's floor is one round trip per chance step (the seats'
+A user-space TCP proxy between the joiner and the host, in its own process, adds half the round-trip
+time to every byte in each direction (ordered, as a long line would); host and joiner are real
+sessions with greedy bots, the joiner in its own thread. One game per RTT given (default 20 and 160 ms),
+each printed with a bare round trip through the same kind of proxy, measured in the same run. The protocol's floor is one round trip per chance step (the seats'
 reveals answer the roll in one exchange) and one per move that crosses the link; the script prints
 the game time beside chance steps × RTT and (chance steps + the joiner's moves) × RTT.
 """
@@ -12,8 +13,12 @@ the game time beside chance steps × RTT and (chance steps + the joiner's moves)
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
+import queue
+import socket
+import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -21,80 +26,169 @@ from pathlib import Path
 
 
 class DelayProxy:
-    """127.0.0.1:port → 127.0.0.1:target, each direction delayed by `delay` seconds, order kept."""
+    """127.0.0.1:port → 127.0.0.1:target, each direction delayed by `delay` seconds, order kept.
+
+    It runs in its own process (`--proxy`), its timing off the game's interpreter lock: in the game's
+    process a packet's timer waited for whichever seat's thread held the lock (a bot thinking), and an
+    event loop's millisecond polling added up to 1 ms more per hop, so the link itself came out slower
+    than the RTT the floor counts."""
 
     def __init__(self, target: int, delay: float):
-        self.target, self.delay = target, delay
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        self.port = 0
-        threading.Thread(target=self._run, daemon=True).start()
-        self.ready.wait(5)
+        self.process = subprocess.Popen([sys.executable, __file__, "--proxy", str(target), repr(delay)],
+                                        stdout=subprocess.PIPE, text=True)
+        self.port = int(self.process.stdout.readline())
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self.ready.set()
-        self.loop.run_forever()
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait()
 
-    async def _serve(self, reader, writer) -> None:
-        try:
-            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target)
-        except OSError:
-            writer.close()
-            return
-        await asyncio.gather(self._pump(reader, upstream_writer), self._pump(upstream_reader, writer))
 
-    async def _pump(self, reader, writer) -> None:
-        loop = asyncio.get_running_loop()
+def _pump(source: socket.socket, sink: socket.socket, delay: float) -> None:
+    """Copy `source` to `sink`, each chunk `delay` seconds after it arrived (a reader and a writer
+    thread, so a chunk waiting out its delay never holds back the reading of the next)."""
+    due: queue.SimpleQueue = queue.SimpleQueue()
+
+    def write() -> None:
         while True:
-            data = await reader.read(65536)
-            if not data:
-                loop.call_later(self.delay, writer.close)
+            at, data = due.get()
+            wait = at - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            if data is None:
+                sink.shutdown(socket.SHUT_WR)
                 return
-            loop.call_later(self.delay, writer.write, data)  # same delay for all: order is kept
+            sink.sendall(data)
+
+    threading.Thread(target=write, daemon=True).start()
+    while True:
+        try:
+            data = source.recv(65536)
+        except OSError:
+            data = b""
+        due.put((time.monotonic() + delay, data or None))
+        if not data:
+            return
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rtt-ms", type=float, default=160.0)
-    parser.add_argument("--game", default="dicebreaker")
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
-    os.environ.setdefault("DICETABLE_HOME", tempfile.mkdtemp(prefix="bench-delay-"))
-    from dicetable.core import registry
+def serve_proxy(target: int, delay: float) -> None:
+    """The proxy process: prints its port, then forwards every connection it accepts to `target`."""
+    server = socket.create_server(("127.0.0.1", 0))
+    print(server.getsockname()[1], flush=True)
+    while True:
+        client, _ = server.accept()
+        upstream = socket.create_connection(("127.0.0.1", target))
+        for end in (client, upstream):
+            end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=_pump, args=(client, upstream, delay), daemon=True).start()
+        threading.Thread(target=_pump, args=(upstream, client, delay), daemon=True).start()
+
+
+def link_rtt(delay: float, rounds: int = 20) -> float:
+    """The median round trip of a few bytes through a proxy of `delay` to an echo server: the link as built."""
+    echo = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        conn, _ = echo.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while data := conn.recv(64):
+            conn.sendall(data)
+
+    threading.Thread(target=answer, daemon=True).start()
+    proxy = DelayProxy(echo.getsockname()[1], delay)
+    times = []
+    with socket.create_connection(("127.0.0.1", proxy.port)) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(rounds):
+            start = time.perf_counter()
+            conn.sendall(b"x")
+            conn.recv(64)
+            times.append(time.perf_counter() - start)
+    proxy.close()
+    echo.close()
+    return statistics.median(times)
+
+
+def timing_for(rtt: float):
     from dicetable.net.table.deadlines import Timing
+
+    return Timing(heartbeat=max(1.0, 4 * rtt), drop_after=max(4.0, 16 * rtt), connect_timeout=30.0)
+
+
+def run_host(game: str, seed: int, rtt: float, folder: Path, invites) -> None:
+    """The host seat, with its greedy bot: in a thread of this process, or (`--apart`) its own process."""
+    from dicetable.core import registry
+    from dicetable.net.identity import Profile
     from dicetable.net.table.host import HostSession
+    from dicetable.net.table.session import bot_chooser
+
+    host = HostSession(Profile.generate("host"), game, 2, {}, timing=timing_for(rtt), transcript=folder / "host.dtt")
+    host.chooser = bot_chooser(registry.get(game), "greedy", seed)
+    invites.put(host.open())
+    host.run()
+
+
+def play(args, rtt: float) -> None:
+    """One game over a link of `rtt` seconds, and its time against the floor."""
+    import multiprocessing
+
+    from dicetable.core import registry
     from dicetable.net.identity import Profile
     from dicetable.net.reach.invite import Invite
     from dicetable.net.table.joiner import PeerSession
     from dicetable.net.table.session import bot_chooser
 
-    rtt = args.rtt_ms / 1000
+    measured = link_rtt(rtt / 2)
     info = registry.get(args.game)
     folder = Path(tempfile.mkdtemp(prefix="bench-delay-"))
-    timing = Timing(heartbeat=max(1.0, 4 * rtt), drop_after=max(4.0, 16 * rtt), connect_timeout=30.0)
-    host = HostSession(Profile.generate("host"), args.game, 2, {}, timing=timing, transcript=folder / "host.dtt")
-    host.chooser = bot_chooser(info, "greedy", args.seed)
-    code = Invite.decode(host.open())
+    timing = timing_for(rtt)
+    host_args = (args.game, args.seed, rtt, folder)
+    if args.apart:
+        invites = multiprocessing.get_context("spawn").Queue()
+        multiprocessing.get_context("spawn").Process(target=run_host, args=(*host_args, invites), daemon=True).start()
+    else:
+        invites = queue.SimpleQueue()
+        threading.Thread(target=run_host, args=(*host_args, invites), daemon=True).start()
+    code = Invite.decode(invites.get(timeout=60))
     proxy = DelayProxy(code.port, rtt / 2)
     invite = Invite("127.0.0.1", proxy.port, code.host_key, code.table_id)
-    threading.Thread(target=host.run, daemon=True).start()
     peer = PeerSession(Profile.generate("joiner"), invite, timing=timing, transcript=folder / "joiner.dtt")
     peer.connect()
     peer.chooser = bot_chooser(info, "greedy", args.seed + 1)
     start = time.perf_counter()
     result = peer.run()
     took = time.perf_counter() - start
+    proxy.close()
     replica = peer.replica
     chances = len(replica.events)
     joiner_moves = sum(1 for r in replica.log if r.kind == "move" and r.seat == 1)
-    print(f"{args.game} over a {args.rtt_ms:g} ms link: {took:.1f} s, {replica.moves} moves, {chances} chance steps "
-          f"({joiner_moves} of the moves the joiner's); result: {result.reason if result else 'none'}")
-    print(f"chance steps x RTT {chances * rtt:.1f} s: ratio {took / (chances * rtt):.2f} x; "
+    rtt_ms = rtt * 1000
+    where = "host and joiner in two processes" if args.apart else "host and joiner in one process"
+    print(f"{args.game} over a {rtt_ms:g} ms link ({where}; a bare round trip through it: {measured * 1000:.2f} ms): "
+          f"{took:.1f} s, {replica.moves} moves, {chances} chance steps ({joiner_moves} of the moves the joiner's); "
+          f"result: {result.reason if result else 'none'}")
+    print(f"  chance steps x RTT {chances * rtt:.1f} s: ratio {took / (chances * rtt):.2f} x; "
           f"(chance steps + joiner moves) x RTT {(chances + joiner_moves) * rtt:.1f} s: "
           f"ratio {took / ((chances + joiner_moves) * rtt):.2f} x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rtt-ms", type=float, nargs="+", default=[20.0, 160.0])
+    parser.add_argument("--game", default="dicebreaker")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--apart", action="store_true",
+                        help="the host in its own process (as on two machines), not a thread beside the joiner's")
+    parser.add_argument("--proxy", nargs=2, metavar=("TARGET", "DELAY"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.proxy:
+        try:
+            serve_proxy(int(args.proxy[0]), float(args.proxy[1]))
+        except KeyboardInterrupt:
+            pass
+        return
+    os.environ.setdefault("DICETABLE_HOME", tempfile.mkdtemp(prefix="bench-delay-"))
+    for rtt_ms in args.rtt_ms:
+        play(args, rtt_ms / 1000)
 
 
 if __name__ == "__main__":

@@ -1,35 +1,45 @@
-"""What one relay process holds and carries on this machine, beside a direct host in the same run.
+"""What one relay process holds and carries, beside a minimal pyzmq forwarder in the same run as the floor.
 
-    .venv/bin/python scripts/bench_relay.py [--idle 1000] [--busy 100] [--rounds 200]
+    .venv/bin/python scripts/bench_relay.py [--idle 10000] [--flood 10,100,300,1000] [--busy 100,1000]
+                                            [--rate 10] [--procs 4] [--seconds 3]
 
-- tables held: `--idle` hosts each serve a table at the relay (a real RelayHostSocket, proving its
-  key) and stay connected; the relay's resident memory is read before and after;
-- busy tables: `--busy` tables, each a host and a joiner through the relay, exchange packets of a
-  signed frame's size (200 bytes) as fast as they answer each other; the figure is packets carried
-  per second by the relay (joiner -> host and back count two);
-- added latency: one table's round trip joiner -> relay -> host -> relay -> joiner against the same
-  round trip to a host's own socket (CurveZMQ, 127.0.0.1), p50 and p99 of `--rounds` each, measured
-  while the busy tables run and again while they do not.
-The relay runs as `dicetable relay` in its own process; hosts and joiners share this one.
+The relay runs as `dicetable relay` in its own process, pinned to one core (`taskset -c
+--relay-core`); the floor forwarder (scripts/relay_load.py: a CurveZMQ ROUTER sending every packet
+on, checking nothing) is pinned likewise. The load is made by `--procs` processes pinned to the
+other core (`--load-core`), each holding its share of the tables on plain CurveZMQ DEALERs and
+sending packets built before the run, so the middle, not the load, is what runs out.
+
+- tables held: `--idle` hosts each serve a table at the relay (proving their key) and stay
+  connected; the relay's resident memory before and after;
+- the knee: `--flood` stages of that many tables, each a host and a joiner ping-ponging 200-byte
+  packets as fast as they answer each other (`--window` in flight per table), through the forwarder and then the relay; packets
+  carried per second (each hop joiner -> host and back counts one) and the middle's CPU (of one
+  core). The knee is the stage where the packets per second stop rising;
+- added latency: `--busy` stages of tables each doing `--rate` round trips a second (a lively game),
+  timed joiner to joiner: directly to a host's own ROUTER, through the forwarder, through the relay;
+  p50 and p99, and what the relay adds at p99 over the direct round trip.
+The machine may be shared: the middle's CPU share says how much of its core it had.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PAYLOAD = b"x" * 200
+LOAD = Path(__file__).resolve().with_name("relay_load.py")
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
+    if not ordered:
+        return float("nan")
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
@@ -40,165 +50,162 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def start_relay(home: Path) -> tuple[subprocess.Popen, str]:
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime, every thread (libzmq's I/O thread too)
+
+
+def pinned(core: int, *argv: str, **options) -> subprocess.Popen:
+    return subprocess.Popen(["taskset", "-c", str(core), *argv], stdout=subprocess.PIPE, text=True, **options)
+
+
+def start_relay(home: Path, core: int) -> tuple[subprocess.Popen, str]:
     command = Path(sys.executable).with_name("dicetable")
-    process = subprocess.Popen([str(command), "relay", "--port", "0"], stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "DICETABLE_HOME": str(home)})
+    process = pinned(core, str(command), "relay", "--port", "0", env={**os.environ, "DICETABLE_HOME": str(home)})
     line = process.stdout.readline()
     if not line.startswith("relay: "):
         raise SystemExit(f"the relay did not start: {line!r}")
     return process, line.split()[1]
 
 
-class Table:
-    """A host through the relay and one joiner dialled to its table; `ping()` times one round trip."""
-
-    def __init__(self, relay, profile):
-        import secrets
-
-        from dicetable.net.reach.invite import Invite
-        from dicetable.net.reach.relay_link import RelayHostSocket
-        from dicetable.net.reach.transport import PeerSocket, pack
-
-        self.table = secrets.token_bytes(16)
-        self.host = RelayHostSocket(profile, relay, self.table, timeout=10.0)
-        invite = Invite(relay.address, relay.port, relay.key, self.table, owner=profile.public_key)
-        self.joiner = PeerSocket(invite, greeting=pack("dial", {"table": self.table}))
-        self.joiner.connect(10.0)
-        self.peer = None
-
-    def echo(self, timeout: float) -> bool:
-        """The host answers one packet, if one comes within `timeout`."""
-        packet = self.host.recv(timeout)
-        if packet is None:
-            return False
-        self.peer = packet[0]
-        self.host.send(packet[0], "pong", {"data": PAYLOAD})
-        return True
-
-    def close(self) -> None:
-        self.joiner.close()
-        self.host.close()
+def start_forwarder(core: int) -> tuple[subprocess.Popen, str, str]:
+    process = pinned(core, sys.executable, str(LOAD), "forwarder")
+    _, port, key = process.stdout.readline().split()
+    return process, f"tcp://127.0.0.1:{port}", key
 
 
-class Direct:
-    """The same round trip to a host's own CurveZMQ socket."""
+class Load:
+    """`procs` load processes sharing `count` tables of one mode; `run()` returns their packets and times."""
 
-    def __init__(self):
-        from dicetable.net.reach.invite import Invite
-        from dicetable.net.reach.transport import HostSocket, PeerSocket, curve_keypair
+    def __init__(self, core: int, procs: int, count: int, spec: dict):
+        shares = [count // procs + (i < count % procs) for i in range(procs)]
+        self.workers = [pinned(core, sys.executable, str(LOAD), "worker", json.dumps({**spec, "count": share}),
+                               stdin=subprocess.PIPE) for share in shares if share]
+        for worker in self.workers:
+            line = worker.stdout.readline()
+            if line.strip() != "ready":
+                self.close()
+                raise SystemExit(f"a load process did not start: {line!r}")
 
-        self.host = HostSocket(curve_keypair()[1], "127.0.0.1", 0)
-        self.joiner = PeerSocket(Invite("127.0.0.1", self.host.port, self.host.public_key, bytes(16)))
-        self.joiner.connect(10.0)
+    def go(self) -> None:
+        for worker in self.workers:
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
 
-    def echo(self, timeout: float) -> bool:
-        from dicetable.net.reach.transport import pack
-
-        packet = self.host.recv(timeout)
-        if packet is None:
-            return False
-        self.host.socket.send_multipart([packet[0], pack("pong", {"data": PAYLOAD})])
-        return True
+    def results(self) -> tuple[int, list[float]]:
+        packets, times = 0, []
+        for worker in self.workers:
+            result = json.loads(worker.stdout.readline())
+            packets += result["packets"]
+            times += result["times"]
+        return packets, times
 
     def close(self) -> None:
-        self.joiner.close()
-        self.host.close()
+        for worker in self.workers:
+            try:
+                worker.stdin.write("stop\n")
+                worker.stdin.close()
+            except (BrokenPipeError, ValueError):
+                pass
+        for worker in self.workers:
+            try:
+                worker.wait(30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
 
 
-def round_trips(table, rounds: int) -> list[float]:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        table.joiner.send("ping", {"data": PAYLOAD})
-        while not table.echo(1.0):
-            table.joiner.send("ping", {"data": PAYLOAD})  # lost (e.g. the host was counted away): again
-        while table.joiner.recv(1.0) is None:
-            pass
-        times.append((time.perf_counter() - start) * 1000)
-    return times
-
-
-def busy_load(tables: list, stop: threading.Event, counter: list[int]) -> None:
-    """Every busy table keeps one packet in flight each way, answered as soon as it arrives."""
-    for table in tables:
-        table.joiner.send("ping", {"data": PAYLOAD})
-    while not stop.is_set():
-        for table in tables:
-            if table.echo(0):
-                counter[0] += 1
-            if table.joiner.recv(0) is not None:
-                counter[0] += 1
-                table.joiner.send("ping", {"data": PAYLOAD})
+def run_stage(args, middle: subprocess.Popen | None, spec: dict, count: int, rate: float) -> dict:
+    """One stage: `count` tables of `spec`'s mode for `args.seconds` after a warm-up; packets/s, times, CPU."""
+    load = Load(args.load_core, args.procs, count, {**spec, "rate": rate, "seconds": args.seconds, "warmup": args.warmup,
+                                                    "window": args.window})
+    try:
+        load.go()
+        time.sleep(args.warmup)
+        cpu_start, wall_start = (cpu_seconds(middle.pid) if middle else 0.0), time.monotonic()
+        time.sleep(args.seconds)
+        cpu = (cpu_seconds(middle.pid) - cpu_start) / (time.monotonic() - wall_start) if middle else float("nan")
+        packets, times = load.results()
+    finally:
+        load.close()
+    return {"rate": packets / args.seconds, "times": times, "cpu": cpu}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--idle", type=int, default=1000)
-    parser.add_argument("--busy", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=200)
-    parser.add_argument("--seconds", type=float, default=5.0, help="how long the busy tables run")
+    parser.add_argument("--idle", type=int, default=10_000, help="idle tables the relay holds")
+    parser.add_argument("--flood", default="10,100,300,1000", help="table counts of the knee's stages")
+    parser.add_argument("--busy", default="100,1000", help="table counts of the latency stages")
+    parser.add_argument("--rate", type=float, default=10.0, help="round trips a second per table in the latency stages")
+    parser.add_argument("--window", type=int, default=8, help="pings in flight per flooding table")
+    parser.add_argument("--procs", type=int, default=2, help="load processes")
+    parser.add_argument("--seconds", type=float, default=3.0, help="how long each stage is counted")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds each stage runs before it is counted")
+    parser.add_argument("--relay-core", type=int, default=0)
+    parser.add_argument("--load-core", type=int, default=1)
     args = parser.parse_args()
-    import zmq
-
-    from dicetable.net.identity import Profile
+    home = Path(tempfile.mkdtemp(prefix="bench-relay-"))
+    relay, line = start_relay(home, args.relay_core)
+    forwarder, forward_endpoint, forward_key = start_forwarder(args.relay_core)
     from dicetable.net.reach.relay import RelayAddress
 
-    zmq.Context.instance().set(zmq.MAX_SOCKETS, 16 * (args.idle + 2 * args.busy) + 64)  # each end: a socket and a monitor pair
-
-    home = Path(tempfile.mkdtemp(prefix="bench-relay-"))
-    relay_process, line = start_relay(home)
-    relay = RelayAddress.decode(line)
-    profile = Profile.generate("bench")
+    address = RelayAddress.decode(line)
+    via_relay = {"mode": "relay", "endpoint": address.endpoint, "key": address.key.hex()}
+    via_forwarder = {"mode": "forward", "endpoint": forward_endpoint, "key": forward_key}
+    print(f"relay pinned to core {args.relay_core}, {args.procs} load processes to core {args.load_core}; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (shared with whatever else runs)")
     try:
-        base = rss_mb(relay_process.pid)
-        from dicetable.net.reach.relay_link import RelayHostSocket
-        import secrets
-
-        from concurrent.futures import ThreadPoolExecutor
-
-        start = time.perf_counter()
-        with ThreadPoolExecutor(8) as pool:  # each host waits ~0.1 s on its handshake: eight at a time
-            idle = list(pool.map(lambda _: RelayHostSocket(profile, relay, secrets.token_bytes(16), timeout=60.0),
-                                 range(args.idle)))
-        held = time.perf_counter() - start
-        time.sleep(1.0)
-        per_table = (rss_mb(relay_process.pid) - base) * 1024 / max(args.idle, 1)
-        print(f"tables held: {args.idle} idle tables served in {held:.1f} s; relay memory "
-              f"{rss_mb(relay_process.pid):.0f} MB ({per_table:.1f} KB per table with its connection)")
-        direct = Direct()
-        one = Table(relay, profile)
-        quiet_direct, quiet_relay = round_trips(direct, args.rounds), round_trips(one, args.rounds)
-
-        with ThreadPoolExecutor(8) as pool:
-            busy = list(pool.map(lambda _: Table(relay, profile), range(args.busy)))
-        stop, counter = threading.Event(), [0]
-        worker = threading.Thread(target=busy_load, args=(busy, stop, counter), daemon=True)
-        worker.start()
-        time.sleep(0.5)
-        counted, start = counter[0], time.perf_counter()
-        loaded_relay = round_trips(one, args.rounds)
-        loaded_direct = round_trips(direct, args.rounds)
-        time.sleep(max(0.0, args.seconds - (time.perf_counter() - start)))
-        rate = (counter[0] - counted) / (time.perf_counter() - start)
-        stop.set()
-        worker.join(5)
-        print(f"busy tables: {args.busy} through the relay at once; {rate:,.0f} packets/s carried "
-              f"(one Python thread drives all {2 * args.busy} ends, so this is a floor)")
-        for name, direct_times, relay_times in (("idle", quiet_direct, quiet_relay), ("busy", loaded_direct, loaded_relay)):
-            d50, d99 = percentile(direct_times, 50), percentile(direct_times, 99)
-            r50, r99 = percentile(relay_times, 50), percentile(relay_times, 99)
-            print(f"round trip ({name} relay): direct p50 {d50:.3f} ms p99 {d99:.3f} ms; through the relay "
-                  f"p50 {r50:.3f} ms p99 {r99:.3f} ms; added p50 {r50 - d50:+.3f} ms p99 {r99 - d99:+.3f} ms "
-                  f"(ratio p50 {r50 / d50:.2f} x)")
-        for socket in [*idle]:
-            socket.close()
-        for table in [*busy, one]:
-            table.close()
-        direct.close()
+        if args.idle:
+            base, start = rss_mb(relay.pid), time.monotonic()
+            held = Load(args.load_core, args.procs, args.idle, {**via_relay, "mode": "idle"})
+            took = time.monotonic() - start
+            time.sleep(1.0)
+            grown = rss_mb(relay.pid)
+            cpu = cpu_seconds(relay.pid)
+            time.sleep(2.0)
+            idle_cpu = (cpu_seconds(relay.pid) - cpu) / 2.0
+            print(f"tables held: {args.idle:,} idle tables served in {took:.1f} s; relay memory {base:.0f} -> {grown:.0f} MB "
+                  f"({(grown - base) * 1024 / args.idle:.1f} KB per table with its connection); holding them idle costs "
+                  f"{idle_cpu:.0%} of a core (each connection's heartbeats and the hosts' keepalives)")
+            held.close()
+            base = rss_mb(forwarder.pid)
+            held = Load(args.load_core, args.procs, args.idle, {**via_forwarder, "mode": "forward-idle"})
+            time.sleep(1.0)
+            floor = rss_mb(forwarder.pid)
+            print(f"  the forwarder with as many connections: {base:.0f} -> {floor:.0f} MB "
+                  f"({(floor - base) * 1024 / args.idle:.1f} KB per connection: libzmq's own share)")
+            held.close()
+        knee = {}
+        for count in [int(n) for n in args.flood.split(",") if n]:
+            floor = run_stage(args, forwarder, via_forwarder, count, 0.0)
+            ours = run_stage(args, relay, via_relay, count, 0.0)
+            knee[count] = (floor["rate"], ours["rate"])
+            print(f"flood {count:>5} tables: forwarder {floor['rate']:>8,.0f} packets/s ({floor['cpu']:.0%} of a core); "
+                  f"relay {ours['rate']:>8,.0f} packets/s ({ours['cpu']:.0%} of a core); relay/forwarder "
+                  f"{ours['rate'] / floor['rate']:.0%}; per CPU-second {ours['rate'] / max(ours['cpu'], 1e-9):,.0f} "
+                  f"vs {floor['rate'] / max(floor['cpu'], 1e-9):,.0f}")
+        if knee:
+            best = max(knee, key=lambda n: knee[n][1])
+            print(f"knee: the relay carries at most {knee[best][1]:,.0f} packets/s (at {best} flooding tables); "
+                  f"the forwarder at most {max(f for f, _ in knee.values()):,.0f}: "
+                  f"{knee[best][1] / max(f for f, _ in knee.values()):.0%}")
+        secret = os.urandom(32).hex()
+        for count in [int(n) for n in args.busy.split(",") if n]:
+            figures = {}
+            for name, spec, middle in (("direct", {"mode": "direct", "endpoint": "", "key": "", "secret": secret}, None),
+                                       ("forwarder", via_forwarder, forwarder), ("relay", via_relay, relay)):
+                figures[name] = run_stage(args, middle, spec, count, args.rate)
+            d99 = percentile(figures["direct"]["times"], 99)
+            shown = "; ".join(f"{name} p50 {percentile(f['times'], 50):.2f} p99 {percentile(f['times'], 99):.2f} ms"
+                              for name, f in figures.items())
+            print(f"busy {count:>5} tables at {args.rate:g} round trips/s each ({figures['relay']['rate']:,.0f} packets/s, "
+                  f"relay {figures['relay']['cpu']:.0%} of a core): {shown}; added p99: relay "
+                  f"{percentile(figures['relay']['times'], 99) - d99:+.2f} ms, forwarder "
+                  f"{percentile(figures['forwarder']['times'], 99) - d99:+.2f} ms")
     finally:
-        relay_process.terminate()
-        relay_process.wait(10)
+        forwarder.kill()
+        relay.terminate()
+        relay.wait(10)
+        forwarder.wait(10)
 
 
 if __name__ == "__main__":

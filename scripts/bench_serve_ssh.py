@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
 """Measure `dicetable serve-ssh` holding N sessions at once (default 20): every client logs in with
 its own key and a pty of 80 × 24 and reaches the lobby (each login timed, from connecting to the
-lobby drawn); then, per app process: resident memory (VmRSS), proportional share (Pss, shared pages
-split), peak address space (VmPeak, what the RLIMIT_AS bound must allow); and over `--idle` seconds
-with nobody pressing a key: CPU seconds per minute, wake-ups per minute (voluntary context switches
-of all its threads) and bytes per minute sent to the client; and the server's own memory and CPU.
+lobby drawn), beside the same app started locally (`dicetable` in a pty of its own, its lobby
+directory set as the server sets it: the same screens, no SSH) in the same run; then, per app
+process: resident memory (VmRSS), proportional share (Pss, shared pages split), its own pages
+(Private_Clean + Private_Dirty), peak address space (VmPeak, what the RLIMIT_AS bound must allow),
+and per session all of it together: the apps' and the preloaded parent's (tui/zygote.py) Pss summed
+and divided by the sessions; and over `--idle` seconds with nobody pressing a key: CPU seconds per
+minute, wake-ups per minute (voluntary context switches of all its threads) and bytes per minute
+sent to the client; and the server's own memory and CPU. `--no-preload` measures apps started as a
+fresh Python each (the server's `--no-preload`). `--ksm` switches the kernel's same-page merging on
+for the run (root only; /sys/kernel/mm/ksm, put back as it was after), as an operator may: the apps
+opt in (tui/zygote.py) and KSM shares again the pages they hold alike; give it `--settle` time to
+scan (about 30 s a pass for 200 apps).
 
-Usage: .venv/bin/python scripts/bench_serve_ssh.py [--sessions 20] [--settle 5] [--idle 60]
+Usage: .venv/bin/python scripts/bench_serve_ssh.py [--sessions 20] [--settle 5] [--idle 60] [--no-preload] [--ksm]
 """
 
 from __future__ import annotations
@@ -58,15 +66,55 @@ def wakeups(pid: int) -> int:
     return total
 
 
-def children(pid: int) -> list[int]:
-    found = []
+def children(pid: int) -> tuple[list[int], list[int]]:
+    """The server's apps, and its preloaded parent (tui/zygote.py) if any."""
+    apps, zygote = [], []
     for entry in Path("/proc").iterdir():
         try:
             if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
+                is_zygote = (entry / "comm").read_text().strip() == "dt-zygote"
+                (zygote if is_zygote else apps).append(int(entry.name))
         except (OSError, ValueError, IndexError):
             continue
-    return found
+    return apps, zygote
+
+
+def local_start(lobby: Path) -> float:
+    """Seconds from starting `dicetable` in an 80 × 24 pty (a fresh home) to its lobby drawn, with
+    the name asked for answered by Enter, as a served login does."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import signal
+    import struct
+    import termios
+
+    home = Path(tempfile.mkdtemp())
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color", "LANG": "C.UTF-8",
+           "HOME": str(home), "DICETABLE_HOME": str(home), "USER": "local", "DICETABLE_SERVED": str(lobby)}
+    began = time.monotonic()
+    pid, master = pty.fork()
+    if pid == 0:
+        try:
+            fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+            os.execve(sys.executable, [sys.executable, "-m", "dicetable.tui.cli"], env)
+        finally:
+            os._exit(127)
+    seen, answered = b"", False
+    try:
+        while b"who is here now" not in CONTROLS.sub(b"", seen):
+            if not select.select([master], [], [], 60)[0]:
+                raise SystemExit("the local app drew no lobby within 60 s")
+            seen += os.read(master, 65536)
+            if not answered and b"Welcome" in CONTROLS.sub(b"", seen):
+                os.write(master, b"\r")
+                answered = True
+        return time.monotonic() - began
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(master)
 
 
 async def login(port: int, n: int):
@@ -93,25 +141,59 @@ async def _drain(process, received: list[int]) -> None:
         received[0] += len(data)
 
 
+KSM = Path("/sys/kernel/mm/ksm")
+
+
+def ksm(settings: dict[str, str]) -> dict[str, str]:
+    """Write KSM's settings; returns what they were."""
+    before = {name: (KSM / name).read_text().strip() for name in settings}
+    for name, value in settings.items():
+        (KSM / name).write_text(value)
+    return before
+
+
 async def main(args) -> None:
+    if args.ksm:
+        before = ksm({"run": "1", "pages_to_scan": "2000", "sleep_millisecs": "20"})
+        try:
+            await measure(args)
+        finally:
+            ksm(before)  # run=0 stops the scanning (the apps that had merged pages have ended)
+            print(f"KSM put back as it was: run={before['run']}")
+    else:
+        await measure(args)
+
+
+async def measure(args) -> None:
     with tempfile.TemporaryDirectory() as data:
-        server = subprocess.Popen([sys.executable, "-m", "dicetable.tui.cli", "serve-ssh", "--port", "0", "--data", data],
-                                  stdout=subprocess.PIPE, text=True)
+        flags = ["--max-sessions", str(args.sessions)] + (["--no-preload"] if args.no_preload else [])
+        server = subprocess.Popen([sys.executable, "-m", "dicetable.tui.cli", "serve-ssh", "--port", "0", "--data", data,
+                                   *flags], stdout=subprocess.PIPE, text=True)
         port = int(server.stdout.readline().rsplit(":", 1)[1])
         print(server.stdout.readline().strip())
         started = time.monotonic()
-        sessions, logins = [], []
+        sessions, logins, locals_ = [], [], []
         for n in range(args.sessions):  # one after another: logins compete for 2 cores otherwise
+            if n < args.local:  # the yardstick, interleaved with the first logins so both see the same machine
+                locals_.append(local_start(Path(data) / "lobby"))
             began = time.monotonic()
             sessions.append(await login(port, n))
             logins.append(time.monotonic() - began)
         print(f"{args.sessions} sessions in the lobby after {time.monotonic() - started:.1f} s; one login "
               f"(connect to lobby drawn): median {statistics.median(logins):.2f} s, first {logins[0]:.2f} s, "
               f"max {max(logins):.2f} s")
+        first = statistics.median(logins[:len(locals_)])
+        print(f"a local start to the same lobby: median {statistics.median(locals_):.2f} s ({len(locals_)} starts); "
+              f"the logins beside them median {first:.2f} s: login / local {first / statistics.median(locals_):.2f} x")
         await asyncio.sleep(args.settle)
-        apps = children(server.pid)
+        if args.ksm:
+            print(f"KSM: {(KSM / 'pages_sharing').read_text().strip()} pages shared again, "
+                  f"{(KSM / 'full_scans').read_text().strip()} full scans so far")
+        apps, zygote = children(server.pid)
         rss = [status(p, "VmRSS") / 1024 for p in apps]
         pss = [status(p, "Pss") / 1024 for p in apps]
+        own = [(status(p, "Private_Clean") + status(p, "Private_Dirty")) / 1024 for p in apps]
+        parent = sum(status(p, "Pss") / 1024 for p in zygote)
         peak = [status(p, "VmPeak") / 1024 for p in apps]
         cpu_before = {p: cpu_seconds(p) for p in [*apps, server.pid]}
         woke_before = {p: wakeups(p) for p in apps}
@@ -123,8 +205,11 @@ async def main(args) -> None:
         sent = [(received[0] - before) / minutes for (_, _, received), before in zip(sessions, sent_before)]
         print(f"apps running: {len(apps)}")
         print(f"per app: RSS median {statistics.median(rss):.0f} MB (max {max(rss):.0f}), "
-              f"PSS median {statistics.median(pss):.0f} MB (sum {sum(pss):.0f} MB), "
+              f"PSS median {statistics.median(pss):.1f} MB (sum {sum(pss):.0f} MB), "
+              f"own pages median {statistics.median(own):.1f} MB, "
               f"peak address space median {statistics.median(peak):.0f} MB (max {max(peak):.0f})")
+        print(f"per session, apps and preloaded parent ({parent:.0f} MB) together: "
+              f"{(sum(pss) + parent) / len(apps):.1f} MB proportional ({sum(pss) + parent:.0f} MB for {len(apps)})")
         print(f"per app, idle in the lobby for {args.idle:g} s: CPU {statistics.median(idle):.2f} s a minute median "
               f"(max {max(idle):.2f}), {statistics.median(woke):.0f} wake-ups a minute median (max {max(woke):.0f}), "
               f"{statistics.median(sent):.0f} bytes a minute to the client median (max {max(sent):.0f})")
@@ -142,4 +227,7 @@ if __name__ == "__main__":
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--settle", type=float, default=5.0, help="seconds to wait once all are in")
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle measured (CPU, wake-ups, bytes)")
+    parser.add_argument("--local", type=int, default=5, help="local starts timed as the yardstick (default 5)")
+    parser.add_argument("--no-preload", action="store_true", help="serve each app as a fresh Python")
+    parser.add_argument("--ksm", action="store_true", help="switch KSM on for the run (root; put back after)")
     asyncio.run(main(parser.parse_args()))

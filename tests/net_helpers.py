@@ -105,6 +105,16 @@ def assert_verifies(*paths) -> list[list[bytes]]:
     return logs
 
 
+def before_receipts(frames: list[bytes]) -> list[bytes]:
+    """A log's frames without the end receipts that follow a game's last record (PROTOCOL.md §5.13)."""
+    from dicetable.net.log import wire
+
+    end = len(frames)
+    while end and wire.kind_of(frames[end - 1]) == "receipt":
+        end -= 1
+    return frames[:end]
+
+
 def line_of(process, prefix: str, timeout: float = 15.0) -> str:
     """The rest of the next line `process` prints that starts with `prefix`."""
     end = time.monotonic() + timeout

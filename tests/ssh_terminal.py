@@ -182,14 +182,16 @@ class ServeSsh:
         self.limits = self.process.stdout.readline()
 
     def apps(self) -> list[int]:
-        """The app processes the server runs now (its children)."""
+        """The app processes the server runs now (its children but the apps' preloaded parent,
+        tui/zygote.py, which runs from start to end)."""
         children = []
         for entry in Path("/proc").iterdir():
             try:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                comm = (entry / "comm").read_text().strip()
             except (OSError, IndexError):
                 continue
-            if int(fields[1]) == self.process.pid and fields[0] != "Z":
+            if int(fields[1]) == self.process.pid and fields[0] != "Z" and comm != "dt-zygote":
                 children.append(int(entry.name))
         return children
 

@@ -101,10 +101,12 @@ class HoldLoop:
 
 
 # -- hoarding codes at a relay ------------------------------------------------------------------
-def hoard(relay_line: str, tables: int, each: int, bare: int, source: str = SECOND_SOURCE) -> list[tuple[str, dict]]:
+def hoard(relay_line: str, tables: int, each: int, bare: int, source: str = SECOND_SOURCE,
+          burn: bool = False) -> list[tuple[str, dict]]:
     """Ask a relay for as many short codes as it gives, from `source`: on `tables` connections that
-    each serve a table of their own (a fresh key each), `each` codes per table, then `bare` codes on
-    one connection that serves nothing. Returns the relay's answers to the asks."""
+    each serve a table of their own (a fresh key each), `each` codes per table (with `burn`, each
+    burned as soon as it is given, to ask for the next), then `bare` codes on one connection that
+    serves nothing. Returns the relay's answers to the asks (and its refusals of serves)."""
     import zmq
     from zmq.utils import z85
 
@@ -140,10 +142,15 @@ def hoard(relay_line: str, tables: int, each: int, bare: int, source: str = SECO
         key, table = Profile.generate("hoarder"), secrets.token_bytes(16)
         link.send(pack("serve", {"table": table, "key": key.public_key,
                                  "proof": key.sign(serve_bytes(table, relay.key, who["nonce"]))}))
-        assert answer(link, {"serving", "relay_refused"})[0] == "serving"
+        served = answer(link, {"serving", "relay_refused"})
+        if served[0] != "serving":  # the relay's cap on tables per source (test_relay.py counts these)
+            answers.append(served)
+            continue
         for _ in range(each):
             link.send(pack("mb_allocate", {"ttl": 86400, "uses": "table"}))
             answers.append(answer(link, {"mb_allocated", "mb_error"}))
+            if burn and answers[-1][0] == "mb_allocated":
+                link.send(pack("mb_burn", {"nameplate": answers[-1][1]["nameplate"], "owner": answers[-1][1]["owner"]}))
     link = dial()
     links.append(link)
     for start in range(0, bare, 500):  # as fast as the relay answers (its queue to one peer holds 1000)

@@ -27,7 +27,7 @@ import signal
 import struct
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncssh
@@ -46,13 +46,24 @@ STOPPING = "the server has stopped; your games are kept. Log in again later."
 # paste, a hidden cursor, colours (the alternate screen only when it is still on: see goodbye).
 TERMINAL_BACK = b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?2004l\x1b[?25h\x1b[0m"
 APP = "import sys; from dicetable.tui.app import run_app; sys.exit(run_app())"  # what `dicetable` runs
+SESSION_MB = 48  # memory one player's app may come to hold of its own at a game (forked: ~17 MB idle)
+
+
+def default_max_sessions() -> int:
+    """As many sessions as half this machine's memory holds at SESSION_MB each (the other half for the
+    system, the server and whatever else runs here): 256 on a machine of 24 GB."""
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 32
+    return max(4, memory // 2 // (SESSION_MB * 1024 * 1024))
 
 
 @dataclass(frozen=True)
 class Limits:
     """What one connection's app may use; the figures are printed at start (see README)."""
 
-    max_sessions: int = 32
+    max_sessions: int = field(default_factory=default_max_sessions)
     memory_mb: int = 512  # address space (RLIMIT_AS): an app at a game peaks at ~180 MB, 65 MB resident
     cpu_seconds: int = 3600  # CPU time (RLIMIT_CPU) over the whole connection; an idle app uses ~0.15 s a minute
     file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE): transcripts are a few hundred kB
@@ -62,13 +73,14 @@ class Limits:
     files: int = 2000  # files and folders a key keeps (a game is two or three)
     min_free_mb: int = 512  # disk the server keeps free, whatever the number of keys
     downloads: int = 2  # SFTP or scp sessions one key may have open at once (tui/ssh_files.py)
+    preload: bool = True  # fork each app from a preloaded parent (tui/zygote.py); False: a fresh Python each
 
     def describe(self) -> str:
         return (f"at most {self.max_sessions} sessions; each app: {self.memory_mb} MB address space, "
                 f"{self.cpu_seconds} s CPU, {self.file_mb} MB files, {self.open_files} open files, "
                 f"idle {self.idle_seconds:g} s; each key keeps at most {self.disk_mb} MB in {self.files} files; "
                 f"{self.min_free_mb} MB of disk kept free; each key may download its own folder, "
-                f"{self.downloads} downloads at once")
+                f"{self.downloads} downloads at once; apps {'forked from a preloaded parent' if self.preload else 'started afresh'}")
 
     def disk_refusal(self, home: Path, data: Path) -> str | None:
         """Why the key whose directory is `home` may not run its app now (tui/ssh_quota.py), or None."""
@@ -117,6 +129,18 @@ class Server:
         self.playing: dict[str, AppSession] = {}  # key_id -> its session (one app per key)
         self.connections: set = set()  # every live connection, closed with a goodbye when the server stops
         self.downloads = Downloads(per_key=limits.downloads, most=limits.max_sessions)
+        self.zygote = None  # the apps' preloaded parent (tui/zygote.py), once started
+
+    def preload(self) -> None:
+        """Start the apps' preloaded parent; blocks for its imports (about a second), so it runs
+        before the server listens, in the main thread (the parent dies with the thread that made it)."""
+        from dicetable.tui.zygote import Zygote
+
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(self.data),
+               "MALLOC_ARENA_MAX": "2"}  # as each app's (environment()); nothing of the server's own
+        if "PYTHONPATH" in os.environ:
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        self.zygote = Zygote.start(env)
 
     # -- asyncssh's server factory: one per connection ------------------------------------------
     def connection(self) -> asyncssh.SSHServer:
@@ -183,6 +207,9 @@ class Server:
             conn.close()
         if self.connections:
             await asyncio.wait([asyncio.create_task(conn.wait_closed()) for conn in list(self.connections)], timeout=5)
+        if self.zygote is not None:
+            zygote, self.zygote = self.zygote, None
+            await asyncio.to_thread(zygote.close)
 
 
 class _Connection(asyncssh.SSHServer):
@@ -230,18 +257,27 @@ class _Connection(asyncssh.SSHServer):
         return False
 
 
-def _child_limits(limits: Limits) -> None:
-    """Run in the app's process before exec: bound what one connection can take from the host."""
+def rlimits(limits: Limits) -> list[tuple[int, int, int]]:
+    """What bounds one connection's app, as (resource, soft, hard), never above this process's own
+    hard limits (an app may not raise them): set in the app's process before it runs."""
     mb = 1024 * 1024
+    bounds = []
     for what, value in ((resource.RLIMIT_AS, limits.memory_mb * mb), (resource.RLIMIT_CPU, limits.cpu_seconds),
                         (resource.RLIMIT_FSIZE, min(limits.file_mb, limits.disk_mb) * mb),
                         (resource.RLIMIT_NOFILE, limits.open_files),
                         (resource.RLIMIT_CORE, 0)):
-        soft_hard = (value, value) if what != resource.RLIMIT_CPU else (value, value + 5)  # SIGXCPU first
-        try:
-            resource.setrlimit(what, soft_hard)
-        except (ValueError, OSError):
-            resource.setrlimit(what, (min(value, resource.getrlimit(what)[1]),) * 2)
+        hard = resource.getrlimit(what)[1]
+        soft_hard = (value, value + 5) if what == resource.RLIMIT_CPU else (value, value)  # SIGXCPU first
+        if hard != resource.RLIM_INFINITY:
+            soft_hard = (min(soft_hard[0], hard), min(soft_hard[1], hard))
+        bounds.append((what, *soft_hard))
+    return bounds
+
+
+def _child_limits(limits: Limits) -> None:
+    """Run in the app's process before exec: bound what one connection can take from the host."""
+    for what, soft, hard in rlimits(limits):
+        resource.setrlimit(what, (soft, hard))
 
 
 class AppSession:
@@ -280,6 +316,7 @@ class AppSession:
             "LANG": "C.UTF-8",
             "HOME": str(home),
             "DICETABLE_HOME": str(home),
+            "TMPDIR": str(home),  # a temporary file counts against the key's share of the disk too
             "USER": login_name(self.process.get_extra_info("username") or ""),
             "MALLOC_ARENA_MAX": "2",  # threads' malloc arenas would reserve 64 MB of address space each
             SERVED_ENV: str(self.server.lobby),
@@ -291,9 +328,29 @@ class AppSession:
         return env
 
     def start(self) -> None:
+        """The app on a pseudo-terminal of its own: forked from the preloaded parent (tui/zygote.py)
+        when the server has one, else a fresh Python, as `dicetable` starts."""
+        env = self.environment()
+        zygote = self.server.zygote
+        if zygote is not None:
+            master, terminal = os.openpty()
+            self.master = master
+            width, height, pixwidth, pixheight = self.process.term_size
+            self.resize(width or 80, height or 24, pixwidth, pixheight)  # before the app's first frame
+            try:
+                self.pid = zygote.spawn(terminal, env, rlimits(self.server.limits))
+            finally:
+                os.close(terminal)  # the app holds it now: its end is the end of output (EIO)
+            if self.pid:
+                os.set_blocking(master, False)
+                return
+            self.close_terminal()  # the parent has gone: this app and the next start as before
+            self.server.zygote = None
+        self._exec(env)
+
+    def _exec(self, env: dict[str, str]) -> None:
         import pty
 
-        env = self.environment()
         argv = [sys.executable, "-c", APP]
         pid, master = pty.fork()
         if pid == 0:  # the child: limits, then the app (nothing else of this process runs here)
@@ -462,6 +519,8 @@ async def start(bind: str, port: int, key_file: Path, data: Path, limits: Limits
 
     logging.getLogger("asyncssh").setLevel(logging.WARNING)  # a flood must not flood the server's log too
     server = Server(data, limits)
+    if limits.preload:
+        server.preload()
     for stale in server.lobby.rglob("*"):  # a restarted server: nobody is in the lobby yet
         if stale.is_file():
             stale.unlink(missing_ok=True)

@@ -1,4 +1,5 @@
-"""The table's opening and its seats in the log: "open" and "join" (PROTOCOL.md §5.2).
+"""The table's opening and its seats in the log: "open" and "join" (PROTOCOL.md §5.2), and in a room
+that goes on without them, "leave" and "back" (§5.11).
 
 `Membership` owns what the opening set (the game, its options, the number of seats, the opener's
 key) and who sits where; it names seats for every other part's notes and refusals."""
@@ -12,7 +13,7 @@ from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.net.identity import fingerprint
 from dicetable.net.log import wire
 from dicetable.net.log.play import ChainTrack, Commitment
-from dicetable.net.log.records import JOINING, NEW, READY, Effect
+from dicetable.net.log.records import JOINING, NEW, PLAYING, READY, Effect
 from dicetable.net.refusals import BadJoin, BadOpen, BadSignature, NotDue, NotSeated, SeatTaken
 
 
@@ -51,6 +52,14 @@ class Membership:
         if 0 <= seat < len(self.seats) and self.seats[seat] is not None:
             return Seat(seat, self.seats[seat].name)
         return Seat(seat)
+
+    def comings_and_goings(self) -> dict[int, list[str]]:
+        """Per seat that left a room: `left`, `came back`, in log order (verify's story of a room)."""
+        went: dict[int, list[str]] = {}
+        for record in self.replica.log:
+            if record.kind in ("leave", "back"):
+                went.setdefault(record.seat, []).append("left" if record.kind == "leave" else "came back")
+        return went
 
     # -- kinds ---------------------------------------------------------------------------------
     def open(self, env: wire.Envelope) -> Effect:
@@ -112,3 +121,31 @@ class Membership:
         phase = READY if all(seats) else JOINING
         changes = {"seats": tuple(seats), "chains": tuple(chains), "phase": phase}
         return Effect(changes, Phrase((f"{body['name']} joins at seat {seat} ({info.fingerprint})",)))  # the seat as a number: it is what it takes
+
+    def leave(self, env: wire.Envelope) -> Effect:
+        """A seat leaves a room that goes on without it (a free dice room): out of the game, its reveals
+        count as zeros (§5.11). Not while the open event waits for its reveal: leaving then would let
+        the last revealer choose between its value and zeros (FAIRNESS.md §4)."""
+        replica, seat = self.replica, env.seat
+        play = replica.play
+        if replica.phase != PLAYING:
+            raise NotDue(seat, "there is no room in play to leave")
+        if seat in play.out:
+            raise NotDue(seat, f"seat {seat} is already out of the room")
+        if seat == 0:
+            raise NotDue(seat, "the host does not leave its room: it closes it")
+        if not play.state.welcomes_back(seat):
+            raise NotDue(seat, "this table does not go on without a seat: resign instead")
+        if play.pending is not None and play.pending.reveals[seat] is None:
+            raise NotDue(seat, f"event {play.pending.number} waits for its reveal: reveal, then leave")
+        return Effect({"out": play.out | {seat}}, phrase(self.who(seat), " leaves the room; it goes on"))
+
+    def back(self, env: wire.Envelope) -> Effect:
+        """A seat out of a room comes back while the room is open: it reveals again from the next event."""
+        replica, seat = self.replica, env.seat
+        play = replica.play
+        if replica.phase != PLAYING or seat not in play.out:
+            raise NotDue(seat, f"seat {seat} is not out of a room in play")
+        if not play.state.welcomes_back(seat):
+            raise NotDue(seat, "this table takes no seat back")
+        return Effect({"out": play.out - {seat}}, phrase(self.who(seat), " comes back to the room"))

@@ -54,6 +54,10 @@ API (stable; the session in net/table/session.py builds on it)
         replica.game_start   -> int                   log index of the record that started it
         replica.results      -> tuple[Result, ...]    the results of the games before it
         replica.series       -> tuple[Result, ...]    every game's result so far (the current one's once over)
+        replica.vouched      -> tuple[int, ...]       per seat: log entries its signed frames build on (§5.13)
+        replica.ended_at     -> int | None            log index of the record that ended the current game
+        replica.confirmation() -> Confirmation        the log's content and who vouches for all of it
+        replica.receipt_owed(seat) -> bool            the game is over and seat has not confirmed it all
         replica.next_options -> dict | None           once over: the options a rematch must carry
         replica.consents     -> tuple[bool | None, ...] per seat: agreed to the next game
         replica.declined     -> int | None            the seat that declined a rematch (no more games)
@@ -90,8 +94,8 @@ Parts (one writer each, wired here)
 The replica checks what every frame shares (its table, its place, signature, sequence number and
 parent link: PROTOCOL.md §4.6–§4.8) and hands the frame to the part that owns its kind, through
 `handlers` (kind -> the part's method): membership.py (open, join), play.py (start, move, reveal,
-anchor, chat, resign, deal), sealing.py (seal, unseal), claims.py (claim, witness, dispute) and
-rematch.py (rematch). A part checks its kind and returns an `Effect` (records.py): the new values of
+anchor, chat, resign, deal), sealing.py (seal, unseal), claims.py (claim, witness, dispute),
+rematch.py (rematch) and receipts.py (receipt; what each seat's signed frames vouch for). A part checks its kind and returns an `Effect` (records.py): the new values of
 fields, each owned by one part (`FIELDS`), which `accept` sets all at once or not at all.
 
 Log rules
@@ -118,9 +122,11 @@ from dicetable.net.log import wire
 from dicetable.net.log.claims import DefaultClaims
 from dicetable.net.log.membership import Membership
 from dicetable.net.log.play import Play
+from dicetable.net.log.receipts import Receipts
 from dicetable.net.log.records import JOINING, NEW, OVER, PLAYING, READY, Effect, LogView, Record
 from dicetable.net.log.rematch import Rematches
 from dicetable.net.log.sealing import SealedAnswers
+from dicetable.net.log.secret_rolls import SecretRolls
 from dicetable.net.refusals import (
     BadSignature,
     Equivocation,
@@ -174,7 +180,10 @@ class Replica:
         self.sealed_answers = SealedAnswers(self)
         self.default_claims = DefaultClaims(self)
         self.rematches = Rematches(self)
-        parts = (self, self.membership, self.play, self.sealed_answers, self.default_claims, self.rematches)
+        self.receipts = Receipts(self)
+        self.secret_rolls = SecretRolls(self)
+        parts = (self, self.membership, self.play, self.sealed_answers, self.default_claims, self.rematches,
+                 self.receipts)
         self._owners = {name: part for part in parts for name in part.FIELDS}  # who sets each field of an Effect
         # The part that checks each kind after the checks every frame shares (wire.SCHEMAS lists the kinds).
         self.handlers: dict[str, Callable[[wire.Envelope], Effect]] = {
@@ -184,7 +193,8 @@ class Replica:
             "seal": self.sealed_answers.seal, "unseal": self.sealed_answers.unseal,
             "claim": self.default_claims.claim, "witness": self.default_claims.witness,
             "dispute": self.default_claims.dispute,
-            "rematch": self.rematches.rematch,
+            "rematch": self.rematches.rematch, "receipt": self.receipts.receipt,
+            "unveil": self.secret_rolls.unveil, "leave": self.membership.leave, "back": self.membership.back,
         }
 
     # -- views of what the parts own (read-only: only `accept` changes them) ---------------------
@@ -219,6 +229,10 @@ class Replica:
     declined = property(attrgetter("rematches.declined"))
     next_options = property(attrgetter("rematches.next_options"))
     series = property(attrgetter("rematches.series"))
+    vouched = property(attrgetter("receipts.vouched"))
+    ended_at = property(attrgetter("receipts.ended_at"))
+    confirmation = property(attrgetter("receipts.confirmation"))
+    receipt_owed = property(attrgetter("receipts.owed_by"))
 
     # -- views of the log ------------------------------------------------------------------------
     @property
@@ -313,12 +327,15 @@ class Replica:
                 self.check_seq(env)
             self.check_link(env)
         effect = self.handlers[env.kind](env)  # wire.decode refused any kind the table does not list
+        was = self.phase
         seqs, seen = list(self._seqs), list(self._seen)
         seqs[seat] = env.seq + 1
         seen[seat] = env.prev.entries
         heads = self._heads or [links.genesis(env.table)]
         for name, value in {**effect.changes, "_seqs": tuple(seqs), "_seen": tuple(seen)}.items():
             setattr(self._owners[name], name, value)
+        for name, value in self.receipts.after(env, len(self._log), was).items():  # who vouches for what (§5.13)
+            setattr(self.receipts, name, value)
         self._heads = heads
         self._heads.append(links.extend(heads[-1], frame))
         self._frames[(seat, env.seq)] = len(self._log)

@@ -29,6 +29,9 @@ def roll_line(replica: Replica, number: int) -> str:
     event = replica.events[number - 1]
     names = people(replica)
     said = replica.game.describe_outcome(None, event.chance, event.outcome).words(names)
+    found = replica.secret_rolls.roll_of(number)
+    if found is not None and found[1].secret:  # a secret roll: its dice once opened (PROTOCOL.md §16.6)
+        said = found[1].describe()
     revealed = sum(1 for value in event.reveals if value)  # a seat out of the game counts as zeros
     return (f"{event.label.words(names)}: {said} — table {replica.table.hex()[:8]}, event {number}, "
             f"revealed by {revealed} seat{'s' if revealed != 1 else ''}")

@@ -3,9 +3,13 @@
 Layout: the 24-byte MAGIC, then records. A record is `length` (4 bytes big-endian) ‖ CRC-32 of the
 payload (4 bytes big-endian) ‖ payload, the payload being msgpack `[type, data]`:
 
-    ["header", {"game", "options", "table", "seats": [{"name", "key"}, ...]}]   first, exactly once
+    ["header", {"game", "options", "table", "seats": [{"name", "key"}, ...], "receipts"}]   first, exactly once
+                                   ("receipts": 1 since end receipts, PROTOCOL.md §5.13; absent before)
     ["frame", bin]                 an accepted frame of the log, in log order (index = position)
     ["refused", {"frame", "reason"}]   a frame the writer's replica refused (for people; not replayed)
+    ["evidence", {"frame", "why"}]   a frame the writer holds that the log may never order: its own
+                                   dispute or unordered frame, another seat's answer it holds (FAIRNESS.md §3c;
+                                   not replayed; `verify` lists those the log does not hold)
     ["result", Result.to_data()]   the result the writer's replica reached, once per game, when it ended
                                    (frames may follow: the card deal's end-of-game opening, and the
                                    rematch consents and next game of a table that plays several)
@@ -92,6 +96,7 @@ class Transcript:
     header: dict
     frames: list[bytes] = field(default_factory=list)
     refused: list[tuple[bytes, str]] = field(default_factory=list)
+    evidence: list[tuple[bytes, str]] = field(default_factory=list)  # frames kept aside, and why
     results: list[dict] = field(default_factory=list)  # one per finished game, in order
     torn: bool = False  # a torn last record was dropped
     end: int = 0  # file offset after the last good record
@@ -112,6 +117,7 @@ def header_for(replica) -> dict:
         "options": dict(replica.options),
         "table": replica.table,
         "seats": [{"name": s.name, "key": s.key} for s in replica.seats],
+        "receipts": 1,  # its seats sign end receipts (PROTOCOL.md §5.13): verify asks every end for them
     }
 
 
@@ -180,6 +186,8 @@ def parse(data: bytes) -> Transcript:
             transcript.frames.append(body)
         elif kind == "refused" and type(body) is dict and type(body.get("frame")) is bytes:
             transcript.refused.append((body["frame"], str(body.get("reason", ""))))
+        elif kind == "evidence" and type(body) is dict and type(body.get("frame")) is bytes:
+            transcript.evidence.append((body["frame"], str(body.get("why", ""))[:200]))
         elif kind == "result" and type(body) is dict:
             transcript.results.append(body)
         else:
@@ -339,6 +347,9 @@ class TranscriptWriter:
     def append_refused(self, frame: bytes, reason: str) -> None:
         self._write(_record("refused", {"frame": frame, "reason": reason}))
 
+    def append_evidence(self, frame: bytes, why: str) -> None:
+        self._write(_record("evidence", {"frame": frame, "why": why}))
+
     def append_result(self, result: Result) -> None:
         self._write(_record("result", result.to_data()))
 
@@ -355,7 +366,7 @@ class TranscriptWriter:
             kind, body = msgpack.unpackb(payload, raw=False, strict_map_key=True)
             if kind == "frame" and frames >= index:
                 cut.append(body)
-            elif not cut or kind == "refused":  # after the cut: its result goes, evidence already kept stays
+            elif not cut or kind in ("refused", "evidence"):  # after the cut: its result goes, evidence already kept stays
                 kept.append((kind, body))
             frames += kind == "frame"
         data = MAGIC + b"".join(_record(kind, body) for kind, body in kept)

@@ -35,6 +35,8 @@ from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, Tran
 
 __all__ = ["Verdict", "verify", "verify_transcript", "NotATranscript"]
 
+MAX_EVIDENCE_SHOWN = 256  # evidence records of one copy checked and listed (an honest seat keeps a few)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -49,6 +51,9 @@ class Verdict:
     replica: Replica | None = None
     deals: int = 0  # card deals replayed and checked
     unopened: int = 0  # decks never opened because the game ended by a default or resignation
+    confirmed: Phrase | None = None  # who confirmed the end: "confirmed by every seat", or what is not
+    unconfirmed: bool = False  # valid, but some seat's signed frames do not vouch for the whole end (§5.13)
+    evidence: Phrase | None = None  # frames the copy kept aside that its log never ordered (FAIRNESS.md §3c)
 
 
     @property
@@ -57,15 +62,31 @@ class Verdict:
 
     def rolls(self) -> str:
         """Who made a dice room's rolls: `rolls: Ann 2, Bob 1`."""
-        count = Counter(roll.seat for roll in self.replica.state.rolls)
+        rolls = self.replica.state.rolls
+        count = Counter(roll.seat for roll in rolls)
         each = ", ".join(f"{self.named(phrase(Seat(s)))} {n}" for s, n in sorted(count.items()))
-        return f"rolls: {each}" if each else "no rolls"
+        said = f"rolls: {each}" if each else "no rolls"
+        secret = [r for r in rolls if r.secret]
+        if secret:  # PROTOCOL.md §16.6: a secret roll never opened is said as such
+            sealed = [r for r in secret if r.sealed]
+            said += f", {len(secret)} secret"
+            if sealed:
+                who = ", ".join(sorted({self.named(phrase(Seat(r.seat))) for r in sealed}))
+                said += f"; {len(sealed)} secret roll{'s' if len(sealed) != 1 else ''} never opened ({who})"
+        moves = self.replica.membership.comings_and_goings()
+        if moves:
+            said += "; " + "; ".join(f"{self.named(phrase(Seat(s)))} {', '.join(went)}" for s, went in moves.items())
+        return said
 
     def named(self, words: Phrase) -> str:
         """`words` in people's names (`people`): a verdict names people, not seat numbers."""
         return words.words(people(self.replica))
 
     def line(self) -> str:
+        aside = f"; {self.named(self.evidence)}" if self.evidence is not None else ""
+        return self._line() + aside
+
+    def _line(self) -> str:
         if self.valid:
             checked = f"; {self.deals} card deal{'s' if self.deals != 1 else ''} checked" if self.deals else ""
             replica = self.replica
@@ -77,6 +98,8 @@ class Verdict:
             if went_on:  # defaults the game went on without (FAIRNESS.md §4)
                 each = listing(phrase(Seat(c.against), " in default (", replica.basis(c), ")") for c in went_on)
                 checked += f"; {self.named(each)}, the game went on without"
+            if self.confirmed is not None:
+                checked += f"; {self.named(self.confirmed)}"
             if self.game == "diceroom" and self.ended is not None:  # a room has rolls, not a winner
                 return f"valid: dice room ({self.rolls()}); {self.named(self.ended.reason)}{checked}"
             return f"valid: {self.game}, {self.moves} moves, result: {self.named(self.result)}{checked}"
@@ -85,8 +108,9 @@ class Verdict:
         return f"invalid: {self.fault}"
 
 
-def _fault(replica: Replica, game: str, kind: str, text: str, seat=None, record=None) -> Verdict:
-    return Verdict(game, replica.moves, fault=text, fault_kind=kind, seat=seat, record=record, replica=replica)
+def _fault(replica: Replica, game: str, kind: str, text: str, seat=None, record=None, evidence=None) -> Verdict:
+    return Verdict(game, replica.moves, fault=text, fault_kind=kind, seat=seat, record=record, replica=replica,
+                   evidence=evidence)
 
 
 def people(replica: Replica | None) -> list[str]:
@@ -125,17 +149,18 @@ def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record],
     except DealError as fault:
         who = f" by {replica.who(fault.seat)}" if fault.seat is not None else ""
         return _fault(replica, game, "deal", f"card deal{who}: {fault.reason}", fault.seat, None)
+    aside = kept_aside(replica, transcript)
     refused = [d for d in replica.disputes if not d.held]
     if replica.result is None and refused:  # its owner refused a claim the host's log holds, and left
         dispute = refused[-1]
         text = f"{replica.game.name}, {replica.moves} moves, no result: {replica.log[dispute.index].note}"
-        return _fault(replica, game, "disputed", text, dispute.claimant, dispute.index + 1)
+        return _fault(replica, game, "disputed", text, dispute.claimant, dispute.index + 1, aside)
     if replica.result is None:
         end = " (the last record is torn)" if transcript.torn else ""
         waiting = replica.waiting_for
         seat = waiting.seats[0] if len(waiting.seats) == 1 else None
         text = f"the game is unfinished{end}: the log ends waiting for {waiting}"
-        return _fault(replica, game, "unfinished", text, seat, len(transcript.frames))
+        return _fault(replica, game, "unfinished", text, seat, len(transcript.frames), aside)
     unopened = [(label, missing) for label, missing in book.unchecked() if missing]
     if unopened and replica.forced is None:  # a game that ended by its rules opens every deck
         label, missing = unopened[0]
@@ -166,7 +191,75 @@ def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record],
     if len(series) > 1:
         words = listing((phrase(f"game {n}: ", r.said()) for n, r in enumerate((*series[:-1], result), 1)), "; ")
     return Verdict(replica.game.name, replica.moves, words, ended=result, replica=replica, deals=book.checked,
-                   unopened=len(unopened))
+                   unopened=len(unopened), confirmed=confirmation(replica, bool(header.get("receipts"))),
+                   unconfirmed=not replica.confirmation().confirmed, evidence=aside)
+
+
+def kept_aside(replica: Replica, transcript: Transcript) -> Phrase | None:
+    """The evidence records (FAIRNESS.md §3c, PROTOCOL.md §16.1) whose frames the log does not hold,
+    each its seat's own — signed by it, or an unsigned reveal that opens its committed chain — in words:
+    `kept aside, never in this log: Bob's reveal for event 1, Bob's dispute of the claim at entry 9`."""
+    from dicetable.net.log import wire
+
+    in_log = {record.frame for record in replica.log}
+    found: dict[tuple[int, int], Phrase] = {}  # (seat, seq) -> words: in the order the seats signed them
+    for frame, _ in transcript.evidence[:MAX_EVIDENCE_SHOWN]:  # a hostile file cannot make verify slow
+        if frame in in_log:
+            continue
+        try:
+            env = wire.decode(frame)
+        except wire.WireError:
+            continue
+        info = replica.seats[env.seat] if env.table == replica.table and env.seat < len(replica.seats) else None
+        if info is None or not (env.signed_by(info.key) if env.signature else _opens_chain(replica, env)):
+            continue  # not that seat's own frame: it proves nothing
+        if env.kind == "reveal":
+            what = f"'s reveal for event {env.body['k']}"
+        elif env.kind == "dispute":
+            what = f"'s dispute of the claim at entry {env.body['claim'] + 1}"
+        else:
+            what = f"'s {env.kind} (sequence number {env.seq})"
+        found.setdefault((env.seat, env.seq), phrase(Seat(env.seat), what))
+    said = [found[place] for place in sorted(found)]
+    return phrase("kept aside, never in this log: ", listing(said)) if said else None
+
+
+def _opens_chain(replica: Replica, env) -> bool:
+    """An unsigned reveal that opens its seat's committed chain at an event the log has not opened
+    it at (a bounded number of hashes: a hostile file cannot make verify slow)."""
+    from dicetable.net.chance import reveal_chain
+
+    if env.kind != "reveal":
+        return False
+    k, track = env.body["k"], replica.play.chains[env.seat]
+    commitment = track.covering(k)
+    if commitment is None or k <= track.last_event:
+        return False
+    since = max(track.last_event, commitment.first - 1)
+    previous = commitment.anchor if since < commitment.first else track.last_value
+    return k - since <= 4096 and reveal_chain.opens(replica.table, env.seat, previous, env.body["value"], k - since)
+
+
+def confirmation(replica: Replica, receipts: bool = True) -> Phrase:
+    """Who confirmed the end of this copy (FAIRNESS.md §3b, PROTOCOL.md §16.3): `confirmed by every
+    seat`, or the entries only their holder's side signed — never silence, so an end one seat wrote
+    alone is not read as a plain result."""
+    found = replica.confirmation()
+    if found.confirmed:
+        return phrase("confirmed by every seat")
+    if not receipts:
+        return phrase("end not confirmed (written before receipts)")
+    missing = found.unconfirmed_by()
+    since = min(found.vouched[s] for s in missing)
+    last = len(replica.log) - since
+    signers = sorted({r.seat for r in replica.log[since:] if r.envelope.signature})
+    by = listing(phrase(Seat(s)) for s in signers) if signers else phrase("nobody")
+    entries = "entry is" if last == 1 else f"{last} entries are"
+    # A seat out of the game (by a claim in this copy) is named as such, never excused: a copy's
+    # holder could have written that claim itself.
+    named = (phrase(Seat(s), ", out of the game" if s in replica.out else "") for s in missing)
+    return phrase(f"end not confirmed: the last {entries} signed only by ", by, " (not confirmed by ",
+                  listing(named, " or "), ")")
 
 
 def _header_mismatch(header: dict, replica: Replica) -> str | None:

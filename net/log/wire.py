@@ -39,7 +39,7 @@ MAX_LOG = 2**32  # log entries a table may have
 HASH_BYTES = 32
 
 # Frame size caps per kind: the general cap is for the card deal's point lists.
-KIND_CAP = {"deal": MAX_FRAME, "dispute": MAX_FRAME, "chat": 2048, "reveal": 512}
+KIND_CAP = {"deal": MAX_FRAME, "dispute": MAX_FRAME, "chat": 2048, "reveal": 512, "unveil": 8192}
 DEFAULT_CAP = 4096
 MAX_EVIDENCE = 16  # frames a dispute may carry: its author's frames the log does not hold
 
@@ -139,6 +139,11 @@ def _frames(x: Any) -> bool:
     return type(x) is list and len(x) <= MAX_EVIDENCE and all(_frame(f) for f in x)
 
 
+def _draws(x: Any) -> bool:
+    return type(x) is list and len(x) <= MAX_DRAWS and all(type(v) is int and 0 <= v < 2**20 for v in x)
+
+
+MAX_DRAWS = 1000  # values one secret roll's opening may list (core/dice_expr.py MAX_DRAWS)
 KEY = _bytes(32)
 # kind -> {field: (check, required)}
 SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
@@ -181,7 +186,14 @@ SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
     # a seat's consent to game `game` at this table (agree) or its refusal, which ends the series; the
     # options are the ones the previous game's end decides (PROTOCOL.md §5.10)
     "rematch": {"game": (_int(2, MAX_LOG), True), "options": (_options, True), "agree": (_bool, True)},
+    # a seat's confirmation of the log that holds game `game`'s end: its signed `prev` is what it
+    # confirms (PROTOCOL.md §5.13)
+    "receipt": {"game": (_int(1, MAX_LOG), True)},
     "deal": {},  # opaque: any plain map, checked by net/cards/deal.py
+    # a secret roll opened: the roller's secret for event k and the draws it gives (PROTOCOL.md §16.6)
+    "unveil": {"k": (_int(1, MAX_EVENT), True), "secret": (KEY, True), "values": (_draws, True)},
+    "leave": {},  # the author leaves a room that goes on without it (PROTOCOL.md §5.11)
+    "back": {},  # the author, out of the room, comes back (PROTOCOL.md §5.11)
 }
 KINDS = tuple(SCHEMAS)
 UNSIGNED_KINDS = frozenset({"reveal"})
@@ -421,6 +433,10 @@ def dispute_body(claim: int, frame: bytes, reason: str, evidence: list[bytes]) -
 CHAT_BYTES = 1536  # a chat's text in UTF-8: 500 characters may be 2000 bytes, over the chat frame's cap
 
 
+def unveil_body(k: int, secret: bytes, values: tuple[int, ...]) -> dict:
+    return {"k": k, "secret": secret, "values": list(values)}
+
+
 def chat_body(text: str) -> dict:
     """A chat line cut to 500 characters and CHAT_BYTES bytes (whole characters), so its frame fits
     the chat cap whatever the script: a frame over its cap would be refused by every replica."""
@@ -432,6 +448,10 @@ def chat_body(text: str) -> dict:
 
 def rematch_body(game: int, options: dict, agree: bool) -> dict:
     return {"game": game, "options": dict(options), "agree": agree}
+
+
+def receipt_body(game: int) -> dict:
+    return {"game": game}
 
 
 # -- the joiner's proof of its key on one connection (net/table/session.py, "hello") -----------------------

@@ -10,9 +10,11 @@ The record (an mDNS TXT record's keys; the addresses and the port travel beside 
     table  16-byte table id, hex
     curve  host's CurveZMQ public key, hex (the invite's key: the joiner's socket refuses any other)
     key    host's Ed25519 profile key, hex
+    queue  "1" on a table of "play whoever is waiting" (tui/tables/queue.py); absent otherwise
     sig    Ed25519 signature by `key` over DOMAIN ‖ msgpack([game, taken, total, host, table, curve,
            key, port]) (the SRV port is signed too; the addresses are not: the curve key is what
-           authenticates the host, wherever it is reached)
+           authenticates the host, wherever it is reached); a queue table's list ends with `true`,
+           so the mark cannot be put on or taken off another's table
 
 An announcement is a convenience, never an authority. What a person sees as its trust:
 
@@ -48,18 +50,22 @@ from dicetable.net.reach.local_networks import DiscoveryError, best_address
 DOMAIN = b"dicetable/lan/v1\x00"
 KNOWN_HOSTS = "known_hosts.json"
 _TXT_VERSION = b"1"
+_QUEUE, _QUEUED = b"queue", b"1"  # the mark of a table waiting for whoever asks for its game
 
 VERIFIED, UNVERIFIED, FORGED = "verified", "unverified", "forged"
 
 
 # -- announcements --------------------------------------------------------------------------------
-def signed_bytes(game: str, taken: int, total: int, host: str, table: bytes, curve: bytes, key: bytes, port: int) -> bytes:
-    return DOMAIN + msgpack.packb([game, taken, total, host, table, curve, key, port], use_bin_type=True)
+def signed_bytes(game: str, taken: int, total: int, host: str, table: bytes, curve: bytes, key: bytes, port: int,
+                 queue: bool = False) -> bytes:
+    fields = [game, taken, total, host, table, curve, key, port] + ([True] if queue else [])
+    return DOMAIN + msgpack.packb(fields, use_bin_type=True)
 
 
-def properties(profile: Profile, game: str, taken: int, total: int, table: bytes, port: int) -> dict[bytes, bytes]:
-    """The signed TXT record of a table hosted by `profile`."""
-    data = signed_bytes(game, taken, total, profile.name, table, profile.curve_public, profile.public_key, port)
+def properties(profile: Profile, game: str, taken: int, total: int, table: bytes, port: int,
+               queue: bool = False) -> dict[bytes, bytes]:
+    """The signed TXT record of a table hosted by `profile` (`queue`: one waiting for whoever asks)."""
+    data = signed_bytes(game, taken, total, profile.name, table, profile.curve_public, profile.public_key, port, queue)
     return {
         b"v": _TXT_VERSION,
         b"game": game.encode(),
@@ -69,6 +75,7 @@ def properties(profile: Profile, game: str, taken: int, total: int, table: bytes
         b"curve": profile.curve_public.hex().encode(),
         b"key": profile.public_key.hex().encode(),
         b"sig": profile.sign(data).hex().encode(),
+        **({_QUEUE: _QUEUED} if queue else {}),
     }
 
 
@@ -87,6 +94,7 @@ class Announcement:
     port: int
     addresses: tuple[str, ...]
     signature_ok: bool
+    queue: bool = False  # a table of "play whoever is waiting" (signed with the rest)
     seen_at: float = field(default_factory=time.time, compare=False)
 
     @property
@@ -119,15 +127,16 @@ def parse(service: str, props: dict, port: int, addresses: Iterable[str]) -> Ann
         taken_n, total_n = int(taken), int(total)
         table, curve, key = (bytes.fromhex(text(k)) for k in (b"table", b"curve", b"key"))
         signature = bytes.fromhex(text(b"sig"))
+        queue = props.get(_QUEUE) == _QUEUED
     except (ValueError, UnicodeDecodeError):
         return None
     if len(table) != 16 or len(curve) != 32 or len(key) != 32 or not 0 <= taken_n <= total_n <= 64:
         return None
     if not 1 <= port <= 65535:
         return None
-    ok = verify_signature(key, signed_bytes(game, taken_n, total_n, host, table, curve, key, port), signature)
+    ok = verify_signature(key, signed_bytes(game, taken_n, total_n, host, table, curve, key, port, queue), signature)
     ipv4 = tuple(a for a in addresses if _is_ipv4(a))
-    return Announcement(service, game, taken_n, total_n, host, table, curve, key, port, ipv4, ok)
+    return Announcement(service, game, taken_n, total_n, host, table, curve, key, port, ipv4, ok, queue)
 
 
 def _is_ipv4(address: str) -> bool:

@@ -8,6 +8,8 @@ Layout (before base32, lower case, no padding):
     host_key  (32 bytes: the host's CurveZMQ public key; the joiner's socket refuses any other host)
     table_id  (16 bytes)
     owner     (32 bytes, relay invites `dr1-` only: the host's Ed25519 key)
+    fallback  (relay invites only, optional: a second relay's address kind, address, port and curve
+               key, laid out as the first's: where the table moves if its relay dies; net/reach/relay_link.py)
     check     (4 bytes: SHA-256 of all the above, so a mistyped or cut invite is caught as such)
 
 The curve key makes a direct invite the host's authentication: a joiner can only complete the
@@ -22,7 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 PREFIX = "dt1-"
 RELAY_PREFIX = "dr1-"  # the same fields, then the owner key: a table reached through a relay
@@ -41,6 +43,7 @@ class Invite:
     host_key: bytes  # 32-byte CurveZMQ public key (raw, not Z85)
     table_id: bytes  # 16 bytes
     owner: bytes | None = None  # through a relay: the host's Ed25519 key (its curve key is the relay's)
+    fallback: tuple[str, int, bytes] | None = None  # through a relay: a second relay (address, port, curve key)
 
     def __post_init__(self) -> None:
         if not 1 <= self.port <= 65535:
@@ -51,6 +54,8 @@ class Invite:
             raise BadInvite("the table id is not 16 bytes")
         if self.owner is not None and len(self.owner) != 32:
             raise BadInvite("the owner key is not 32 bytes")
+        if self.fallback is not None and (self.owner is None or not 1 <= self.fallback[1] <= 65535 or len(self.fallback[2]) != 32):
+            raise BadInvite("a second relay needs a relay invite, a port from 1 to 65535 and a 32-byte key")
 
     @property
     def endpoint(self) -> str:
@@ -58,9 +63,17 @@ class Invite:
         host = f"[{self.address}]" if ":" in self.address else self.address
         return f"tcp://{host}:{self.port}"
 
+    def moved(self) -> "Invite":
+        """The same table at its second relay, with the first as the second now (net/reach/relay_link.py)."""
+        address, port, key = self.fallback
+        return replace(self, address=address, port=port, host_key=key, fallback=(self.address, self.port, self.host_key))
+
     def encode(self) -> str:
         raw = _address_bytes(self.address) + self.port.to_bytes(2, "big") + self.host_key + self.table_id
         raw += self.owner or b""
+        if self.fallback is not None:
+            address, port, key = self.fallback
+            raw += _address_bytes(address) + port.to_bytes(2, "big") + key
         raw += hashlib.sha256(raw).digest()[:_CHECK]
         return (PREFIX if self.owner is None else RELAY_PREFIX) + base64.b32encode(raw).decode("ascii").rstrip("=").lower()
 
@@ -87,10 +100,17 @@ class Invite:
         if hashlib.sha256(payload).digest()[:_CHECK] != check:
             raise BadInvite("the invite is damaged: its checksum does not match (copy it again)")
         address, rest = _read_address(payload)
-        if len(rest) != 2 + 32 + 16 + (32 if relayed else 0):
+        fixed = 2 + 32 + 16 + (32 if relayed else 0)
+        fallback = None
+        if relayed and len(rest) > fixed:  # a second relay follows the owner key
+            second, tail = _read_address(rest[fixed:])
+            if len(tail) != 2 + 32:
+                raise BadInvite("the invite's second relay has the wrong length for its address kind")
+            fallback = (second, int.from_bytes(tail[:2], "big"), tail[2:])
+        elif len(rest) != fixed:
             raise BadInvite("the invite has the wrong length for its address kind")
         port = int.from_bytes(rest[:2], "big")
-        return cls(address, port, rest[2:34], rest[34:50], rest[50:82] if relayed else None)
+        return cls(address, port, rest[2:34], rest[34:50], rest[50:82] if relayed else None, fallback)
 
 
 def _address_bytes(address: str) -> bytes:

@@ -54,8 +54,10 @@ class Announcing:
 
     thread_name = "dicetable-advertiser"
 
-    def __init__(self, profile: Profile, table: bytes, game: str, seats: int, port: int, addresses: list[str]) -> None:
+    def __init__(self, profile: Profile, table: bytes, game: str, seats: int, port: int, addresses: list[str],
+                 queue: bool = False) -> None:
         self.profile, self.table, self.game, self.total, self.port = profile, table, game, seats, port
+        self.queue = queue  # announced as waiting for whoever asks for its game (announcement.py)
         self.addresses = list(addresses)
         self.errors: list[str] = []
         self._want: int | None = 0  # seats taken to announce; None: withdrawn
@@ -89,12 +91,12 @@ class Advertiser(Announcing):
     """Announces one table on the LAN by mDNS while it has free seats."""
 
     def __init__(self, profile: Profile, table: bytes, game: str, seats: int, port: int,
-                 addresses: list[str], interface_addresses: list[str] | None = None) -> None:
+                 addresses: list[str], interface_addresses: list[str] | None = None, queue: bool = False) -> None:
         self.service = f"{_instance(profile.name, game, table)}.{SERVICE_TYPE}"
         self._zc = _zeroconf(interface_addresses or list(addresses))
         self._shown: int | None = None  # what is on the network now
         self._info = None
-        super().__init__(profile, table, game, seats, port, addresses)
+        super().__init__(profile, table, game, seats, port, addresses, queue)
 
     def close(self) -> None:
         """Withdraw (goodbye packets) and stop; waits for the goodbye to go out."""
@@ -109,7 +111,7 @@ class Advertiser(Announcing):
             self.service,
             addresses=[socket.inet_aton(a) for a in self.addresses],
             port=self.port,
-            properties=properties(self.profile, self.game, taken, self.total, self.table, self.port),
+            properties=properties(self.profile, self.game, taken, self.total, self.table, self.port, self.queue),
             server=f"dicetable-{self.table.hex()[:12]}.local.",
         )
 
@@ -147,8 +149,9 @@ class SessionAnnouncer:
     reads the session (from its own thread), so the session needs no hook of its own."""
 
     def __init__(self, session, addresses: list[str], interface_addresses: list[str] | None = None,
-                 advertiser=Advertiser) -> None:
+                 advertiser=Advertiser, queue: bool = False) -> None:
         self.session, self.addresses, self.interface_addresses = session, list(addresses), interface_addresses
+        self.queue = queue  # a table of "play whoever is waiting"
         self.make = advertiser  # Advertiser, or net/reach/same_machine.py's for a table on loopback
         self.advertiser: Advertiser | None = None
         self.errors: list[str] = []
@@ -172,7 +175,7 @@ class SessionAnnouncer:
                 try:
                     self.advertiser = self.make(session.profile, session.replica.table, session.game_name,
                                                 session.seat_count, session.socket.port, self.addresses,
-                                                self.interface_addresses)
+                                                self.interface_addresses, queue=self.queue)
                 except DiscoveryError as error:
                     self.errors.append(str(error))
                     return

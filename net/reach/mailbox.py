@@ -16,7 +16,9 @@ What one stranger can take is capped (PROTOCOL.md §13.1). Only the host of a ta
 relay takes a code (`Caller.table`, set by the relay from the connection's `serve`), and at most
 `CODES_PER_TABLE` open ones per table, `CODES_PER_CONNECTION` per connection and `CODES_PER_SOURCE`
 per source address (net/reach/sources.py) over all its connections; a code nobody has used yet closes after
-`UNUSED_TTL`. Naming another party's box costs a *try*: a connection tries at most
+`UNUSED_TTL`. A burned box frees its place at once but stays readable a while, so codes taken are also
+budgeted per source (`ALLOCATIONS_BURST` at once, then one every `ALLOCATIONS_EVERY` seconds): taking
+and burning in a loop cannot fill the relay's `max_nameplates`. Naming another party's box costs a *try*: a connection tries at most
 `TRIES_PER_CONNECTION` boxes (speaking in each for at most `SIDES_PER_TRY` joiners), a source
 `TRIES_BURST` at once and then one every `TRIES_EVERY` seconds, and a request over budget is refused the same way whether its box exists or not, so
 guessing numbers is slow and learns nothing more. Requests for a box of the caller's own table are
@@ -61,6 +63,8 @@ TRIES_PER_CONNECTION = 4  # other parties' boxes one connection may name (a join
 SIDES_PER_TRY = 2  # sides one connection may post as in another party's box (a joiner is one)
 TRIES_BURST = 20  # other parties' boxes one source may name at once (a table's joiners behind one NAT)
 TRIES_EVERY = 3.0  # seconds until a source may name one more
+ALLOCATIONS_BURST = 20  # codes one source may take at once (a table of 16 seats with a code per seat)
+ALLOCATIONS_EVERY = 3.0  # seconds until a source may take one more: a burned box stays in memory a while
 USES = ("one", "table")
 REQUEST_FIELDS = {
     "mb_allocate": {"ttl", "uses"},
@@ -125,6 +129,7 @@ class Mailboxes:
         self._by_table: dict[bytes, list[int]] = {}  # boxes each table took, open or not yet pruned
         self._by_source: dict[str, list[int]] = {}  # boxes taken from each source, likewise
         self.tries = Budget(TRIES_BURST, TRIES_EVERY, clock=clock)
+        self.allocations = Budget(ALLOCATIONS_BURST, ALLOCATIONS_EVERY, clock=clock)
         self.size = 0  # bytes of bodies held in every box
 
     # -- the four requests ----------------------------------------------------------------------
@@ -151,6 +156,9 @@ class Mailboxes:
             self.expire()
         if len(self.boxes) >= self.max_nameplates:
             raise MailboxError(f"the relay holds its most codes ({self.max_nameplates}); try again in a few minutes")
+        wait = self.allocations.spend(caller.source)  # take and burn in a loop: each burned box stays readable a while
+        if wait:
+            raise MailboxError(f"too many codes taken from your address; try again in {math.ceil(wait)} s")
         if len(self.quarantine) >= 4 * self.max_nameplates:  # full: the oldest rest is cut short
             self._release(now, force=1)
         nameplate = self._draw()

@@ -49,13 +49,16 @@ source, so a host can limit seat holds per source too (net/table/host.py).
 A relay restart loses nothing that matters: the seats hold the log. The host's and joiners'
 connections renew themselves (net/reach/transport.py), the host serves its table again, and the joiners
 catch up by log index as after any drop. The relay's key is kept in a file, so its address stays the
-same across restarts.
+same across restarts; it also tells that key on the next port, so `HOST:PORT` alone reaches it
+(net/reach/relay_key.py).
 
-Scale (scripts/bench_relay.py): one process holds a thousand idle tables in tens of MB and carries
-the packets of a hundred busy ones. Relays scale out side by side: each is its own process, port and
+Scale (scripts/bench_relay.py, its load in other processes on the other core): one process held
+10,000 idle tables in 420-500 MB (about 40-49 KB a table, some 29 KB of it libzmq's own per
+connection, as a bare forwarder shows) and carried up to ~90,000 packets/s on one core. Relays scale out side by side: each is its own process, port and
 key (its own RELAY line), tables and codes live at the relay that took them, and relays share
 nothing, so an operator runs as many as the load needs and gives each group of players one line (a
-code's number is only meaningful at the relay that issued it).
+code's number is only meaningful at the relay that issued it). A table may name a second relay to
+move to if its own dies (net/reach/relay_link.py; PROTOCOL.md §12.6).
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ import zmq
 from zmq.utils import z85
 
 from dicetable.net.table import deputies
-from dicetable.net.reach import mailbox
+from dicetable.net.reach import mailbox, relay_key
 from dicetable.net.reach import sources
 from dicetable.net.identity import verify_signature
 from dicetable.net.reach.transport import (
@@ -86,11 +89,16 @@ TABLE_BYTES = 16
 WRAP = 1024  # bytes a `from`/`to` wrapping adds around a table packet, at most
 MAX_TABLES = 20_000  # tables held at once (an idle one costs a few hundred bytes)
 MAX_CONNECTIONS = 50_000  # connections remembered at once
+TABLES_PER_SOURCE = 16  # tables one source address holds at once (a new one past it evicts its oldest hostless one)
 MAX_DIALLED = 64  # joiner connections per table (a table has at most 16 seats; reconnects leave stale ones)
 CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten (seats ping every second)
 HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
 TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (its owner key kept)
 SWEEP_EVERY = 1.0
+RELAY_HEARTBEAT_IVL_MS = 10_000  # the relay's own ZMTP pings (see RelayServer.__init__)
+BATCH = 4096  # packets handled in one step before the sweep gets its turn
+_NOBLOCK = int(zmq.NOBLOCK)  # plain ints: pyzmq's flag enums cost a Python call on every use
+_MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
 
 
 class BadRelay(ValueError):
@@ -168,7 +176,7 @@ def load_relay_key(path: Path) -> bytes:
     return secret
 
 
-@dataclass
+@dataclass(slots=True)  # no per-object __dict__: a relay holds thousands
 class _Table:
     owner: bytes  # the Ed25519 key that first served it
     host: bytes | None = None  # the serving connection
@@ -177,9 +185,10 @@ class _Table:
     touched: float = 0.0
     server: bytes = b""  # the key serving it now: the owner's, or a deputy's
     deputies: frozenset[bytes] = frozenset()  # the seats' keys the owner named (net/table/succession.py)
+    source: str = ""  # where the connection that made it came from: tables are capped per source (§12.5)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Connection:
     seen: float
     caller: mailbox.Caller  # its source, and the codes it took and tried (net/reach/mailbox.py)
@@ -202,13 +211,23 @@ class RelayServer:
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.ROUTER_HANDOVER, 0)  # an id already in use belongs to its first connection
         _heartbeat(socket)
+        # Seats' sockets ping every second with a 5 s TTL (net/reach/transport.py), which already closes a
+        # dead link here; the relay's own pings only catch clients that never ping, so they can be rare:
+        # at 1 s they were most of an idle relay's work (each an encrypted packet and a syscall each way).
+        socket.setsockopt(zmq.HEARTBEAT_IVL, RELAY_HEARTBEAT_IVL_MS)
+        socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * RELAY_HEARTBEAT_IVL_MS)
+        socket.setsockopt(zmq.HEARTBEAT_TTL, 3 * RELAY_HEARTBEAT_IVL_MS)
         socket.curve_server = True
         socket.curve_secretkey = z85.encode(secret_key)
         socket.curve_publickey = z85.encode(self.public_key)
         socket.setsockopt(zmq.MAXMSGSIZE, MAX_PACKET + WRAP)
-        self.port = bind_socket(socket, bind, port, 5.0 if port else 0.0, "a relay")
+        self.port, self.key_service = relay_key.bind_beside(  # HOST:PORT alone: the key told on PORT + 1 (§12.6)
+            socket, bind, port, self.public_key, lambda s, b, p: bind_socket(s, b, p, 5.0 if p else 0.0, "a relay"))
         self.socket, self.bind = socket, bind
+        self._poller = zmq.Poller()  # made once: socket.poll() makes a new Poller on every call
+        self._poller.register(socket, zmq.POLLIN)
         self.tables: dict[bytes, _Table] = {}
+        self._tables_from: dict[str, set[bytes]] = {}  # source -> the tables its connections made (TABLES_PER_SOURCE)
         self.connections: dict[bytes, _Connection] = {}
         self.boxes = mailbox.Mailboxes(clock=clock)
         self._secret = secrets.token_bytes(32)
@@ -228,21 +247,37 @@ class RelayServer:
             self.close()
 
     def step(self, timeout: float) -> None:
-        wait = int(timeout * 1000)
-        while self.socket.poll(wait):
-            wait = 0
+        """Wait up to `timeout` s for packets, then handle every one waiting (up to BATCH) without polling
+        between them: a poll per packet was a third of the relay's time (scripts/bench_relay.py)."""
+        if not self._poller.poll(int(timeout * 1000)):
+            self._maybe_sweep()
+            return
+        recv, handle = self.socket.recv, self.handle
+        for _ in range(BATCH):
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+                head = recv(_NOBLOCK, copy=False)
             except zmq.Again:
                 break
-            if len(frames) == 2 and is_joiner_id(frames[0].bytes):
-                self.handle(frames[0].bytes, frames[1].bytes, frame_address(frames[1]))
+            if not head.more:
+                continue
+            body = recv(_NOBLOCK, copy=False)
+            if body.more:  # more than [id, packet]: not a packet of ours; its frames are read and dropped
+                while recv(_NOBLOCK, copy=False).more:
+                    pass
+                continue
+            peer = head.bytes
+            if is_joiner_id(peer):
+                handle(peer, body.bytes, frame_address(body))
+        self._maybe_sweep()
+
+    def _maybe_sweep(self) -> None:
         now = self.clock()
         if now - self._swept >= SWEEP_EVERY:
             self._swept = now
             self.sweep(now)
 
     def close(self) -> None:
+        self.key_service.close()
         self.socket.close(0)
         wait_port_free(self.bind, self.port)
 
@@ -250,8 +285,9 @@ class RelayServer:
         self._send_raw(peer, pack(op, body))
 
     def _send_raw(self, peer: bytes, data: bytes) -> None:
-        try:
-            self.socket.send_multipart([peer, data], flags=zmq.NOBLOCK)
+        try:  # two plain sends with int flags: send_multipart's enum arithmetic cost as much as the send
+            self.socket.send(peer, _MORE)
+            self.socket.send(data, _NOBLOCK)
         except zmq.ZMQError:
             pass  # a full queue or a gone peer: delivery is all the relay promises, and the seats resend
 
@@ -327,12 +363,17 @@ class RelayServer:
                                                      "once its owner has had time to come back"})
             return
         if entry is None:
+            if not self._room_from(conn.caller.source, now):
+                self.send(peer, "relay_refused", {"reason": f"your address serves {TABLES_PER_SOURCE} tables at this "
+                                                            "relay already; close one first"})
+                return
             if len(self.tables) >= MAX_TABLES:
                 self.sweep(now)
             if len(self.tables) >= MAX_TABLES:
                 self.send(peer, "relay_refused", {"reason": f"the relay holds its most tables ({MAX_TABLES}); try later"})
                 return
-            entry = self.tables[table] = _Table(owner, deputies=named)
+            entry = self.tables[table] = _Table(owner, deputies=named, source=conn.caller.source)
+            self._tables_from.setdefault(entry.source, set()).add(table)
         entry.host, entry.host_seen, entry.touched, entry.server = peer, now, now, key
         conn.serves = table
         self.send(peer, "serving", {"table": table})
@@ -413,8 +454,30 @@ class RelayServer:
                 if entry.host == peer:
                     entry.host = None
         for table in [t for t, e in self.tables.items() if e.host is None and now - e.touched > TABLE_IDLE]:
-            del self.tables[table]
+            self._drop_table(table)
         self.boxes.expire()
+
+    def _room_from(self, source: str, now: float) -> bool:
+        """Whether `source` may make one more table: under TABLES_PER_SOURCE, or once its least recently
+        used table with no present host is forgotten (as a relay restart forgets it: its owner serves it
+        again, and its seats keep the log). A stranger with fresh keys holds at most that many tables, so
+        it cannot fill the relay's MAX_TABLES and keep every host from its codes (PROTOCOL.md §12.5)."""
+        made = self._tables_from.get(source, set())
+        if len(made) < TABLES_PER_SOURCE:
+            return True
+        idle = [t for t in made if not self._host_present(self.tables[t], now)]
+        if not idle:
+            return False
+        self._drop_table(min(idle, key=lambda t: self.tables[t].touched))
+        return True
+
+    def _drop_table(self, table: bytes) -> None:
+        entry = self.tables.pop(table)
+        made = self._tables_from.get(entry.source)
+        if made is not None:
+            made.discard(table)
+            if not made:
+                del self._tables_from[entry.source]
 
     def _forget_stale(self, entry: _Table, now: float) -> None:
         for peer in list(entry.dialled):

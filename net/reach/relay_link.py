@@ -9,7 +9,11 @@ The joiners' hellos are bound to the key of the server they reached, which is th
 (`public_key`), so a hello made for one relay connection is worthless on any other.
 
 A host that loses the relay keeps going: the link renews itself and serves the table again, and the
-joiners catch up by log index. The short-code mailbox (net/reach/codes.py) uses the same connection:
+joiners catch up by log index. A table may name a second relay (`fallback`, carried in its invite:
+net/reach/invite.py): when its relay has not served it for MOVE_AFTER seconds (the relay is gone,
+not just restarting), the link moves the table there, and back again should that one go too; the
+joiners move the same way when they stop hearing their orderer (net/table/joiner.py), and find it
+there by the same hello and catch-up as after any drop. The short-code mailbox (net/reach/codes.py) uses the same connection:
 its replies go to `on_mail`.
 """
 
@@ -20,6 +24,7 @@ from typing import Any, Callable
 
 from dicetable.net.table import deputies
 from dicetable.net.identity import fingerprint
+from dicetable.net.reach import relay_key
 from dicetable.net.reach.invite import Invite
 from dicetable.net.reach.relay import TABLE_BYTES, WRAP, RelayAddress, serve_bytes
 from dicetable.net.reach.transport import (
@@ -28,6 +33,7 @@ from dicetable.net.reach.transport import (
 )
 
 KEEPALIVE = 1.0  # seconds between the host's pings to the relay when nothing else is sent
+MOVE_AFTER = 8.0  # seconds a table goes unserved (its relay unreachable) before it moves to its second relay
 
 
 class RelayRefused(TransportError):
@@ -50,7 +56,7 @@ def dial_relay(relay: RelayAddress, table: bytes, timeout: float, context=None, 
         link.connect(timeout)
     except WrongHostKey:
         link.close()
-        raise TransportError(f"the relay at {where} does not hold the key in its address (wrong relay line?)") from None
+        raise TransportError(relay_key.explain_wrong_key(relay.address, relay.port, relay.key)) from None
     except HostUnreachable:
         link.close()
         raise TransportError(f"no relay answered at {where} within {timeout:g} s (is it running?)") from None
@@ -59,7 +65,7 @@ def dial_relay(relay: RelayAddress, table: bytes, timeout: float, context=None, 
 
 class RelayHostSocket:
     def __init__(self, profile, relay: RelayAddress, table: bytes, timeout: float = 5.0, context=None,
-                 listing: dict | None = None):
+                 listing: dict | None = None, fallback: RelayAddress | None = None):
         if len(table) != TABLE_BYTES:
             raise ValueError("a table id is 16 bytes")
         self.profile, self.relay, self.table = profile, relay, table
@@ -70,11 +76,16 @@ class RelayHostSocket:
         self.refusal: str | None = None
         self.taken: bytes | None = None  # the key serving the table in this one's place, once the relay says so
         self.listing = listing  # the owner's signed list of its seats' keys (net/table/deputies.py), shown in every serve
+        self.fallback = fallback  # the table's second relay, where it moves if this one stops serving it
+        self.moves = 0  # how often the table moved between its relays
+        self._context = context
+        self._served_at = time.monotonic()  # when the relay last served the table (a move counts from then)
         self._last_sent = 0.0
         self._early: list[tuple[bytes, bytes]] = []  # joiner packets that came before the relay took the table
         self.sources: dict[bytes, str] = {}  # joiner connection -> the relay's tag of its source address
         where = f"{relay.address}:{relay.port}"
         self.link = dial_relay(relay, table, timeout, context, greeting=pack("relay_hello"), max_packet=MAX_PACKET + WRAP)
+        self._renewals = self.link.renewals  # the link's renewals this socket has seen (each one ends the serving)
         deadline = time.monotonic() + timeout
         while not self.serving:
             if self.taken is not None:
@@ -91,6 +102,7 @@ class RelayHostSocket:
             packet = self.recv(min(left, 0.1))
             if packet is not None:
                 self._early.append(packet)
+        self._served_at = time.monotonic()
 
     def source_of(self, peer: bytes) -> str | None:
         """Where joiner connection `peer` comes from, as the relay tags it (PROTOCOL.md §12.2), or None
@@ -98,8 +110,11 @@ class RelayHostSocket:
         return self.sources.get(peer)
 
     def invite(self, table_id: bytes, address: str | None = None) -> Invite:
-        """A relay invite: the relay's address and key, the table, and the owner key that opened it."""
-        return Invite(self.relay.address, self.relay.port, self.relay.key, table_id, owner=self.profile.public_key)
+        """A relay invite: the relay's address and key, the table, the owner key that opened it, and the
+        second relay if the table has one."""
+        second = self.fallback and (self.fallback.address, self.fallback.port, self.fallback.key)
+        return Invite(self.relay.address, self.relay.port, self.relay.key, table_id, owner=self.profile.public_key,
+                      fallback=second or None)
 
     def name_deputies(self, replica) -> dict | None:
         """As the table's owner, once every seat has joined: sign the list of the seats' keys that may
@@ -128,13 +143,16 @@ class RelayHostSocket:
         if self._early and self.serving:
             return self._early.pop(0)
         deadline = time.monotonic() + timeout
-        renewals = self.link.renewals
         while True:
             if time.monotonic() - self._last_sent >= KEEPALIVE:  # not serving yet: the greeting was lost
                 self._send("relay_ping" if self.serving else "relay_hello", {})
             data = self.link.recv(max(deadline - time.monotonic(), 0))
-            if self.link.renewals != renewals:  # a new connection: it greets the relay and serves again
-                renewals, self.serving = self.link.renewals, False
+            if self.link.renewals != self._renewals:  # a new connection (renewed here or in a send): it serves again
+                self._renewals, self.serving = self.link.renewals, False
+            if self.serving:
+                self._served_at = time.monotonic()
+            elif self._should_move():
+                self._move()
             if data is None:
                 return None
             packet = self._handle(data)
@@ -142,6 +160,22 @@ class RelayHostSocket:
                 return packet
             if time.monotonic() >= deadline:
                 return None
+
+    def _should_move(self) -> bool:
+        """Unserved for MOVE_AFTER s with a second relay to go to, and no other seat serving the table here."""
+        return (self.fallback is not None and self.taken is None
+                and time.monotonic() - self._served_at > MOVE_AFTER)
+
+    def _move(self) -> None:
+        """Serve the table at its second relay from now on; the first becomes the second. The new link
+        dials without waiting (the loop goes on), greets the relay, and serves when it answers."""
+        self.link.close()
+        self.relay, self.fallback = self.fallback, self.relay
+        self.public_key, self.bind, self.port = self.relay.key, self.relay.address, self.relay.port
+        self.link = PeerSocket(Invite(self.relay.address, self.relay.port, self.relay.key, self.table), context=self._context,
+                               greeting=pack("relay_hello"), max_packet=MAX_PACKET + WRAP)
+        self.serving, self.refusal, self._served_at, self._renewals = False, None, time.monotonic(), 0
+        self.moves += 1
 
     def _handle(self, data: bytes) -> tuple[bytes, bytes] | None:
         try:

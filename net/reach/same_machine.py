@@ -84,17 +84,18 @@ class Advertiser(lan.Announcing):
     thread_name = "dicetable-lobby-advertiser"
 
     def __init__(self, profile, table: bytes, game: str, seats: int, port: int, addresses: list[str],
-                 interface_addresses: list[str] | None = None, directory: Path | None = None) -> None:
+                 interface_addresses: list[str] | None = None, directory: Path | None = None,
+                 queue: bool = False) -> None:
         self.directory = _ready(Path(directory) if directory is not None else lobby_dir())
         self.path = self.directory / f"{table.hex()}{SUFFIX}"
         self.service = self.path.name
         self._shown = False
         # First written on the announcer's first update (at once) or after a heartbeat: the count it
         # shows is the session's, not the 0 it starts from.
-        super().__init__(profile, table, game, seats, port, addresses)
+        super().__init__(profile, table, game, seats, port, addresses, queue)
 
     def record(self, taken: int) -> bytes:
-        txt = announcement.properties(self.profile, self.game, taken, self.total, self.table, self.port)
+        txt = announcement.properties(self.profile, self.game, taken, self.total, self.table, self.port, self.queue)
         return json.dumps({"port": self.port, "addresses": self.addresses,
                            "txt": {k.decode(): v.decode() for k, v in txt.items()}}).encode()
 
@@ -129,12 +130,14 @@ class Advertiser(lan.Announcing):
             self._shown = False
 
 
-def session_announcer(session, addresses: list[str], interface_addresses: list[str] | None = None):
+def session_announcer(session, addresses: list[str], interface_addresses: list[str] | None = None,
+                      queue: bool = False):
     """Announce a hosted table where its joiners can hear it: on loopback in this machine's lobby,
-    else on the LAN by mDNS (a lan.SessionAnnouncer either way)."""
+    else on the LAN by mDNS (a lan.SessionAnnouncer either way); `queue`: as waiting for whoever
+    asks for its game."""
     lobby = on_loopback(addresses)
     return lan.SessionAnnouncer(session, addresses, None if lobby else interface_addresses,
-                                      advertiser=Advertiser if lobby else lan.Advertiser)
+                                advertiser=Advertiser if lobby else lan.Advertiser, queue=queue)
 
 
 # -- the joiner's side -----------------------------------------------------------------------------

@@ -62,8 +62,10 @@ class Defaults(SeatPart):
             self._waiting_key = key
             self._waiting_since = now
             self._claimable.clear()
+        held = self.own.held
+        held.carry(now)  # a claim against a seat whose answer I hold: I carry its answer to the log
         for seat in waiting.seats:
-            if seat == self.seat or seat in self._claimable:
+            if seat == self.seat or seat in self._claimable or held.answer(seat) is not None:
                 continue
             why = self.default_reason(seat, now)
             if why:
@@ -72,13 +74,13 @@ class Defaults(SeatPart):
         for claim in replica.claims:  # co-sign what my own clock agrees with, and nothing else
             if claim.state == "pending" and claim.index not in self._witnessed and self.seat != claim.against \
                     and self.seat not in claim.signers and self.seat not in replica.out \
-                    and self.default_reason(claim.against, now):
+                    and held.answer(claim.against) is None and self.default_reason(claim.against, now):
                 self._witnessed.add(claim.index)
                 self.author("witness", wire.witness_body(claim.index))
         # Only seats still in and still awaited: a claim against a seat already out is refused, and
         # sending it again every heartbeat would starve the claim against the seat still holding the table.
-        unclaimed = [s for s in self._claimable
-                     if s not in replica.out and s in waiting.seats and replica.pending_claim(s) is None]
+        unclaimed = [s for s in self._claimable if s not in replica.out and s in waiting.seats
+                     and replica.pending_claim(s) is None and held.answer(s) is None]
         if self.auto_claim and unclaimed and now - self._last_claim > max(self.own.timing.heartbeat, 0.2):
             self.send_claim(min(unclaimed))
 
@@ -92,6 +94,9 @@ class Defaults(SeatPart):
         """Claim `against` in default; a claim already pending against it is witnessed instead, when
         my clock agrees."""
         now = self._last_claim = time.monotonic()
+        if self.own.held.answer(against) is not None:  # FAIRNESS.md §3c: its answer reached me
+            self.emit(Failed(f"this seat holds seat {against}'s answer (sent to it by that seat): no claim, no witness"))
+            return
         pending = self.replica.pending_claim(against)
         if pending is not None:
             if self.seat in pending.signers or pending.index in self._witnessed:
@@ -148,4 +153,6 @@ class Defaults(SeatPart):
         if len(evidence) > wire.MAX_EVIDENCE or len(frame) + sum(map(len, evidence)) > wire.MAX_FRAME - 4096:
             self.emit(Failed("too many frames the log does not hold to carry in a dispute"))
             return None
-        return self.author("dispute", wire.dispute_body(index, frame, why[:200], evidence))
+        dispute = self.author("dispute", wire.dispute_body(index, frame, why[:200], evidence))
+        self.own.transcript.append_evidence(dispute, f"this seat's dispute of the claim at entry {index + 1}")
+        return dispute

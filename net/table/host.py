@@ -116,12 +116,16 @@ class HostSession(Orderer):
         port: int = 0,
         advertise: str | None = None,
         resume: Path | str | None = None,
-        relay: RelayAddress | str | None = None,
+        relay: RelayAddress | str | list | None = None,
         code_uses: str = "table",
         code_ttl: float = 1800.0,
         **kwargs: Any,
     ) -> None:
-        super().__init__(self.seat_type(profile, **kwargs), relay=_read_relay(relay) if relay is not None else None)
+        relays = list(relay) if isinstance(relay, (list, tuple)) else [] if relay is None else [relay]
+        if len(relays) > 2:
+            raise SessionError("a table names at most two relays: its relay, and a second one it moves to if that one dies")
+        super().__init__(self.seat_type(profile, **kwargs), relay=_read_relay(relays[0]) if relays else None)
+        self.fallback = _read_relay(relays[1]) if len(relays) > 1 else None  # the second relay (net/reach/relay_link.py)
         self.bind, self.port_wanted, self.advertise = bind, port, advertise
         self.invite = None
         self.code = CodeOffer(self, code_uses, code_ttl)  # through a relay: the short code for the invite
@@ -144,7 +148,8 @@ class HostSession(Orderer):
         self.box = host_packets.host_box(self.profile, relayed=self.relay is not None)
         try:
             if self.relay is not None:
-                self.socket = RelayHostSocket(self.profile, self.relay, self.replica.table, self.timing.connect_timeout)
+                self.socket = RelayHostSocket(self.profile, self.relay, self.replica.table, self.timing.connect_timeout,
+                                              fallback=self.fallback)
             else:
                 retry = 5.0 if self.resumed else 0.0
                 self.socket = HostSocket(self.profile.curve_secret, self.bind, self.port_wanted, retry=retry)
@@ -170,6 +175,10 @@ class HostSession(Orderer):
 
     def seat_data(self) -> dict:
         data = super().seat_data()
+        if isinstance(self.socket, RelayHostSocket):  # the relay it serves at now (it may have moved), and the other
+            data["relay"] = self.socket.relay.encode()
+            if self.socket.fallback is not None:
+                data["fallback"] = self.socket.fallback.encode()
         if self.relay is None and self.socket is not None:
             # A resumed host listens where its invite points (the app's resume reads these back).
             data["port"] = self.socket.port
@@ -186,6 +195,8 @@ class HostSession(Orderer):
             self.port_wanted = seat["port"]
         if self.relay is None and type(seat.get("relay")) is str:
             self.relay = _read_relay(seat["relay"])
+            if self.fallback is None and type(seat.get("fallback")) is str:
+                self.fallback = _read_relay(seat["fallback"])
         if seat["seat"] != 0:
             raise SessionError(f"{path} is a joiner's transcript: resume it with `dicetable join --resume`")
         try:

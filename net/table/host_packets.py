@@ -147,11 +147,11 @@ class Tagger:
 
     def seal(self, op: str, body: dict | None) -> dict:
         """The body of the `tagged` packet that carries `[op, body]`."""
-        self.sent += 1
-        return _sealed(self.key, self.sent, op, body, TAG_LABEL)
+        return self.seal_packed(pack(op, body))
 
     def seal_packed(self, packet: bytes) -> dict:
-        """`seal` of a packet packed once for many connections (the watchers' entries: net/table/watching.py)."""
+        """The body of the `tagged` packet that carries `packet`, an `[op, body]` packed already: a
+        packet for every seat is packed once and only tagged per seat (`Orderer.tell_all`)."""
         self.sent += 1
         return {"n": self.sent, "packet": packet, "tag": _tag(self.key, self.sent, packet)}
 

@@ -34,11 +34,13 @@ from dicetable.net.log import wire
 from dicetable.net.table.deadlines import Timing
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.invite import BadInvite, Invite
+from dicetable.net.reach.relay_link import MOVE_AFTER
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
 from dicetable.net.table.following import Following, Rejoin
 from dicetable.net.table.seat_transcript import replayed
-from dicetable.net.table.orderer import Orderer
+from dicetable.net.table.orderer import MAX_SUBMITTED, Orderer
+from dicetable.net.table.outbox import chunks
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, TableSession
 from dicetable.net.log.transcript import TranscriptWriter
@@ -107,7 +109,9 @@ class PeerSession(TableSession):
         self.successor: Orderer | None = None  # this seat's driver once it orders in the host seat's place
         self.gave_at = float("-inf")  # when this seat last gave its copy to an orderer behind it
         self.listing: dict | None = None  # on a relay: the owner's signed list of the seats that may serve
+        self.moved_at = float("-inf")  # when this seat last moved to the table's other relay (net/reach/relay_link.py)
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
+        self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -212,7 +216,26 @@ class PeerSession(TableSession):
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
-        self.to_orderer("submit", {"frame": frame})
+        """A frame of mine for the log: sent at the end of this loop turn, with any others the turn
+        makes (a reveal and a move, a seal and its opening) in one packet (`send_submits`)."""
+        self.submits.append(frame)
+
+    def send_submits(self) -> None:
+        """The frames this loop turn made, in `submit` packets of up to MAX_SUBMITTED frames and
+        ENTRIES_CHUNK bytes (a larger frame alone): most turns make one or two (PROTOCOL.md §10.1)."""
+        frames, self.submits = self.submits, []
+        if self.socket is None:
+            return
+        for _, part in chunks(frames, 0):
+            for at in range(0, len(part), MAX_SUBMITTED):
+                some = part[at:at + MAX_SUBMITTED]
+                self.to_orderer("submit", {"frame": some[0]} if len(some) == 1 else {"frames": some})
+
+    def forward(self, frame: bytes) -> None:
+        """My answer boxed to each other joiner, in one packet the orderer relays unread (PROTOCOL.md §10.10)."""
+        boxes = self.own.held.boxes(frame, self.link.orderer if self.link.orderer is not None else 0)
+        if boxes:
+            self.to_orderer("forward", {"boxes": boxes})
 
     def to_orderer(self, op: str, body: dict) -> None:
         """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/table/host_packets.py)."""
@@ -236,6 +259,7 @@ class PeerSession(TableSession):
             self._not_the_hosts(op, body)
             return
         op, body = opened
+        self.relay_notice = ""  # the orderer is heard here: whatever the relay said of it is past
         if self.orderer_presence.heard(now):  # back after an outage
             if self.succession is None:
                 self.emit(Returned(0, "the host is back"))
@@ -262,6 +286,8 @@ class PeerSession(TableSession):
                     raise SessionError(f"the host refused our join: {reason}")
         elif op == "fault":
             self.following.fault_told(body)
+        elif op == "forwarded":  # another seat's answer, boxed to me (net/table/answer_path.py)
+            self.own.held.take(body.get("from"), body.get("box"))
         elif op == "deputies" and self.invite.owner is not None:  # the owner's list, to show a relay that lost it
             named = deputies.read(body, self.replica.table)
             if named is not None and named[0] == self.invite.owner:
@@ -343,7 +369,10 @@ class PeerSession(TableSession):
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
         with self.own.transcript.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
-            self._turn(timeout)
+            try:
+                self._turn(timeout)
+            finally:
+                self.send_submits()
         self.own.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:
@@ -377,11 +406,32 @@ class PeerSession(TableSession):
         presence = self.orderer_presence
         if presence.silent(now, self.timing.drop_after):
             self.emit(Dropped(0, "lost the host; reconnecting"))
+        if presence.away_since is not None and self.invite.fallback is not None and self._relay_lost() \
+                and now - max(presence.away_since, self.moved_at) > MOVE_AFTER:
+            self._move_relay(now)
         if presence.away_since is not None and now - presence.away_since > self.timing.grace \
                 and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - presence.away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
+
+    def _relay_lost(self) -> bool:
+        """Whether this seat's relay is out of reach (its connection down since it broke) or says it has no
+        host for the table: a live relay with the host behind it is never left, however slow the host."""
+        return not self.socket._established or bool(self.relay_notice)
+
+    def _move_relay(self, now: float) -> None:
+        """No word from the orderer for MOVE_AFTER s at a table with a second relay: look for it there, and
+        back here after as long again (the host moves its table the same way: net/reach/relay_link.py). The
+        new connection proves this seat by hello and catches up by log index, as after any drop."""
+        gone = f"{self.invite.address}:{self.invite.port}"
+        self.invite = self.invite.moved()  # kept in the seat file too: a resumed seat looks here first
+        self.hang_up()
+        self.socket = PeerSocket(self.invite, self.profile.curve_secret, greeting=pack("dial", {"table": self.invite.table_id}))
+        self.moved_at, self.relay_notice = now, ""
+        self.emit(Dropped(0, f"no word from the host through the relay at {gone}: looking for the table at its "
+                             f"other relay {self.invite.address}:{self.invite.port}"))
+        self.ask_who()
 
     def run(self) -> Any:
         """Play until the game ends or `stop()`; returns the result."""
@@ -403,6 +453,7 @@ class PeerSession(TableSession):
 
     def hang_up(self) -> None:
         if self.socket is not None:
+            self.send_submits()  # e.g. a dispute made just before leaving: it goes out first
             self.socket.close()
             self.socket = None
 

@@ -70,6 +70,10 @@ class ProtocolSeat:
         """My consent to the next game, with the options my own replica says its rules give."""
         return self.frame("rematch", wire.rematch_body(self.view.game_number + 1, self.view.next_options, agree))
 
+    def receipt(self) -> bytes:
+        """My signed receipt of the log as my replica holds it: the game's end (PROTOCOL.md §5.13)."""
+        return self.frame("receipt", wire.receipt_body(self.view.game_number))
+
     def seal(self, step: int, move: Move) -> bytes:
         """A sealed answer to `step` (net/chance/seal.py); `unseal` opens it once every seat has sealed."""
         self.sealed = (step, move)
@@ -200,6 +204,9 @@ class Table:
         try:
             for _ in range(max_steps):
                 if self.host.settled:  # over, and every deck of a card deal opened and checked
+                    for seat in self.seats:  # every seat confirms the end (PROTOCOL.md §5.13)
+                        if self.host.receipt_owed(seat.seat):
+                            self.post(seat.receipt())
                     return self.host.result
                 self.step(bots, rng)
             raise RuntimeError(f"game did not end within {max_steps} steps")

@@ -35,6 +35,7 @@ from typing import Any
 from dicetable.net.table import host_packets
 from dicetable.net.identity import fingerprint
 from dicetable.net.reach.relay_link import RelayHostSocket
+from dicetable.net.reach.transport import pack
 from dicetable.net.refusals import BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.table.door import Door
 from dicetable.net.table.outbox import Outbox, entry_chunks
@@ -45,7 +46,19 @@ from dicetable.core.phrase import listing, phrase
 from dicetable.net.table.events import ClaimDisputed, Dropped, Failed, Fault, Lingering, Ordering, Refused, Returned
 
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
+MAX_SUBMITTED = 16  # frames in one `submit` (a seat's loop turn makes a few; the packet cap bounds the bytes)
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
+
+
+def submitted(body: dict) -> list[bytes] | None:
+    """The frames of a `submit`: `{frame}`, or `{frames}` for the several one loop turn made (at most
+    MAX_SUBMITTED); None when it is neither."""
+    if type(body.get("frame")) is bytes:
+        return [body["frame"]]
+    frames = body.get("frames")
+    if type(frames) is list and 0 < len(frames) <= MAX_SUBMITTED and all(type(f) is bytes for f in frames):
+        return frames
+    return None
 
 
 class Orderer(TableSession):
@@ -65,6 +78,7 @@ class Orderer(TableSession):
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self._told: set[tuple[int, str]] = set()  # faults told to the joiners
+        self._shared: tuple[str, dict, bytes] | None = None  # (op, body, packed) while `tell_all` tells every joiner
         self.door = Door(self)
         self.outbox = Outbox(self)
         self.reclaim = Reclaim(self)
@@ -134,6 +148,19 @@ class Orderer(TableSession):
                 self.tell(peer, "fault", {"seat": seat, "reason": reason, "frame": frame})
         return True
 
+    def forward_boxes(self, seat: int, boxes: list) -> None:
+        """A joiner's answer boxed to other seats (net/table/answer_path.py, PROTOCOL.md §10.10): each box
+        goes to its seat as it came, unread (one for my own seat, I open)."""
+        routes = {routed: peer for peer, routed in self.routes.items()}
+        for item in boxes[:16]:
+            if type(item) is not list or len(item) != 2 or type(item[0]) is not int or type(item[1]) is not bytes:
+                continue
+            to, box = item
+            if to == self.seat:
+                self.own.held.take(seat, box)
+            elif to != seat and to in routes:
+                self.tell(routes[to], "forwarded", {"from": seat, "box": box})
+
     def send_entries(self, peer: bytes, start: int) -> None:
         """Log frames from `start` on, up to the batch under way (it goes out once it is on disk)."""
         for first, frames in entry_chunks(self.replica.log, start, self.outbox.durable()):
@@ -147,8 +174,7 @@ class Orderer(TableSession):
             self._tell_presence(seat, True)
 
     def _tell_presence(self, seat: int, here: bool) -> None:
-        for peer in self.routes:
-            self.tell(peer, "presence", {"seat": seat, "here": here})
+        self.tell_all(self.routes, "presence", {"seat": seat, "here": here})
 
     def watch_presence(self, now: float) -> None:
         away = self.own.defaults.away_since
@@ -170,26 +196,40 @@ class Orderer(TableSession):
             self.watchers.handle(peer, op, body, now)
         elif seat is None:
             self.door.who(peer)  # e.g. after the host restarted: the joiner proves its key again
-        elif op == "submit" and type(body.get("frame")) is bytes:
+        elif op == "submit" and (frames := submitted(body)) is not None:
             if self.acked.get(seat, 0) <= len(self.replica.log):  # else it sits on entries I lack: resent once they are in
-                self.order(body["frame"], peer)
+                for frame in frames:
+                    self.order(frame, peer)
         elif op == "ping" and type(body.get("next")) is int:
             self.acked[seat] = body["next"]
             if 0 <= body["next"] < len(self.replica.log):
                 self.send_entries(peer, body["next"])
             self.reclaim.ask_if_longer(peer, now)
             self.tell(peer, "pong", {"length": len(self.replica.log)})
+        elif op == "forward" and type(body.get("boxes")) is list:  # relayed unread to their seats (§10.10)
+            self.forward_boxes(seat, body["boxes"])
         elif op == "give" and peer in self.reclaim.asked and type(body.get("start")) is int \
                 and type(body.get("frames")) is list:
             self.reclaim.adopt(peer, body["start"], body["frames"])
+
+    def tell_all(self, peers, op: str, body: dict) -> None:
+        """The same packet for several joiners: packed once (`tell` takes it while this runs), tagged for each."""
+        self._shared = (op, body, pack(op, body))
+        try:
+            for peer in peers:
+                self.tell(peer, op, body)
+        finally:
+            self._shared = None
 
     def tell(self, peer: bytes, op: str, body: dict) -> None:
         """A packet for one joiner: tagged for the hello its connection proved, if any (net/table/host_packets.py)."""
         link = self.links.get(peer)
         if link is None:
             self.socket.send(peer, op, body)  # `who`, or `full` to a hello that proved nothing
-        else:
-            self.socket.send(peer, "tagged", link.seal(op, body))
+            return
+        shared = self._shared
+        packet = shared[2] if shared is not None and shared[1] is body and shared[0] == op else pack(op, body)
+        self.socket.send(peer, "tagged", link.seal_packed(packet))
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
@@ -236,8 +276,7 @@ class Orderer(TableSession):
         named = self.socket.name_deputies(self.replica)
         if named is not None and named is not self.listing:  # every seat holds it, for a relay that loses it
             self.listing = named
-            for peer in self.routes:
-                self.tell(peer, "deputies", named)
+            self.tell_all(self.routes, "deputies", named)
         if self.socket.taken is not None:
             raise SessionError(f"{fingerprint(self.socket.taken)} took over ordering this table at the relay while "
                                f"this seat was away; resume to play on as a seat: {self.transcript_path}")
@@ -254,7 +293,7 @@ class Orderer(TableSession):
                     length = len(self.replica.log)
                     behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length}
                     ended = length  # a seat that left after the game's end needs no rematch offer it never answered
-                    while self.replica.log[ended - 1].kind == "rematch":
+                    while self.replica.log[ended - 1].kind in ("rematch", "receipt"):
                         ended -= 1
                     away = {s for s in behind & set(self.own.defaults.away_since) if self.acked.get(s, 0) < ended} - awaited
                     if away:  # e.g. claimed in default while away: it hears the outcome here if it returns in time

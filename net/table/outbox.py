@@ -101,9 +101,7 @@ class Outbox:
         frames, self.unsent = self.unsent, []
         if frames and orderer.socket is not None:
             for first, part in chunks(frames, self.unsent_start):  # a batch of deal frames may pass the packet cap
-                packet = {"start": first, "frames": part}
-                for peer in orderer.routes:
-                    orderer.tell(peer, "entries", packet)
+                orderer.tell_all(orderer.routes, "entries", {"start": first, "frames": part})  # packed once, tagged per seat
         orderer.own.transcript.sync_soon()
 
     def durable(self) -> int:

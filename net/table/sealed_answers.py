@@ -2,7 +2,7 @@
 
 When the table waits for "seal", every asked seat is asked at once (the chooser, or a person through
 `your_turn` and `move()`, sees the state as it asks this seat); the move becomes a seal, and once every
-seat has sealed the seat opens its own by itself. Both wait on the answer deadline; a late seat's
+seat has sealed the seat opens its own by itself (the last seat to seal opens with its seal). Both wait on the answer deadline; a late seat's
 answer is the default.
 """
 
@@ -47,6 +47,11 @@ class SealedAnswers(SeatPart):
         commit = sealed.commitment(replica.table, step, self.seat, move.to_data(), self._seal_nonce(step))
         self._sealed = (step, move)
         self.author("seal", wire.seal_body(step, commit))
+        if all(c is not None for s, c in enumerate(replica.sealing.commits) if s in replica.sealing.asked and s != self.seat):
+            # The last to seal opens at once (PROTOCOL.md §5.8): every other answer is committed in
+            # the log this seal builds on, so my opening shows nobody anything before they are bound,
+            # and it rides with my seal instead of a round trip later.
+            self.author("unseal", wire.unseal_body(step, move, self._seal_nonce(step)))
 
     def unseal(self) -> None:
         """Open my sealed answer. After a restart my answer is found again from my commitment: the

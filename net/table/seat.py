@@ -31,9 +31,11 @@ from dicetable.core.game import GameError, Move
 from dicetable.net.log import wire
 from dicetable.net.chance.reveal_chain import DEFAULT_LENGTH, REFRESH_MARGIN, Chain
 from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.answer_path import FORWARDED, HeldAnswers
 from dicetable.net.table.defaults import Defaults
 from dicetable.net.table.sealed_answers import SealedAnswers
 from dicetable.net.table.series import Series
+from dicetable.net.table.room_part import RoomPart
 from dicetable.net.table.seat_transcript import SeatTranscript
 from dicetable.net.table.session import Chooser
 from dicetable.net.cards.table_deals import TableDeals, paid_cards
@@ -77,6 +79,8 @@ class Seat:
             "claim": lambda against: self.defaults.send_claim(int(against)),
             "resign": lambda _: self.author("resign", {}),
             "rematch": lambda agree: self.series.send_rematch(agree),
+            "secret": lambda expr: self.room.roll_secretly(str(expr)),  # a free dice room (PROTOCOL.md §16.6)
+            "unveil": lambda _: self.room.unveil(), "leave": lambda _: self.room.leave(),
         }
         self.refusals: list[str] = []
         self.stopped = False
@@ -90,6 +94,8 @@ class Seat:
         self.series = self.series_type(self, games)
         self.transcript = SeatTranscript(self, transcript)
         self.sealed = SealedAnswers(self)
+        self.held = HeldAnswers(self)  # the other seats' answers, boxed to me (net/table/answer_path.py)
+        self.room = RoomPart(self)  # secret rolls, leaving and coming back (a room that goes on)
 
     @property
     def finished(self) -> bool:
@@ -121,6 +127,8 @@ class Seat:
         now = time.monotonic()
         self.unordered[seq] = (now, frame)
         self.defaults.sent(kind, now)
+        if kind in FORWARDED:  # first to the other seats, boxed, then to the log (FAIRNESS.md §3c)
+            self.driver.forward(frame)
         self.driver.submit(frame)
         return frame
 
@@ -208,7 +216,8 @@ class Seat:
         if replica.phase == "over":
             self.series.check_settled()  # also when my last frames cannot land any more (the host left)
             if not self.finished and not self.unordered:
-                self.send_deal()  # the end-of-game opening of every deck
+                if not self.send_deal():  # the end-of-game opening of every deck
+                    self.series.send_receipt()  # then my receipt of the end (PROTOCOL.md §5.13)
                 self.series.play_on()
             return
         if self.unordered:
@@ -221,6 +230,8 @@ class Seat:
             self.chains.append(chain)
             self.transcript.save_secrets()
             self.author("anchor", wire.anchor_body(chain.anchor, chain.length, chain.first))
+            return
+        if self.room.act():
             return
         if self.send_deal():
             return
@@ -314,6 +325,9 @@ class Seat:
     def play(self, move: Move) -> None:
         """Send my move; one that pays hidden cards first reveals them publicly (FAIRNESS.md §2)."""
         replica = self.replica
+        if move.kind == "secret" and len(move.args) == 1:  # a chooser's secret roll: the seat adds its commitment
+            self.room.roll_secretly(str(move.args[0]))
+            return
         if replica.sealing is not None:
             self.sealed.seal(move)
             return
@@ -353,7 +367,7 @@ class Seat:
         handler = self.deals()
         if handler is not None and handler.parties:
             data["deals"] = handler.to_data()  # deck keys, permutations, held cards' nonces (FAIRNESS.md §6)
-        return {**data, **self.driver.seat_data()}
+        return {**data, **self.room.seat_data(), **self.driver.seat_data()}
 
     def restore_chains(self, data: dict) -> None:
         self.chains = [Chain(self.replica.table, self.seat, bytes(s), int(n), int(f)) for s, n, f in data["chains"]]
@@ -363,5 +377,6 @@ class Seat:
         self.replica, self.seat = replica, data["seat"]
         replica.claim_check = self.defaults.check_claim  # a replayed claim was checked live
         self.restore_chains(data)
+        self.room.restore(data)
         self.transcript.reopened(writer, path)
         self.series.resumed()

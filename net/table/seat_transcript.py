@@ -31,6 +31,7 @@ class SeatTranscript:
         self.writer: TranscriptWriter | None = None
         self._unwritten: list[bytes] = []
         self.announced = False  # this run made the transcript and told its path
+        self.kept: set[bytes] = set()  # frames written as evidence (each once)
 
     def write(self, frame: bytes) -> None:
         """Frames wait in memory until every seat has joined: the header names them all."""
@@ -71,12 +72,21 @@ class SeatTranscript:
         if self.writer is not None:
             self.writer.append_refused(frame, reason)
 
+    def append_evidence(self, frame: bytes, why: str) -> None:
+        """A frame the log may never order, kept as evidence (FAIRNESS.md §3c); before the header is
+        written there is no game to keep it for. Each frame once."""
+        if self.writer is not None and frame not in self.kept:
+            self.kept.add(frame)
+            self.writer.append_evidence(frame, why)
+
     def append_result(self, result) -> None:
         if self.writer is not None:
             self.writer.append_result(result)
 
     def close(self) -> None:
         if self.writer is not None:
+            for seq, (_, frame) in sorted(self.own.unordered.items()):  # sent, never seen in the log
+                self.append_evidence(frame, f"sent by this seat (sequence number {seq}), not in its log when it closed")
             self.writer.close()
             self.writer = None
 

@@ -7,6 +7,13 @@ ended game's rules give; the consent that completes every seat's starts that gam
 `games` says how many games the seat plays: 1 (default) finishes at the first game's end; N agrees to
 rematches until N are played, then declines; None waits for `rematch(agree)` from a person. A seat
 still waiting for answers finishes when someone declines or the seats it waits for are gone.
+
+End receipts (PROTOCOL.md §5.13, FAIRNESS.md §3b): once the game is over and its decks opened, the
+seat signs a receipt of the log as it holds it, unless its signed frames vouch for all of it already
+(its last move was signed on top of the whole log) or its consent to the next game does; it is
+finished only when every seat still present has confirmed the end, or the reveal deadline has passed
+since the game settled (a seat that left does not hold the others). Receipts come only at ends: no
+roll waits for one.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ class Series(SeatPart):
         self.result_announced = False
         self.finished = False
         self._over_since: float | None = None
+        self._settled_since: float | None = None  # when the decks were opened: receipts are due from then
 
     def game_over(self) -> None:
         """After the latest record of a batch: the result told once it is in (the decks' openings are due
@@ -63,7 +71,7 @@ class Series(SeatPart):
 
 
     def next_game(self) -> None:
-        self.result_announced, self.finished, self._over_since = False, False, None
+        self.result_announced, self.finished, self._over_since, self._settled_since = False, False, None, None
 
     def resumed(self) -> None:
         """A seat resumed from its transcript: over (and finished) as its replica says, from now."""
@@ -83,11 +91,31 @@ class Series(SeatPart):
         if overdue and not self.replica.settled:
             self.finished = True
         elif self.replica.settled:
-            self.finished = self.series_over()
+            self.finished = self.series_over() and self.end_confirmed()
             replica = self.replica
             if self.finished and self.games != 1 and replica.declined is None and self.can_rematch():
                 gone = listing(replica.who(s) for s in sorted(self.own.away_seats()))  # nobody is left to answer
                 self.emit(RematchGone(phrase("no rematch: ", gone or "the table", " left")))
+
+    def end_confirmed(self) -> bool:
+        """Every seat still present vouches for the end (its receipt, or a frame signed on top of it),
+        or the receipts are overdue: a seat that went silent does not hold this one at the table."""
+        now = time.monotonic()
+        self._settled_since = self._settled_since or now
+        away = self.own.away_seats()
+        owing = [s for s in range(self.replica.seat_count) if s not in away and self.replica.receipt_owed(s)]
+        return not owing or now - self._settled_since > max(self.own.timing.reveal_deadline, 1.0)
+
+    def send_receipt(self) -> bool:
+        """Sign my receipt of the log that holds the game's end, when it is owed (PROTOCOL.md §5.13):
+        the decks are opened, and no consent of mine to the next game vouches for it. True if sent."""
+        replica = self.replica
+        if not replica.settled or not replica.receipt_owed(self.seat):
+            return False
+        if replica.declined is None and replica.consents[self.seat]:
+            return False  # my consent covers the end; the next game's frames will cover the rest
+        self.author("receipt", wire.receipt_body(replica.game_number))
+        return True
 
     def can_rematch(self) -> bool:
         """The game is over and its decks opened, nobody declined, and the table can play another."""

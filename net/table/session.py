@@ -98,7 +98,8 @@ def _of_seat(path: str) -> property:
 class TableSession:
     """The app's handle on one seat (`own`, net/table/seat.py) and the driver that moves its frames.
 
-    The seat calls its driver's hooks: `submit` (a frame of its own, to the log), `cut_off` (how long
+    The seat calls its driver's hooks: `submit` (a frame of its own, to the log), `forward` (its
+    answer boxed to each other seat), `cut_off` (how long
     the orderer was out of its reach), `away` (seats it lost sight of by the driver's word),
     `seat_data` (what the seat file needs to resume it), `handle_command` (the driver's own commands)."""
 
@@ -111,6 +112,11 @@ class TableSession:
     # -- hooks the seat calls --------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def forward(self, frame: bytes) -> None:
+        """My answer boxed to each seat but the orderer (net/table/answer_path.py), sent by a path the
+        orderer relays without reading (PROTOCOL.md §10.10). The orderer's own answers need none: it
+        orders them itself."""
 
     def cut_off(self, now: float, since: float) -> float | None:
         """How long this seat was cut off from the table since `since` (None: it was not)."""
@@ -140,6 +146,18 @@ class TableSession:
 
     def stop(self) -> None:
         self.own.commands.put(("stop", None))
+
+    def roll_secretly(self, expr: str) -> None:
+        """A secret roll in a free dice room: only this seat sees its dice until it opens them (§16.6)."""
+        self.own.commands.put(("secret", expr))
+
+    def unveil(self) -> None:
+        """Open every secret roll of this seat still sealed."""
+        self.own.commands.put(("unveil", None))
+
+    def leave_room(self) -> None:
+        """Leave a room that goes on without this seat (PROTOCOL.md §5.11)."""
+        self.own.commands.put(("leave", None))
 
     def rematch(self, agree: bool = True) -> None:
         """Offer or accept the next game at this table (agree), or decline it (PROTOCOL.md §5.10)."""

@@ -1,4 +1,4 @@
-"""A watcher: follows a table's log from its invite without a seat, checking every frame (PROTOCOL.md §10.10).
+"""A watcher: follows a table's log from its invite without a seat, checking every frame (PROTOCOL.md §10.11).
 
 The watcher proves a key on its connection as a joiner does, with a `watch` hello (net/table/watching.py
 `watch_bytes`), and the orderer sends it the log: catch-up from the hello's `next`, then the new entries

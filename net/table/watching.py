@@ -1,4 +1,4 @@
-"""The orderer's watchers: connections that follow a table's log without a seat (PROTOCOL.md §10.10).
+"""The orderer's watchers: connections that follow a table's log without a seat (PROTOCOL.md §10.11).
 
 A watcher proves a key as a joiner does (`who`, then a hello signing this connection's challenge), but
 its hello is `watch`, signed under its own label (`watch_bytes`), so a watch hello is never a seat's.
@@ -48,7 +48,7 @@ MAX_NEXT = 2**32
 
 def watch_bytes(table: bytes, host_key: bytes, nonce: bytes, key: bytes, box: bytes) -> bytes:
     """What a watch hello signs: its label, the table, the host's curve key, the connection's challenge,
-    the watcher's key and its box (PROTOCOL.md §10.10); unlike a seat's hello (`wire.hello_bytes`)."""
+    the watcher's key and its box (PROTOCOL.md §10.11); unlike a seat's hello (`wire.hello_bytes`)."""
     return WATCH_LABEL + table + host_key + nonce + key + box
 
 

@@ -87,8 +87,8 @@ def test_an_expired_code_and_bad_input_are_one_line_each(relay, tmp_path):
         host.kill()
         host.wait(10)
     for args, says in ((["join", "7-orbit", "--relay", relay], "a code looks like"),
-                       (["join", "7-orbit-lantern"], "no relay used before: give the relay's line HOST:PORT/KEY once"),
-                       (["join", "7-orbit-lantern", "--relay", "example.org:7070"], "example.org:7070 is not a relay used before"),
+                       (["join", "7-orbit-lantern"], "no relay used before: give the relay's HOST:PORT"),
+                       (["join", "7-orbit-lantern", "--relay", "127.0.0.1:1"], "did not tell its key on port 2"),
                        (["host", "trice", "--relay", relay[:-3], "--bot", "greedy"], "bad relay")):
         done = dicetable(*args, "--bot", "greedy") if args[0] == "join" else dicetable(*args)
         assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1

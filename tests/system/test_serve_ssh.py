@@ -44,8 +44,11 @@ async def test_two_players_meet_in_the_lobby_and_play(server, tmp_path):
     bob = await Player.login(server.port, "bob")
     await bob.enter_lobby()
     await bob.wait_for("alice", "in the lobby")
-    lobby = await alice.wait_for("bob", "in the lobby")
-    [bobs_key] = FINGERPRINT.findall(lobby.rpartition("bob")[2])  # the Key column, on bob's row
+    await alice.wait_for("bob", "in the lobby")
+    # bob's name may show first in a notice, before his row is drawn: wait for the row, key and all
+    bobs_row = lambda: FINGERPRINT.findall(alice.text(alice.since).rpartition("bob")[2])  # the Key column
+    await _until(bobs_row, "bob's row, with his key, in alice's lobby")
+    [bobs_key] = bobs_row()
     await alice.press(b"i")  # the cursor is on bob, the only other person
     await alice.wait_for("Waiting room")
     await bob.wait_for("alice invites you to TRICE", "a accepts")
@@ -269,13 +272,19 @@ async def test_a_key_that_reaches_its_share_of_the_disk_saves_nothing_more(tmp_p
             assert "Ask the server's operator to make room." in text
             await asyncio.wait_for(player.reader, 15)  # the server closed the session
         await _until(lambda: not served.apps(), "both apps ended")
+        from dicetable.tui.ssh_server import key_id
+
+        alices = tmp_path / "served" / "players" / key_id(alice_key)
+        kept = lambda: sorted((str(p.relative_to(alices)), p.stat().st_size) for p in alices.rglob("*"))
+        before = kept()
+        assert len(before) <= 8, before  # past the cap by what the app wrote within one check at most
         again = await Player.login(served.port, "alice", alice_key)
         await again.wait_for(told, "so the app does not run")
         await asyncio.wait_for(again.reader, 15)
         assert not served.apps()
+        assert kept() == before  # the refused login wrote nothing more
         # A key whose folder already holds more than its share on disk (earlier games, say):
         carol_key = asyncssh.generate_private_key("ssh-ed25519")
-        from dicetable.tui.ssh_server import key_id
 
         folder = tmp_path / "served" / "players" / key_id(carol_key)
         folder.mkdir(parents=True)

@@ -81,3 +81,27 @@ def test_the_order_of_people_does_not_change_when_they_rewrite_their_presence(tm
         for child in children:
             child.kill()
             child.wait()
+
+
+def test_a_presence_is_read_again_only_once_rewritten(tmp_path, monkeypatch):
+    """Every app looks at the lobby each second; with 200 people here, reading every file each time
+    cost each idle app more CPU than all else it does. A file unchanged since the last look is not
+    read again; a rewritten one (same size, even) is."""
+    import dicetable.tui.tables.lobby as lobby_module
+
+    child = other_app()
+    try:
+        me, them = Lobby(tmp_path), Lobby(tmp_path, str(child.pid))
+        them.announce("bob", "EfGh", "in the lobby")
+        reads = []
+        read = lobby_module._read
+        monkeypatch.setattr(lobby_module, "_read", lambda path: reads.append(path.name) or read(path))
+        assert [p.doing for p in me.present()] == ["in the lobby"]
+        assert [p.doing for p in me.present()] == ["in the lobby"] and len(reads) == 1  # not read again
+        them.announce("bob", "EfGh", "in the menus")  # as long as before: only the file's identity changed
+        assert [p.doing for p in me.present()] == ["in the menus"] and len(reads) == 2
+        them.leave()
+        assert me.present() == []
+    finally:
+        child.kill()
+        child.wait()

@@ -91,7 +91,7 @@ async def test_bound_to_every_address_the_invite_names_a_lan_address(tmp_path, m
     heard = []
 
     class Advertiser:  # no mDNS on this machine's interfaces in a test: what would be announced, kept
-        def __init__(self, profile, table, game, seats, port, addresses, interfaces=None) -> None:
+        def __init__(self, profile, table, game, seats, port, addresses, interfaces=None, queue=False) -> None:
             heard.append(list(addresses))
 
         def update(self, taken, open_=True) -> None:

@@ -225,17 +225,19 @@ def add_parser(sub) -> None:
 
 def add_relay_flags(parser) -> None:
     parser.add_argument("--relay", default=None, metavar="RELAY",
-                        help="host through this relay (the line `dicetable relay` prints, or HOST:PORT of one used "
-                             "before): no open port needed; prints a short code for the joiners")
+                        help="host through this relay (HOST:PORT, its key learned on first contact and pinned, or the "
+                             "line `dicetable relay` prints): no open port needed; prints a short code for the joiners")
+    parser.add_argument("--second-relay", default=None, metavar="RELAY",
+                        help="with --relay: another relay the table moves to if the first dies (named in the invite)")
     parser.add_argument("--code", choices=("table", "seat"), default="table",
                         help="with --relay: one code for the whole table (default), or a new code for each seat")
     parser.add_argument("--code-minutes", type=float, default=30.0, metavar="M",
                         help="with --relay: minutes a code stays valid (default 30)")
 
 
-def relay_line(typed: str | None) -> str | None:
-    """The whole line of the relay `--relay` names: its line, or HOST:PORT of a relay used before
-    (tui/tables/relay_setting.py); remembered as the last relay used."""
+def relay_line(typed: str | None, flag: str = "relay", kept: bool = True) -> str | None:
+    """The whole line of the relay `--relay` names: its line, or its HOST:PORT (tui/tables/relay_setting.py);
+    remembered as the last relay used (`kept`)."""
     from dicetable.net.reach.relay import BadRelay
     from dicetable.tui.tables.relay_setting import remember, resolve
 
@@ -244,8 +246,9 @@ def relay_line(typed: str | None) -> str | None:
     try:
         line = resolve(None, typed).encode()
     except BadRelay as error:
-        raise CommandError(f"bad relay: {error}") from None
-    remember(None, line)
+        raise CommandError(f"bad {flag.replace('-', ' ')}: {error}") from None
+    if kept:
+        remember(None, line)
     return line
 
 
@@ -260,7 +263,11 @@ def where_from(args) -> Where:
     announced, interfaces = getattr(args, "lan", False), tuple(getattr(args, "interface", None) or ())
     if interfaces and not announced:
         raise CommandError("--interface needs --lan")
+    second = getattr(args, "second_relay", None)
+    if second is not None and args.relay is None:
+        raise CommandError("--second-relay needs --relay: the table's first relay")
     where = Where(bind=args.bind, port=args.port, advertise=args.advertise, relay=relay_line(args.relay),
+                  second_relay=relay_line(second, "second-relay", kept=False),
                   code_uses="one" if args.code == "seat" else "table", code_minutes=args.code_minutes,
                   lan=announced, interfaces=interfaces)
     try:

@@ -23,8 +23,8 @@ def add_parser(sub) -> None:
     parser = sub.add_parser("join", help="join a networked table from its invite and play a seat with a bot")
     parser.add_argument("invite", nargs="?", help="the host's invite (dt1-... or dr1-...), or its short code (at the relay used last, or --relay)")
     parser.add_argument("--relay", default=None, metavar="RELAY",
-                        help="the relay the host's short code is at (the line `dicetable relay` prints, or HOST:PORT "
-                             "of one used before; default: the relay used last)")
+                        help="the relay the host's short code is at: HOST:PORT (its key is learned on first contact "
+                             "and pinned) or the line HOST:PORT/KEY `dicetable relay` prints; default: the relay used last")
     parser.add_argument("--bot", required=True, help="the bot that plays this seat (random, greedy, search)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's own choices")
     parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript (default: the data directory)")

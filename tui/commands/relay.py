@@ -1,7 +1,9 @@
 """`dicetable relay [--bind ADDR] [--port P] [--advertise ADDR] [--key FILE]`: a relay for tables behind NAT.
 
-Prints `relay: HOST:PORT/KEY` when ready: players pass that line as `--relay` to `host`, `join` and
-`roll`. The relay's key is made once and kept (0600), so the line stays the same across restarts.
+Prints `relay: HOST:PORT/KEY` when ready, then `address: HOST:PORT`: players pass either as `--relay`
+to `host`, `join` and `roll` (with HOST:PORT alone, the key is learned from the relay's key port, PORT + 1,
+on first contact and pinned: net/reach/relay_key.py). The relay's key is made once and kept (0600), so the
+line stays the same across restarts.
 Runs until SIGINT or SIGTERM (net/reach/relay.py says what it is trusted for: delivery only).
 """
 
@@ -17,7 +19,8 @@ def add_parser(sub) -> None:
     parser = sub.add_parser("relay", help="relay tables for players behind NAT (they all dial out to it)")
     parser.add_argument("--bind", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every network)")
-    parser.add_argument("--port", type=int, default=7070, help="TCP port (default 7070; 0: any free port)")
+    parser.add_argument("--port", type=int, default=7070,
+                        help="TCP port (default 7070; 0: any free port); the relay also tells its key on the next port")
     parser.add_argument("--advertise", default=None, metavar="ADDR",
                         help="the address players dial, put in the relay line (default: the --bind address)")
     parser.add_argument("--key", default=None, metavar="FILE",
@@ -30,8 +33,8 @@ def run(args) -> int:
     from dicetable.net.reach.relay import RelayServer, load_relay_key
     from dicetable.net.reach.transport import TransportError
 
-    if not 0 <= args.port <= 65535:
-        raise CommandError(f"--port {args.port} is not between 0 and 65535")
+    if not 0 <= args.port <= 65534:
+        raise CommandError(f"--port {args.port} is not between 0 and 65534 (the relay tells its key on the next port)")
     if args.bind in ("0.0.0.0", "::", "*", "") and not args.advertise:
         raise CommandError("a relay bound to every address needs --advertise ADDR: the address players dial")
     key_file = Path(args.key) if args.key else home() / "relay_key"
@@ -45,7 +48,11 @@ def run(args) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     try:
-        print(f"relay: {server.address(args.advertise).encode()}", flush=True)
+        address = server.address(args.advertise)
+        print(f"relay: {address.encode()}", flush=True)
+        where = address.encode().rpartition("/")[0]
+        print(f"address: {where} (enough for players: the key is told on port {server.key_service.port}; "
+              "a player's first contact pins it)", flush=True)
     except BaseException:  # Ctrl+C as soon as the line is out: the server's port is closed still
         server.close()
         raise

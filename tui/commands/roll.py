@@ -10,7 +10,9 @@ joiners and rolls EXPR (through a relay it prints `code: ...` too, which joiners
 roll (the host's log decides their order). The host closes the room as soon as every roll made so
 far is decided; a joiner's roll is sent before its reveal for the host's roll, so it is always in.
 `result:` is `<total> [<dice>]` for one roll, and `<name>: <total> [<dice>]; ...` in log order for
-several. A room in turns (an older host) takes no EXPR from a joiner.
+several. A room in turns (an older host) takes no EXPR from a joiner. `--secret` rolls EXPR secretly
+(PROTOCOL.md §16.6): the others see the expression and a sealed roll; the room's close opens it, and
+every seat checks it is that event's.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def add_parser(sub) -> None:
     parser.add_argument("--transcript", default=None, metavar="FILE", help="where to write the transcript")
     parser.add_argument("--name", default=None, help="player name (saved in the profile)")
     parser.add_argument("--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for the host (default 5)")
+    parser.add_argument("--secret", action="store_true",
+                        help="roll secretly: everyone sees the expression, the dice stay sealed until the room closes "
+                             "(then every seat checks them)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object of the rolls on stdout (the usual lines go to stderr)")
     add_timing_flags(parser)
@@ -77,7 +82,8 @@ def room_json(replica, transcript) -> dict:
     names, rolls = people(replica), replica.state.rolls
     first = len(replica.events) - len(rolls) + 1  # this game's first event (a rematch's come after)
     return {"table": replica.table.hex(), "transcript": str(transcript), "rolls": [
-        {"seat": roll.seat, "name": names[roll.seat], "expr": roll.expr, "total": roll.total,
+        {"seat": roll.seat, "name": names[roll.seat], "expr": roll.expr, "total": roll.total, "secret": bool(roll.secret),
+         "sealed": roll.sealed,
          "rolls": [{"label": tally.label, "total": tally.total, "dice": [d.face for d in tally.dice], "shown": tally.dice_text()}
                    for tally in roll.tallies],
          "event": first + n, "line": roll_line(replica, first + n)}
@@ -99,8 +105,8 @@ def run(args) -> int:
             session.close()
             raise CommandError(f"that invite is for a {session.replica.game.title} table, not a roll")
         if not session.replica.options.get("turns", True):
-            session.chooser = OneRoll(expr, closes=False)
-        elif expr is not None:
+            session.chooser = OneRoll(expr, closes=False, secret=args.secret)
+        elif expr is not None or args.secret:
             session.close()
             raise CommandError("that room rolls in turns: the host chooses the dice, give no expression with --join")
         else:
@@ -119,7 +125,7 @@ def run(args) -> int:
         with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():  # the invite too
             session = hosted(profile, DICE_ROOM, args.seats, {**ANYONE_ROLLS, "expr": str(expr), "rolls": 0}, where,
                              timing=timing_from(args), transcript=args.transcript,
-                             chooser=OneRoll(str(expr), closes=True), on_event=print_event)
+                             chooser=OneRoll(str(expr), closes=True, secret=args.secret), on_event=print_event)
             session.open()
     except (SessionError, GameError) as error:
         raise CommandError(str(error)) from None

@@ -15,7 +15,7 @@ from dicetable.tui.commands.args import CommandError
 
 
 def add_parser(sub) -> None:
-    from dicetable.tui.ssh_server import Limits
+    from dicetable.tui.ssh_server import Limits, default_max_sessions
 
     parser = sub.add_parser("serve-ssh", help="serve the app over SSH: any key logs in, the key is the player")
     parser.add_argument("--bind", default="127.0.0.1",
@@ -25,8 +25,10 @@ def add_parser(sub) -> None:
                         help="the server's host key, made on first use and kept (default: DATA/host_key)")
     parser.add_argument("--data", default=None, metavar="DIR",
                         help="where players' profiles, games and the lobby live (default: the data directory's serve-ssh)")
-    parser.add_argument("--max-sessions", type=int, default=Limits.max_sessions, metavar="N",
-                        help=f"players connected at once (default {Limits.max_sessions})")
+    sessions = default_max_sessions()
+    parser.add_argument("--max-sessions", type=int, default=sessions, metavar="N",
+                        help=f"players connected at once (default {sessions}: half this machine's memory, "
+                             "48 MB a player)")
     parser.add_argument("--memory-mb", type=int, default=Limits.memory_mb, metavar="MB",
                         help=f"address space of each player's app (default {Limits.memory_mb})")
     parser.add_argument("--cpu-seconds", type=int, default=Limits.cpu_seconds, metavar="S",
@@ -42,6 +44,9 @@ def add_parser(sub) -> None:
                         help=f"disk the server keeps free: below it no app runs (default {Limits.min_free_mb})")
     parser.add_argument("--downloads", type=int, default=Limits.downloads, metavar="N",
                         help=f"SFTP or scp sessions one key may have open at once to download its own folder (default {Limits.downloads})")
+    parser.add_argument("--no-preload", dest="preload", action="store_false",
+                        help="start each app as a fresh Python instead of forking it from a preloaded parent "
+                             "(slower logins, about three times the memory per player)")
     parser.set_defaults(func=run)
 
 
@@ -62,7 +67,7 @@ def run(args) -> int:
     key = Path(args.host_key) if args.host_key else data / "host_key"
     limits = Limits(max_sessions=args.max_sessions, memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
                     idle_seconds=args.idle, disk_mb=args.disk_mb, files=args.files, min_free_mb=args.min_free_mb,
-                    downloads=args.downloads)
+                    downloads=args.downloads, preload=args.preload)
     try:
         return serve(args.bind, args.port, key, data, limits)
     except OSError as error:

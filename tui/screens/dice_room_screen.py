@@ -7,6 +7,12 @@ is open whenever this seat may act, also while another roll is being decided (th
 behind it, in the host's log order); only the host closes the room. A room in turns (the local
 room, older hosts) keeps the turn, pass and close of before. The Rolls tab is the room's history:
 who rolled what, the dice, and each seat's reveal for that roll as checked by this seat's replica.
+
+Secret rolls (a network room, PROTOCOL.md §16.6): `/s EXPR` rolls EXPR secretly — everyone sees who
+rolled what, sealed; only this terminal sees its dice (`peeked`) until F6 (or `/open`) opens them to
+all, and a closing room opens them by itself. Esc in a network room leaves it: the others go on
+rolling, and Resume (c on the home screen) brings this seat back while the room is open; the host's
+Esc closes the room for everyone.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dicetable.tui.tables.controller import TableController
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.clipboard import copy
 from dicetable.tui.screens.dice_stats_screen import DiceStatsScreen
-from dicetable.tui.tables.view import FAULT, VERIFIED, WAITING, TableView, reason_words
+from dicetable.tui.tables.view import FAULT, OUT, VERIFIED, WAITING, TableView, reason_words
 from dicetable.tui.widgets.chat import ChatPanel
 from dicetable.tui.widgets.die import face_rows
 from dicetable.tui.widgets.fairness import FairnessPanel
@@ -33,7 +39,7 @@ from dicetable.tui.widgets.seats import SeatsPanel
 from dicetable.tui.screens.table_screen import PanelActions
 from dicetable.tui.widgets.text_line import TextLine
 
-MAX_DRAWN = 8  # six-sided dice drawn with pips, up to this many
+MAX_DRAWN = 4  # six-sided dice drawn with pips, up to this many (more wrap beside the seats at 80 columns)
 
 
 def roll_picture(view: TableView) -> Text:
@@ -42,11 +48,23 @@ def roll_picture(view: TableView) -> Text:
     text = Text()
     last = state.rolls[-1] if state.rolls else None
     if last is None:
-        text.append("No roll yet.\n\nType a dice expression and press Enter:\n", "bold")
+        gap = "\n" if view.network else "\n\n"  # a network room's line for secret rolls takes the blank line
+        text.append(f"No roll yet.{gap}Type a dice expression and press Enter:\n", "bold")
         text.append("  d20 · 3d6+2 · 4d6kh3 · 2d6r1 · 3d6! · 4dF\n  10d10>=8 · 6#4d6kh3 · 1d20+5 [attack], 2d6")
+        if view.network:
+            text.append("\n  /s d20: a secret roll · /open shows it")
+        return text
+    if last.sealed:
+        text.append(f"{view.names[last.seat]} rolled {last.expr} secretly: ", "bold")
+        text.append(" sealed ", "reverse")
+        mine = dict(view.peeked).get(len(state.rolls) - 1)
+        if mine is not None:
+            text.append(f"\n\nOnly you see it: {parse(last.expr).describe(mine)}\nF6 or /open shows it to everyone.")
+        else:
+            text.append(f"\n\nOpened when {view.names[last.seat]} shows it, or as the room closes.")
         return text
     tallies = last.tallies
-    text.append(f"{view.names[last.seat]} rolled {last.expr}: ", "bold")
+    text.append(f"{view.names[last.seat]} rolled {last.expr}" + (" (secret, opened)" if last.secret else "") + ": ", "bold")
     for n, tally in enumerate(tallies):
         text.append(", " if n else "")
         text.append(f"{tally.label} " if tally.label else "")
@@ -68,18 +86,26 @@ def may_roll(view: TableView | None) -> bool:
     return any(view.state.may_act(seat) for seat in view.local_seats)
 
 
-_MARK = {VERIFIED: ("✓", "green"), WAITING: ("…", "yellow"), FAULT: ("✗", "bold red")}
+_MARK = {VERIFIED: ("✓", "green"), WAITING: ("…", "yellow"), FAULT: ("✗", "bold red"), OUT: ("–", "dim")}
 
 
 def history_lines(view: TableView, seat: int | None = None) -> list[Text]:
     """One line per roll, oldest first: who rolled what, total and dice, and each seat's reveal check;
     then the roll being decided and the rolls queued behind it. With `seat`, that person's rolls only."""
     state, names, lines = view.state, view.names, []
+    peeked = dict(view.peeked)
     for number, roll in enumerate(state.rolls, start=1):
         if seat is not None and roll.seat != seat:
             continue
         line = Text(f"{number:>3}. ")
-        line.append(f"{names[roll.seat]} rolled {roll.expr}: ", "bold")
+        if roll.sealed:
+            line.append(f"{names[roll.seat]} rolled {roll.expr} secretly: ", "bold")
+            line.append("sealed", "reverse")
+            if number - 1 in peeked:
+                line.append(f"  (only you see: {parse(roll.expr).describe(peeked[number - 1])})", "dim")
+            lines.append(line)
+            continue
+        line.append(f"{names[roll.seat]} rolled {roll.expr}{' secretly, opened' if roll.secret else ''}: ", "bold")
         for n, tally in enumerate(roll.tallies):
             line.append(", " if n else "")
             line.append(f"{tally.label}: " if tally.label else "")
@@ -99,8 +125,9 @@ def history_lines(view: TableView, seat: int | None = None) -> list[Text]:
     if state.pending and view.result is not None:  # closed (a seat left or defaulted) before every reveal came
         lines.append(Text(f"     {names[state.rolling]} rolled {state.pending}: not decided, the room closed first", "dim"))
     elif state.pending:
-        lines.append(Text(f"     {names[state.rolling]} rolls {state.pending}: being decided…", "yellow"))
-    for seat, expr in state.queue:
+        secretly = " secretly" if state.pending_secret else ""
+        lines.append(Text(f"     {names[state.rolling]} rolls {state.pending}{secretly}: being decided…", "yellow"))
+    for seat, expr, *_ in state.queue:
         lines.append(Text(f"     {names[seat]} rolls {expr}: {'not rolled' if view.result is not None else 'queued'}", "dim"))
     return lines
 
@@ -113,7 +140,15 @@ def room_status(view: TableView, mine: bool) -> str:
         return f"The room is closed: {reason_words(view.result, names)}"
     if state.free and state.closing:
         waiting = f" (waiting for {', '.join(away)}, who is away)" if away and state.pending else ""
+        if not state.pending and state.unopened:
+            who = ", ".join(sorted({names[r.seat] for r in state.unopened}))
+            return f"Closing: waiting for {who} to open their secret rolls" + (" (F3 closes now)" if mine else "")
         return f"Closing: the rolls under way are decided first{waiting}"
+    gone = [names[s] for s in sorted(view.out)]
+    if gone and view.local_seats & view.out:
+        return "You left the room"
+    if gone and state.free and mine and not view.note:
+        return f"Anyone may roll at any moment ({', '.join(gone)} left the room)"
     if view.note and away and state.pending:
         return f"{', '.join(away)} is away: the roll waits for their reveal (the room closes if they do not return)"
     if view.note:
@@ -160,6 +195,7 @@ class DiceRoomScreen(PanelActions, Screen):
         Binding("v", "verify", "verify", show=False),
         Binding("f4", "dice_stats", "dice"),
         Binding("f5", "share_roll", "share roll"),
+        Binding("f6", "open_secret", "open secret", show=False),
         Binding("escape", "leave", "leave"),
     ]
 
@@ -245,13 +281,25 @@ class DiceRoomScreen(PanelActions, Screen):
             return
         event.stop()
         text = event.value.strip() or (self.view.state.option["expr"] if self.view else "d20")
+        if text in ("/open", "/o"):
+            event.input.clear()
+            self.action_open_secret()
+            return
+        secret = text.startswith(("/s ", "/secret "))
+        if secret:
+            text = text.split(" ", 1)[1].strip()
         try:
             expr = parse(text)
         except BadExpression as error:
             self.notify(str(error), title="Not a roll", severity="warning")
             return
+        if secret and not self.controller.roll_secretly(str(expr)):
+            self.notify("Secret rolls are for a network room: local dice have nobody to hide them from.",
+                        title="Not a secret roll", severity="warning")
+            return
         event.input.clear()
-        self.controller.submit(Move("roll", (str(expr),)))
+        if not secret:
+            self.controller.submit(Move("roll", (str(expr),)))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_pass_turn() if event.button.id == "pass" else self.action_close_room()
@@ -262,12 +310,14 @@ class DiceRoomScreen(PanelActions, Screen):
         view = self.view
         if view is None or view.state is None:
             return True
-        if view.result is not None:  # a closed room: nothing to pass or close
-            return False
+        if view.result is not None:  # a closed room: nothing to pass, close or open; leaving (Esc) always works
+            return action not in ("pass_turn", "close_room", "open_secret")
         if action == "pass_turn":
             return not view.state.free
         if action == "close_room":
             return not view.state.free or 0 in view.local_seats
+        if action == "open_secret":
+            return bool(view.peeked)
         return True
 
     def check_action(self, action: str, parameters) -> bool | None:
@@ -278,7 +328,7 @@ class DiceRoomScreen(PanelActions, Screen):
             self.controller.submit(Move("pass"))
 
     def action_close_room(self) -> None:
-        if may_roll(self.view) and self._may("close_room"):
+        if (may_roll(self.view) or self.view is not None and self.view.state.closing) and self._may("close_room"):
             self.controller.submit(Move("close"))
 
     def action_share_roll(self) -> None:
@@ -291,6 +341,13 @@ class DiceRoomScreen(PanelActions, Screen):
                         "(local dice have no transcript to check them against).", severity="warning")
             return
         self.notify(copy(self.app, line, "the roll's line") + f"\n{line}", title="Share this roll", timeout=10)
+
+    def action_open_secret(self) -> None:
+        """Open this terminal's sealed secret rolls to everyone (every seat checks them: PROTOCOL.md §16.6)."""
+        if not (self.view is not None and self.view.peeked):
+            self.notify("You have no sealed secret roll to open.", severity="warning")
+            return
+        self.controller.unveil()
 
     def action_dice_stats(self) -> None:
         if self.view is not None and self.view.state is not None:

@@ -1,5 +1,6 @@
 """LAN tables: the open tables announced near you (net/reach/lan.py) and on this machine (its lobby,
-net/reach/same_machine.py: tables other users host on 127.0.0.1), updated live; Enter joins.
+net/reach/same_machine.py: tables other users host on 127.0.0.1), updated live; Enter joins; p plays
+whoever is waiting for the chosen game (g), here and on the LAN (tui/screens/queue_screen.py).
 
 Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts is announced
 (tui/tables/opening.py): on a LAN address by mDNS, on 127.0.0.1 in this machine's lobby.
@@ -19,6 +20,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from dicetable.core import registry
 from dicetable.net.reach import announcement, lan, local_networks, same_machine
 from dicetable.net.reach.announcement import FORGED, Announcement
 from dicetable.net.reach.local_networks import DiscoveryError
@@ -29,7 +31,8 @@ COLUMNS = ("Trust", "Game", "Seats", "Host", "Fingerprint", "Address")
 
 class LanScreen(Screen):
     CSS_PATH = "lan_screen.tcss"
-    BINDINGS = [Binding("escape", "back", "back"), Binding("enter", "join", "join", priority=True)]
+    BINDINGS = [Binding("escape", "back", "back"), Binding("enter", "join", "join", priority=True),
+                Binding("p", "play_whoever", "play anyone"), Binding("g", "next_game", "game")]
 
     def __init__(self, interface_addresses: list[str] | None = None, browse: bool = True,
                  machine: bool | None = None) -> None:
@@ -40,18 +43,21 @@ class LanScreen(Screen):
         self.browser = self.lobby = None
         self.heard: dict[str, list[Announcement]] = {"lan": [], "machine": []}
         self.rows: list[tuple[Announcement, str, str]] = []
+        self.game = registry.board_games()[0]  # what p asks for (g changes it)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="lan-box"):
             yield Static("Tables on your LAN and this machine", id="lan-title")
             yield DataTable(id="lan-tables", cursor_type="row", zebra_stripes=False)
             yield Static("Looking for tables…", id="lan-note")
+            yield Static(id="lan-queue")
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns(*COLUMNS)
         table.focus()
+        self._show_game()
         if self.machine:
             self.lobby = same_machine.Browser(on_change=lambda tables: self._from_browser("machine", tables))
             self.call_after_refresh(self._heard, "machine", self.lobby.tables())  # `show` waits for the mount
@@ -79,7 +85,7 @@ class LanScreen(Screen):
 
     def show(self, tables: list[Announcement]) -> None:
         """Redraw the list from the announcements now on the LAN (open tables with an address)."""
-        if not self.is_mounted:
+        if not self.is_mounted or not self.query(DataTable):  # not shown yet, or going (p left for the queue)
             return
         try:
             known = announcement.KnownHosts(self.app.profile_dir)
@@ -112,7 +118,8 @@ class LanScreen(Screen):
         row = self._current()
         if row is not None:
             ann, trust, why = row
-            self._note(f"{ann.host_name} ({trust}): {why}")
+            waits = f"; waits for whoever asks for {ann.game} (p)" if ann.queue else ""
+            self._note(f"{ann.host_name} ({trust}): {why}{waits}")
 
     def _current(self) -> tuple[Announcement, str, str] | None:
         index = self.query_one(DataTable).cursor_row
@@ -150,6 +157,23 @@ class LanScreen(Screen):
             self._note(str(error))
             return
         self.app.open_waiting_room(table, replace=self)
+
+    def _show_game(self) -> None:
+        title = registry.get(self.game).title
+        self.query_one("#lan-queue", Static).update(f"p plays whoever is waiting for [b]{title}[/b] (g changes the game).")
+
+    def action_next_game(self) -> None:
+        games = registry.board_games()
+        self.game = games[(games.index(self.game) + 1) % len(games)]
+        self._show_game()
+
+    def action_play_whoever(self) -> None:
+        """The queue of the chosen game (tui/tables/queue.py), here and, when browsing it, on the LAN."""
+        from dicetable.tui.screens.queue_screen import QueueScreen
+
+        profile = self.app.profile()
+        if profile is not None:
+            self.app.switch_screen(QueueScreen(profile, self.game, lan=self.browse))
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -1,7 +1,7 @@
 """The lobby of a dicetable served over SSH (`dicetable serve-ssh`): who is connected now and their
 open tables; i invites the person under the cursor (one key), a accepts an invitation, Enter sits
-down at someone's open table, c resumes a game left unfinished (a dropped connection lands here, so
-the lobby says so). The tables are ordinary network tables on the server's 127.0.0.1 (transcripts,
+down at someone's open table, p plays whoever is waiting for the chosen game (tui/screens/queue_screen.py),
+c resumes a game left unfinished (a dropped connection lands here, so the lobby says so). The tables are ordinary network tables on the server's 127.0.0.1 (transcripts,
 fairness panel, verify), opened and joined through the usual waiting room.
 
 `open_served(app)` is the app's one hook for served mode: it puts the lobby on top of the home
@@ -92,9 +92,13 @@ class Served:
         return [table for table in map(_table_of, self.app.screen_stack) if table is not None]
 
     def doing(self) -> str:
+        from dicetable.tui.screens.queue_screen import QueueScreen
+
         for screen in reversed(self.app.screen_stack):
             if isinstance(screen, LobbyScreen):
                 return "in the lobby"
+            if isinstance(screen, QueueScreen) and not screen.started:
+                return f"waiting for whoever plays {screen.game.title} (p)"
             table = _table_of(screen)
             game = getattr(table, "game", None) if table is not None else None
             if game is not None:
@@ -176,9 +180,10 @@ class LobbyScreen(Screen):
     BINDINGS = [
         Binding("i", "invite", "invite"),
         Binding("a", "accept", "accept"),
-        Binding("n", "decline", "decline"),
+        Binding("n", "decline", "decline", show=False),  # the invitation's line says it, as #lobby-game says g
         Binding("enter", "sit_down", "join table", priority=True),
-        Binding("g", "next_game", "game"),
+        Binding("p", "play_whoever", "play anyone"),
+        Binding("g", "next_game", "game", show=False),
         Binding("c", "resume", "resume"),
         Binding("escape", "menu", "menu"),
     ]
@@ -232,7 +237,7 @@ class LobbyScreen(Screen):
         self.app.open("resume")
 
     def show(self, people: list[Presence], invitations: list[Invitation]) -> None:
-        if not self.is_mounted:
+        if not self.is_mounted or not self.query(DataTable):  # not shown yet, or going (the app ends)
             return
         if (people, invitations) == (self.people, self.invitations) and self.query_one(DataTable).row_count == len(people):
             return  # nothing changed: no repaint (it would travel over SSH every tick)
@@ -258,7 +263,9 @@ class LobbyScreen(Screen):
     def _show_game(self) -> None:
         from dicetable.core import registry
 
-        self.query_one("#lobby-game", Static).update(f"Invitations are to [b]{registry.get(self.served.game).title}[/b] (g changes it).")
+        title = registry.get(self.served.game).title
+        self.query_one("#lobby-game", Static).update(
+            f"i invites to [b]{title}[/b]; p plays whoever is waiting for it (g changes the game).")
 
     def _note(self, text: str) -> None:
         self.query_one("#lobby-note", Static).update(text)
@@ -288,6 +295,15 @@ class LobbyScreen(Screen):
         if self.invitations:
             self.served.decline(self.invitations[0])
             self.served.tick()
+
+    def action_play_whoever(self) -> None:
+        """The queue of the chosen game (tui/tables/queue.py): seated with whoever waits for it, else
+        waiting at a table of one's own until someone asks."""
+        from dicetable.tui.screens.queue_screen import QueueScreen
+
+        profile = self.app.profile()
+        if profile is not None:
+            self.app.push_screen(QueueScreen(profile, self.served.game))
 
     def action_next_game(self) -> None:
         games = registry.board_games()

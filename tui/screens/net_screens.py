@@ -120,7 +120,7 @@ class HostScreen(Screen):
             yield Static("127.0.0.1: this machine; 0.0.0.0: the LAN; Players dial: public address",
                          classes="net-hint")
             relay = Input(remembered(self.app.profile_dir), id="host-relay",
-                          placeholder="HOST:PORT/KEY, or HOST:PORT of a relay used before")
+                          placeholder="HOST:PORT of a relay (or its line HOST:PORT/KEY)")
             relay.border_title = "or a Relay: players join by a short code, no open port"
             yield relay
             with Horizontal(classes="net-buttons"):
@@ -153,7 +153,7 @@ class HostScreen(Screen):
             from dicetable.net.reach.relay import BadRelay
 
             try:
-                relay = resolve(self.app.profile_dir, relay).encode()  # HOST:PORT of a relay used before too
+                relay = resolve(self.app.profile_dir, relay).encode()  # HOST:PORT too: its key learned on first contact
             except BadRelay as error:
                 self.query_one("#net-note", Static).update(f"Relay: {error}")
                 return
@@ -216,7 +216,7 @@ class JoinScreen(Screen):
                          classes="net-label")
             yield CodeInput(placeholder="dt1-...  or  7-orbit-lantern (Tab completes a word)", id="join-invite")
             relay = Input(remembered(self.app.profile_dir), id="join-relay",
-                          placeholder="HOST:PORT/KEY, or HOST:PORT of a relay used before")
+                          placeholder="HOST:PORT of a relay (or its line HOST:PORT/KEY)")
             relay.border_title = "Relay (for a short code; the last one used is kept)"
             yield relay
             with Horizontal(classes="net-buttons"):

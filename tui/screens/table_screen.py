@@ -59,6 +59,8 @@ def panel_keys(*panes: str | Binding, show: bool = True) -> list[Binding]:
             keys.append(pane)
         else:
             keys.append(Binding(PANE_KEYS[pane], f"panel('{pane}')", pane, show=show))
+    # t at a local table, where there is no chat: one line says so (a key that does nothing is a trap)
+    keys.append(Binding(PANE_KEYS["chat"], "no_chat", show=False))
     return keys + [Binding("v", "verify", "verify", show=False)]
 
 
@@ -72,6 +74,9 @@ class PanelActions:
         self.query_one(TabbedContent).active = pane
         if pane == "chat":
             self.query_one("#chat-input").focus()
+
+    def action_no_chat(self) -> None:
+        self.notify("Chat is for network tables.", timeout=4)
 
     def action_verify(self) -> None:
         self.query_one(TabbedContent).active = "fairness"
@@ -305,6 +310,8 @@ class TableScreen(PanelActions, Screen):
             return self.offered()
         if action == "panel" and parameters and parameters[0] == "chat":
             return self.controller.network
+        if action == "no_chat":
+            return not self.controller.network
         if action == "hurry":
             return self.controller.can_hurry()
         if action == "resign":

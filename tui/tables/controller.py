@@ -87,6 +87,13 @@ class TableController:
         be resumed later is only closed."""
         self.close()
 
+    def roll_secretly(self, expr: str) -> bool:
+        """A secret roll in a network dice room (PROTOCOL.md §16.6); False where there is none (local dice)."""
+        return False
+
+    def unveil(self) -> None:
+        """Open this terminal's sealed secret rolls to everyone."""
+
     def can_resign(self) -> bool:
         """A game in play that this terminal's seat may resign (network tables)."""
         return False

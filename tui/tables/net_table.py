@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
+from dicetable.core.game import Move
 from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.net.table import deadlines
 from dicetable.net.table.events import (
@@ -44,6 +45,7 @@ from dicetable.net.table.events import (
 from dicetable.tui.tables.controller import TableController, outcome_words
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.tables.view import (
+    OUT,
     VERIFIED,
     WAITING,
     Decided,
@@ -70,7 +72,7 @@ def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
             log.append(Decided(record.event.label, outcome))
         elif record.kind == "join":
             log.append(SatDown(record.seat, record.envelope.body["name"], replica.seats[record.seat].fingerprint))
-        elif record.kind in ("claim", "witness", "dispute", "resign", "rematch"):
+        elif record.kind in ("claim", "witness", "dispute", "resign", "rematch", "unveil", "leave", "back"):
             log.append(Moved(record.seat, record.note))
     return log
 
@@ -86,7 +88,8 @@ def fair_events(replica) -> tuple[FairEvent, ...]:
     events = []
     for event in replica.events:
         reveals = tuple(
-            Reveal(seat, VERIFIED, f"revealed {value[:4].hex()}…") if value is not None else Reveal(seat, WAITING, "reveal due")
+            Reveal(seat, OUT, "out: counts as zeros") if value == b""
+            else Reveal(seat, VERIFIED, f"revealed {value[:4].hex()}…") if value is not None else Reveal(seat, WAITING, "reveal due")
             for seat, value in enumerate(event.reveals)
         )
         outcome = Phrase()
@@ -212,14 +215,29 @@ class NetTable(TableController):
         except RollLineError:
             return None
 
+    def roll_secretly(self, expr: str) -> bool:
+        self.session.roll_secretly(expr)
+        return True
+
+    def unveil(self) -> None:
+        self.session.unveil()
+
     def leave(self) -> None:
         """Leave a table still in play for good: resign (the others see it at once and every copy
         of the log, this one too, ends with it), then stop once the session has it back, or after
-        LEAVE_WAIT seconds when the host does not answer."""
+        LEAVE_WAIT seconds when the host does not answer. A room that goes on without a seat (a free
+        dice room) is left instead (PROTOCOL.md §5.11), and its host closes it."""
         if not self.can_resign():  # nothing in play to end, or a table already closed
             self.close()
             return
-        self.session.resign()
+        replica = self.session.replica
+        if replica.game.name == "diceroom" and replica.state.free:
+            if self.session.seat != 0:
+                self.session.leave_room()
+            else:  # the host's room ends with it (closing opens the secret rolls; a second close does not wait)
+                self.session.move(Move("close"))
+        else:
+            self.session.resign()
         stop = threading.Timer(LEAVE_WAIT, self.session.stop)
         stop.daemon = True
         stop.start()
@@ -257,6 +275,9 @@ class NetTable(TableController):
                 self.code = code
             case CodeGone(_, said):  # a code that no longer opens the table: a new one follows
                 self._post(Banner(Phrase((said,)), "warning"))
+            case Dropped(seat, _) if seat in self.session.replica.out:  # it left a room that goes on: nobody waits
+                self.away.add(seat)
+                self._post(Banner(phrase(Seat(seat), " left the room"), "info"))
             case Dropped(seat, said):
                 self.away.add(seat)
                 self._post(Banner(phrase(Seat(seat), f" dropped: {said or 'waiting for them to return'}"), "warning"))
@@ -381,7 +402,21 @@ class NetTable(TableController):
             final=replica.forced,
             acting=acting,
             rematch=rematch,
+            out=replica.out,
+            peeked=self._peeked(),
         )
+
+    def _peeked(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """This seat's own sealed secret rolls, with the dice only it can draw now (PROTOCOL.md §16.6)."""
+        from dicetable.core.dice_expr import parse
+
+        replica = self.session.replica
+        if replica.game is None or replica.game.name != "diceroom" or replica.state is None:
+            return ()
+        rolls = replica.state.rolls
+        first = len(replica.events) - len(rolls) + 1
+        return tuple((k - first, parse(rolls[k - first].expr).faces(values))
+                     for k, _, values in self.session.own.room.owed())
 
     def _rematch_state(self) -> str:
         """Where this table's next game stands for this seat (TableView.rematch)."""

@@ -45,10 +45,12 @@ class Where:
     port: int = 0  # 0: any free port
     advertise: str | None = None  # the address joiners dial (None: the bind address)
     relay: str | None = None  # the line `dicetable relay` prints
+    second_relay: str | None = None  # with a relay: where the table moves if that one dies (net/reach/relay_link.py)
     code_uses: str = "table"  # through a relay: one short code for the table, or "one" for each seat
     code_minutes: float = 30.0  # ... how long a code stays valid
     lan: bool = False  # announced while seats are free: by mDNS on a LAN address, in this machine's lobby on loopback
     interfaces: tuple[str, ...] = ()  # the network interfaces announced on (none named: every one)
+    queue: bool = False  # announced as waiting for whoever asks for its game (tui/tables/queue.py)
 
     def announced_at(self) -> list[str]:
         """The addresses the table is announced on (none without `lan`); DiscoveryError says why
@@ -64,7 +66,8 @@ class Where:
 
     def session_args(self) -> dict[str, Any]:
         """The host session's arguments for this place (net/table/host.py)."""
-        return {"bind": self.bind, "port": self.port, "advertise": self.advertise, "relay": self.relay,
+        relay = [self.relay, self.second_relay] if self.second_relay is not None else self.relay
+        return {"bind": self.bind, "port": self.port, "advertise": self.advertise, "relay": relay,
                 "code_uses": self.code_uses, "code_ttl": self.code_minutes * 60}
 
 
@@ -135,7 +138,7 @@ def announce(host: HostSession, where: Where):
     if not addresses:
         return None
     chosen = local_networks.interface_addresses(list(where.interfaces)) if where.interfaces else None
-    return same_machine.session_announcer(host, addresses, chosen)
+    return same_machine.session_announcer(host, addresses, chosen, queue=where.queue)
 
 
 def host_table(profile, game: str, seats: int | None, where: Where, **session: Any) -> NetTable:

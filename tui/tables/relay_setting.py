@@ -1,12 +1,13 @@
 """The relays a player has used, remembered in its profile directory (`relay.txt`, one relay line a
 line, the last used first) once a table was hosted or joined through one — so a joiner types the
-code alone (`dicetable join 7-orbit-lantern`, or the app's one field), and `HOST:PORT` stands for a
-relay met before.
+code alone (`dicetable join 7-orbit-lantern`, or the app's one field), and `HOST:PORT` is enough.
 
-Remembering a relay's key is safe because a relay is trusted for nothing but delivery: the code's
-SPAKE2 exchange (net/reach/codes.py) authenticates the host end to end, so a wrong relay can at
-worst fail to deliver. A relay never met needs its whole line once (`dicetable relay` prints it,
-and the host's screen shows it): its CurveZMQ key cannot be learned on its one port without it."""
+`HOST:PORT` of a relay not met before: its key is learned on first contact, from the line the relay
+tells on its key port (net/reach/relay_key.py), and pinned here beside the address; from then on that
+key is the one used, and a relay that shows another one later is refused with one line that says so
+(net/reach/relay_link.py). Learning and remembering a relay's key is safe because a relay is trusted for
+nothing but delivery: the code's SPAKE2 exchange (net/reach/codes.py) authenticates the host end to end
+and the table's frames are signed, so a wrong relay key can at worst fail to deliver."""
 
 from __future__ import annotations
 
@@ -62,22 +63,41 @@ def remember(directory: Path | None, line: str) -> None:
 
 
 def resolve(directory: Path | None, text: str | None):
-    """The RelayAddress that `text` names: a whole relay line; `HOST:PORT` of a relay used before; or,
-    with nothing typed, the last relay used. BadRelay says what to give instead."""
+    """The RelayAddress that `text` names: a whole relay line; `HOST:PORT` of a relay used before (its
+    pinned key) or not (its key learned on first contact, net/reach/relay_key.py, and pinned); or, with
+    nothing typed, the last relay used. BadRelay says what to give instead."""
+    from dicetable.net.reach import relay_key
     from dicetable.net.reach.relay import BadRelay, RelayAddress
 
     text = (text or "").strip()
     lines = known(directory)
     if not text:
         if not lines:
-            raise BadRelay("no relay used before: give the relay's line HOST:PORT/KEY once "
-                           "(the host's relay prints it); it is remembered")
+            raise BadRelay("no relay used before: give the relay's HOST:PORT (or the line HOST:PORT/KEY "
+                           "`dicetable relay` prints); it is remembered")
         return RelayAddress.decode(lines[0])
     if "/" in text:
         return RelayAddress.decode(text)
     for line in lines:
         relay = RelayAddress.decode(line)
         if text.lower() in (f"{relay.address}:{relay.port}".lower(), f"[{relay.address}]:{relay.port}".lower()):
-            return relay
-    raise BadRelay(f"{text} is not a relay used before: give its whole line HOST:PORT/KEY once "
-                   "(the host's relay prints it); it is remembered")
+            return relay  # pinned: the key learned (or given) the first time, never a new one told since
+    try:
+        host, port = relay_key.split_where(text)
+        relay = RelayAddress(host, port, relay_key.learn_key(host, port))
+    except relay_key.NoKey as error:
+        raise BadRelay(str(error)) from None
+    pin(directory, relay.encode())
+    return relay
+
+
+def pin(directory: Path | None, line: str) -> None:
+    """Keep a relay's learned key beside its address, after the relays already used (the last used
+    stays the default until this one is used)."""
+    lines = known(directory)
+    path = _path(directory)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join([*lines[:KEPT - 1], line]) + "\n")
+    except OSError:
+        pass  # a convenience: the key is learned again next time

@@ -19,6 +19,7 @@ LOCAL = "local"  # drawn from this computer's random numbers: nothing to verify
 VERIFIED = "verified"  # every seat's reveal checked against its commitment
 WAITING = "waiting"  # some reveals are still due
 FAULT = "fault"  # a reveal did not open its commitment; `detail` names the seat
+OUT = "out"  # the seat was out of the game (it left a room, or defaulted): its reveal counts as zeros
 
 
 def told_apart(names: Sequence[str], fingerprints: Sequence[str]) -> tuple[str, ...]:
@@ -149,6 +150,8 @@ class TableView:
     # a network table's next game (net/log/rematch.py): "" none, "open" this seat may offer,
     # "offered" it agreed and waits, "asked" another seat offered, "declined" or "closed": no more games
     rematch: str = ""
+    out: frozenset[int] = frozenset()  # seats out of the game: left a room that goes on, or in default
+    peeked: tuple[tuple[int, tuple[int, ...]], ...] = ()  # this terminal's sealed secret rolls: (roll index, faces)
 
     @property
     def actor(self) -> int | None:

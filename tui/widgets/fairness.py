@@ -15,9 +15,9 @@ from textual.widgets import Static
 
 from dicetable.core.phrase import seat_name
 from dicetable.tui.tables.lobby import shown_path
-from dicetable.tui.tables.view import FAULT, LOCAL, VERIFIED, WAITING, FairEvent, TableView
+from dicetable.tui.tables.view import FAULT, OUT, LOCAL, VERIFIED, WAITING, FairEvent, TableView
 
-SIGN = {VERIFIED: "✓", WAITING: "…", FAULT: "✗", LOCAL: "·"}
+SIGN = {VERIFIED: "✓", WAITING: "…", FAULT: "✗", LOCAL: "·", OUT: "–"}
 STATUS_WORDS = {
     VERIFIED: "verified",
     WAITING: "waiting for reveals",

@@ -16,7 +16,7 @@ import pytest
 from dicetable.core.chance import LocalSource
 from dicetable.core.dice_expr import parse
 from dicetable.core.game import CHANCE, Chance, GameInfo, GameState, IllegalMove, Move, Option, Outcome, Result
-from dicetable.net.chance import outcomes
+from dicetable.net.chance import outcomes, secret_roll
 from dicetable.net import refusals
 from dicetable.net.log import replica as rep
 from dicetable.net.log import wire
@@ -74,6 +74,16 @@ def test_published_vectors(case):
             assert list(values) == roll["values"] == [stream.below(n) for n in roll["ranges"]]
             faces = expr.faces(values)
             assert expr.describe(faces) == roll["result"] and list(expr.totals(faces)) == roll["totals"]
+        hidden = event["secret_roll"]  # a secret roll's dice: H(r ‖ s), PROTOCOL.md §16.6
+        secret = bytes.fromhex(hidden["secret"])
+        assert secret == hashlib.sha256(b"vector secret" + k.to_bytes(8, "big")).digest()
+        assert secret_roll.commitment(table, hidden["seat"], secret).hex() == hidden["commitment"] == hashlib.sha256(
+            b"dicetable/secret-commit/v1" + table + bytes([hidden["seat"]]) + secret).hexdigest()
+        roll_seed = hashlib.sha256(b"dicetable/secret-roll/v1" + seed + secret).digest()
+        assert secret_roll.roll_seed(seed, secret).hex() == hidden["roll_seed"] == roll_seed.hex()
+        expr, stream = parse(hidden["expr"]), DRBG(roll_seed)
+        assert list(secret_roll.values(hidden["expr"], seed, secret)) == hidden["values"] == [stream.below(n) for n in expr.ranges]
+        assert expr.describe(expr.faces(tuple(hidden["values"]))) == hidden["result"]
 
 
 def test_fair_source_draws_exactly_as_the_local_source():

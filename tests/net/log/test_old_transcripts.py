@@ -2,7 +2,8 @@
 tests/fixtures/old_transcripts/ (written by protocol version 2 as of 9f8bbde, before net/ was split into rooms) prints what
 verdicts.tsv says. A change that alters a verdict on purpose updates verdicts.tsv in the same commit
 and says so in its note: the verdicts name people since issue 34 (a dice room: its rolls and who
-made them); issue 32's end receipts will add what each end is confirmed by."""
+made them); since issue 32 a valid verdict says who confirmed the end, and these files, written before end
+receipts, say `end not confirmed (written before receipts)`."""
 
 from __future__ import annotations
 

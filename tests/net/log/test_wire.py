@@ -30,7 +30,11 @@ BODIES = {
     "chat": wire.chat_body("good luck"),
     "resign": {},
     "rematch": wire.rematch_body(2, {"black": "seat1", "first": "white"}, True),
+    "receipt": wire.receipt_body(1),
     "deal": {"deck": b"d1", "step": "shuffle", "points": [b"\x01" * 32, b"\x02" * 32]},
+    "unveil": wire.unveil_body(9, KEY, (19, 0, 5)),
+    "leave": {},
+    "back": {},
 }
 
 

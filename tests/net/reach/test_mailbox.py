@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dicetable.net.reach.mailbox import (
-    CODES_PER_CONNECTION, CODES_PER_SOURCE, CODES_PER_TABLE, MAX_NAMEPLATE, MAX_TTL, READABLE_AFTER_CLOSE,
+    ALLOCATIONS_BURST, ALLOCATIONS_EVERY, CODES_PER_CONNECTION, CODES_PER_SOURCE, CODES_PER_TABLE, MAX_NAMEPLATE, MAX_TTL, READABLE_AFTER_CLOSE,
     SIDES_PER_TRY, TRIES_BURST, TRIES_EVERY, TRIES_PER_CONNECTION, UNUSED_TTL, Caller, MailboxError, Mailboxes, answer,
 )
 
@@ -248,6 +248,21 @@ def test_codes_are_capped_per_table_per_connection_and_per_source(boxes, clock):
                       "one frees when it is used, burned or expires")
     clock.now += UNUSED_TTL  # unused, they close: the address may take codes again
     assert answer(boxes, "mb_allocate", {"ttl": 600, "uses": "table"}, hosts[0])[0] == "mb_allocated"
+
+
+def test_taking_and_burning_codes_in_a_loop_is_budgeted_per_source(boxes, clock):
+    looping = host_caller()
+    for _ in range(ALLOCATIONS_BURST):  # a burned code frees its place among the open ones at once...
+        burn(boxes, take(boxes, 600, "table", looping))
+    held = len(boxes.boxes)  # ...but stays readable a while: these are what the loop costs the relay
+    reason = refused(boxes, "mb_allocate", {"ttl": 60, "uses": "one"}, "too many codes taken", looping)
+    assert reason == f"too many codes taken from your address; try again in {ALLOCATIONS_EVERY:g} s"
+    elsewhere = Caller(looping.source, table=b"another table!!!")  # another connection and table, same source
+    refused(boxes, "mb_allocate", {"ttl": 60, "uses": "one"}, "too many codes taken", elsewhere)
+    take(boxes, 600, "table")  # a host at another address is not held up
+    clock.now += ALLOCATIONS_EVERY
+    take(boxes, 600, "table", looping)
+    assert held == ALLOCATIONS_BURST
 
 
 def test_tries_at_other_peoples_codes_are_capped_per_connection_and_per_source(boxes, clock):

@@ -17,7 +17,7 @@ from dicetable.core import registry
 from dicetable.net.table import deputies
 from dicetable.net.reach import transport
 from dicetable.net.cards.table_deals import TableDeals
-from dicetable.net.reach.mailbox import CODES_PER_SOURCE, CODES_PER_TABLE
+from dicetable.net.reach.mailbox import ALLOCATIONS_BURST, ALLOCATIONS_EVERY, CODES_PER_SOURCE, CODES_PER_TABLE
 from dicetable.net.table.events import CodeOffered, Failed, Fault, Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
@@ -152,6 +152,68 @@ def test_one_address_holds_at_most_four_codes_however_many_connections_it_uses(r
         assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
     finally:
         stop_all(host)
+
+
+def test_taking_and_burning_codes_in_a_loop_cannot_fill_the_relay(relay, tmp_path):
+    """A stranger at 127.0.0.2 serves a table and takes a code, burns it, takes the next, five
+    thousand times: each burned box frees its place among the open ones but stays readable a while,
+    so without a budget the relay's 10,000 boxes fill and nobody gets a code. The relay gives it
+    ALLOCATIONS_BURST codes and then one every ALLOCATIONS_EVERY s, refusing the rest in one line;
+    Alice, at 127.0.0.1, gets her code."""
+    second_source()
+    started = time.monotonic()
+    answers = hoard(relay.line, tables=1, each=5000, bare=0, burn=True)
+    took = time.monotonic() - started
+    granted = sum(op == "mb_allocated" for op, _ in answers)
+    assert granted <= ALLOCATIONS_BURST + took / ALLOCATIONS_EVERY + 1, (granted, took)
+    reasons = {body["reason"].rsplit(" in ", 1)[0] for op, body in answers if op == "mb_error"}
+    assert reasons == {"too many codes taken from your address; try again"}, reasons
+    assert len(relay.server.boxes.boxes) <= granted
+    events = []
+    host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=relay.line,
+                       transcript=tmp_path / "alice.dtt", on_event=events.append)
+    host.open()
+    in_thread(host)
+    try:
+        wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
+        assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
+    finally:
+        stop_all(host)
+
+
+def test_one_address_holds_at_most_sixteen_tables_so_it_cannot_fill_the_relay(monkeypatch, tmp_path):
+    """A stranger at 127.0.0.2 serves table after table with fresh keys to fill the relay's table cap
+    (20,000 here made 40), so that no host gets a table, nor a code. The relay holds at most 16 of
+    its tables while they are served and refuses the rest in one line; once they go silent, its new
+    tables take the place of its own oldest. Alice, at 127.0.0.1, serves her table and gets her code."""
+    from dicetable.net.reach import relay as relay_module
+
+    second_source()
+    monkeypatch.setattr(relay_module, "MAX_TABLES", 40)
+    running = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0, host_away=0.5))
+    try:
+        first = hoard(running.line, tables=40, each=0, bare=0)
+        assert len(first) == 40 - relay_module.TABLES_PER_SOURCE
+        assert {body["reason"] for _, body in first} == {
+            f"your address serves {relay_module.TABLES_PER_SOURCE} tables at this relay already; close one first"}
+        old = set(running.server.tables)
+        server = running.server
+        wait_until(lambda: not any(server._host_present(server.tables[t], time.monotonic()) for t in old),
+                   what="its hosts silent past host_away")
+        assert hoard(running.line, tables=40, each=0, bare=0) == first  # 16 more served in place of its own
+        assert len(server.tables) == relay_module.TABLES_PER_SOURCE and not old & set(server.tables)
+        events = []
+        host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=running.line,
+                           transcript=tmp_path / "alice.dtt", on_event=events.append)
+        host.open()
+        in_thread(host)
+        try:
+            wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
+            assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
+        finally:
+            stop_all(host)
+    finally:
+        running.stop()
 
 
 def test_a_second_key_cannot_take_over_a_served_table(relay, tmp_path):

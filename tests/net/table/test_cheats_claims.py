@@ -147,7 +147,7 @@ def test_a_host_claiming_the_game_at_will_is_disputed_and_verify_says_unwitnesse
     try:
         thread.join(20)
         assert not thread.is_alive() and stopped, "the joiner played on under a claim it disputes"
-        wait_until(lambda: host.replica.log[-1].kind == "dispute", what="the dispute in the host's log")
+        wait_until(lambda: any(r.kind == "dispute" for r in host.replica.log), what="the dispute in the host's log")
     finally:
         stop_all(host, bob)
     # The joiner was told, naming the claimant, and left the host's log with its state as it stood.
@@ -193,8 +193,8 @@ class Rerolling(HostSession):
         return super().open()
 
     def order(self, frame: bytes, origin: bytes | None) -> None:
-        if origin is not None and self.routes.get(origin) == self.victim and not self.relent:
-            env = wire.decode(frame)
+        if origin is not None and wire.decode(frame).seat == self.victim and not self.relent:
+            env = wire.decode(frame)  # whoever carries it: seat 1 holds seat 2's reveal too (answer_path.py)
             if env.kind == "reveal":
                 self.held.append(frame)  # and every copy resent
                 if len(self.held) == 1:
@@ -253,6 +253,12 @@ def _write(path, header, frames, result):
     path.write_bytes(data + (tr._record("result", result) if result is not None else b""))
 
 
+def _entries(replica) -> str:
+    """`n entries are` (or `entry is`): the cut copy's entries ann's signed frames do not vouch for."""
+    n = len(replica.log) - replica.vouched[0]
+    return "entry is" if n == 1 else f"{n} entries are"
+
+
 def _cut_and_claim(table, tmp_path, name: str):
     """Bob (seat 1) keeps the honest log up to a point where ann (seat 0) is due to move, appends his own
     signed claim of the game and the result it gives, and writes that as his copy."""
@@ -284,7 +290,10 @@ def test_a_cut_transcript_with_its_owners_claim_verifies_only_as_unwitnessed_and
     cut, replica = _cut_and_claim(table, tmp_path, "cut.dtt")
     verdict = verify(tmp_path / "cut.dtt")
     assert verdict.line() == (f"valid: trice, {replica.moves} moves, "
-                              "result: bob wins (ann in default — unwitnessed claim by bob)")  # names: issue 34
+                              "result: bob wins (ann in default — unwitnessed claim by bob)"  # names: issue 34
+                              # the claim is bob's alone, and ann signed nothing after it (PROTOCOL.md §5.13)
+                              f"; end not confirmed: the last {_entries(replica)} signed only by bob "
+                              "(not confirmed by ann, out of the game)")
     assert main(["verify", str(tmp_path / "honest.dtt"), str(tmp_path / "cut.dtt")]) == 1
     last = capsys.readouterr().out.splitlines()[-1]
     next_frame = wire.decode(table.host.log[cut].frame)
@@ -304,7 +313,9 @@ def test_a_cut_tricolor_transcript_with_its_owners_claim_says_its_card_audit_was
     assert verdict.valid and verdict.result == "seat 1 wins (seat 0 in default — unwitnessed claim by seat 1)"
     assert verdict.unopened >= 1 and verdict.line().endswith(
         f"; card audit not done: {verdict.unopened} deck{'s' if verdict.unopened > 1 else ''} never opened "
-        "(the game ended by a claim)"), verdict.line()
+        f"(the game ended by a claim); end not confirmed: the last {_entries(replica)} signed only by bob "
+        "(not confirmed by ann, out of the game)"), \
+        verdict.line()
     honest = verify(tmp_path / "honest.dtt")
     assert honest.valid and "card audit not done" not in honest.line() and honest.deals >= 1
     assert main(["verify", str(tmp_path / "honest.dtt"), str(tmp_path / "cut.dtt")]) == 1
@@ -359,4 +370,4 @@ def test_a_withholding_seat_is_out_by_a_co_signed_claim_and_the_die_is_the_docum
     basis = f"claim by {names[claim.seat]}, witnessed by {names[claim.witnesses[0]]}"
     for s in (0, 1, 2):
         verdict = verify(tmp_path / f"t{s}.dtt")
-        assert verdict.valid and verdict.line().endswith(f"; cy in default ({basis}), the game went on without")
+        assert verdict.valid and f"; cy in default ({basis}), the game went on without; " in verdict.line()

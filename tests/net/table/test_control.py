@@ -56,6 +56,25 @@ def test_a_tagged_packet_opens_once_and_only_as_sent():
     assert link.refused == 10
 
 
+def test_a_packet_for_every_seat_is_packed_once_and_opens_only_for_its_own_seat():
+    """`Orderer.tell_all`: one packing of `[op, body]` for all, a tag and counter per seat's hello."""
+    from types import SimpleNamespace
+
+    from dicetable.net.table.orderer import Orderer
+
+    host = Profile.generate("ann")
+    (bob_tagger, bob, _), (cy_tagger, cy, _) = pair(host), pair(host)
+    sent = []
+    orderer = Orderer.__new__(Orderer)  # its packets only: links and a socket that keeps what is sent
+    orderer.links, orderer._shared = {b"bob": bob_tagger, b"cy": cy_tagger}, None
+    orderer.socket = SimpleNamespace(send=lambda peer, op, body: sent.append((peer, op, body)))
+    Orderer.tell_all(orderer, [b"bob", b"cy"], "entries", {"start": 3, "frames": [b"f"]})
+    (_, op, to_bob), (_, _, to_cy) = sent
+    assert op == "tagged" and to_bob["packet"] is to_cy["packet"]  # the same bytes, packed once
+    assert bob.open(to_cy) is None and cy.open(to_bob) is None  # another seat's tag opens nothing
+    assert bob.open(to_bob) == cy.open(to_cy) == ("entries", {"start": 3, "frames": [b"f"]})
+
+
 def test_a_relay_invite_names_the_owner_key_and_a_direct_one_the_curve_key():
     """The joiner's idea of the host's box key is the one the host tags with, on both paths, and the
     relay's own key (what a relay invite's host key is) opens nothing."""

@@ -137,7 +137,7 @@ def test_a_free_room_lets_any_seat_roll_and_queues_rolls_behind_the_one_being_de
     assert state.actor == CHANCE and state.chance().label == "seat 2 rolls 3d6"
     chance = state.chance()
     state = state.apply_as(0, Move("roll", ("d20",))).apply_as(1, Move("roll", ("2d4",)))
-    assert state.chance() == chance and state.queue == ((0, "1d20"), (1, "2d4"))  # decided in log order
+    assert state.chance() == chance and state.queue == ((0, "1d20", ""), (1, "2d4", ""))  # decided in log order
     assert ROOM.load(state.to_data()) == state
     state = state.resolve(Outcome((0, 1, 2)))
     assert state.last.seat == 2 and state.last.faces == (1, 2, 3) and state.chance().label == "seat 0 rolls 1d20"
@@ -311,3 +311,41 @@ def test_roll_json_for_scripts_gives_each_roll_its_dice_and_its_checkable_line(t
     for roll in room["rolls"]:
         checked = dicetable("verify", room["transcript"], "--roll", roll["line"])
         assert checked.returncode == 0 and checked.stdout.startswith("roll confirmed: "), checked.stdout + checked.stderr
+
+
+def test_roll_secret_among_three_processes_is_sealed_in_the_log_opened_at_the_close_and_checked_by_all(tmp_path):
+    """issue 33: `dicetable roll EXPR --secret`: the joiner's roll goes in sealed (its expression and
+    commitment signed before the reveals), the host's close waits for its opening, and every seat's
+    copy holds the same opening that its replica checked; verify counts it as secret."""
+    import json
+
+    from dicetable.net.chance import secret_roll
+    from dicetable.net.log import wire
+
+    def roll(who: str, *args: str) -> subprocess.Popen:
+        return spawn(tmp_path, who, "roll", *args, "--name", who)
+
+    host = roll("gm", "d6", "--host", "--seats", "3", "--port", "0", "--bind", "127.0.0.1")
+    invite = read_invite(host)
+    joiners = [roll("bob", "1d20+5 [stealth]", "--join", invite, "--secret", "--json"), roll("cy", "--join", invite)]
+    outputs = []
+    for process in (*joiners, host):
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        outputs.append((out, err))
+    rolls = json.loads(outputs[0][0])["rolls"]
+    bobs = next(r for r in rolls if r["name"] == "bob")
+    assert bobs["secret"] and not bobs["sealed"] and bobs["expr"] == "1d20+5 [stealth]"
+    assert "bob rolls 1d20+5 [stealth] secretly: stealth: " in bobs["line"]
+    path = next(l for l in outputs[2][0].splitlines() if l.startswith("transcript: "))[len("transcript: "):]
+    frames = [wire.decode(f) for f in read(path).frames]
+    move = next(i for i, e in enumerate(frames) if e.kind == "move" and e.body["move"][0] == "secret")
+    opening = next(i for i, e in enumerate(frames) if e.kind == "unveil")
+    first_reveal = next(i for i, e in enumerate(frames) if e.kind == "reveal" and i > move)
+    close = next(i for i, e in enumerate(frames) if e.kind == "move" and e.body["move"][0] == "close")
+    assert move < first_reveal < close < opening  # sealed before the reveals, opened as the room closed
+    commit = frames[move].body["move"][2]
+    assert secret_roll.commitment(frames[0].table, frames[move].seat, frames[opening].body["secret"]).hex() == commit
+    verdicts = [verify(next(l for l in out.splitlines() if l.startswith("transcript: "))[len("transcript: "):])
+                for out, _ in outputs[1:]]
+    assert all(v.valid and ", 1 secret" in v.line() and "never opened" not in v.line() for v in verdicts), verdicts

@@ -21,7 +21,8 @@ def test_chunks_keep_order_and_size_and_put_a_large_frame_alone():
 
 def test_a_batch_of_large_frames_goes_out_in_packets_a_joiner_takes():
     told = []
-    orderer = SimpleNamespace(socket=object(), routes=[b"bob", b"cy"], tell=lambda peer, op, body: told.append((peer, body)),
+    orderer = SimpleNamespace(socket=object(), routes=[b"bob", b"cy"],
+                              tell_all=lambda peers, op, body: told.extend((peer, body) for peer in peers),
                               own=SimpleNamespace(transcript=SimpleNamespace(sync_soon=lambda: None)))
     outbox = Outbox(orderer)
     frames = [bytes([i]) * 200_000 for i in range(3)]  # three deal-sized frames accepted in one turn

@@ -15,7 +15,7 @@ from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
-from net_helpers import FAST, in_thread
+from net_helpers import FAST, in_thread, stop_all, wait_until
 
 GAME = registry.get("dicebreaker")
 
@@ -135,3 +135,65 @@ def test_a_roll_in_full_dice_notation_takes_one_frame_from_the_joiner_its_reveal
         assert event.chance.ranges == expr.ranges and event.outcome == outcomes.draw(event.chance, event.seed)
         assert roll.faces == expr.faces(event.outcome.values)
     assert peer.replica.state.rolls == made
+
+
+# -- a sealed step: the last seat to seal sends its opening in the same packet --------------------------
+class Packets(HostSession):
+    """A host that notes the kinds of the frames each `submit` packet from the joiner carried."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.submits: list[list[str]] = []
+
+    def handle_packet(self, peer, seat, op, body, now):
+        from dicetable.net.log import wire
+        from dicetable.net.table.orderer import submitted
+
+        if op == "submit" and submitted(body) is not None:
+            self.submits.append([wire.decode(frame).kind for frame in submitted(body)])
+        super().handle_packet(peer, seat, op, body, now)
+
+
+def test_the_last_seat_to_seal_opens_its_answer_in_the_same_packet(tmp_path):
+    # The host seals the moment a sealed step opens (its own turn's loop), so the joiner seals last:
+    # its opening rides with its seal, a sealed step costs it one round trip, and the log takes both.
+    host = Packets(Profile.generate("host"), "dicebreaker", 2, {}, timing=FAST, transcript=tmp_path / "h.dtt", games=3)
+    host.chooser = bot_chooser(GAME, "greedy", 1)
+    invite = host.open()
+    thread = in_thread(host)
+    peer = PeerSession(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "p.dtt", games=3)
+    peer.connect()
+    peer.chooser = bot_chooser(GAME, "greedy", 2)
+    assert peer.run() is not None
+    thread.join(10)
+    sealing = [kinds for kinds in host.submits if "seal" in kinds]
+    assert len(sealing) >= 3  # three games of Latent Dice claims
+    assert all(kinds == ["seal", "unseal"] for kinds in sealing), sealing
+    assert not [kinds for kinds in host.submits if kinds == ["unseal"]]  # no opening sent on its own
+    unseals = [r for r in host.replica.log if r.kind == "unseal" and r.seat == 1]
+    assert len(unseals) == len(sealing) and peer.replica.log[-1].frame == host.replica.log[-1].frame
+
+
+def test_a_loop_turn_of_many_frames_reaches_the_log_whole_in_packets_the_host_takes(tmp_path):
+    # 40 chats queued before one loop turn: more frames than one `submit` carries (MAX_SUBMITTED).
+    from dicetable.net.table.orderer import MAX_SUBMITTED
+
+    host = Packets(Profile.generate("host"), "diceroom", 2, {"expr": "d6", "rolls": 0}, timing=FAST,
+                   transcript=tmp_path / "h.dtt")
+    invite = host.open()
+    thread = in_thread(host)
+    peer = PeerSession(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "p.dtt")
+    peer.connect()
+    try:
+        wait_until(lambda: peer.replica.phase == "playing" or (peer.step(0.01) and False), what="the room open")
+        for n in range(40):
+            peer.chat(f"message {n}")
+        peer.step(0.01)
+        wait_until(lambda: sum(r.kind == "chat" for r in host.replica.log) == 40 or (peer.step(0.01) and False),
+                   what="every chat in the host's log")
+    finally:
+        stop_all(host, peer)
+        thread.join(10)
+    assert [r.envelope.body["text"] for r in host.replica.log if r.kind == "chat"] == [f"message {n}" for n in range(40)]
+    chats = [kinds for kinds in host.submits if "chat" in kinds]
+    assert len(chats) == 3 and all(len(kinds) <= MAX_SUBMITTED for kinds in chats)  # 16 + 16 + 8

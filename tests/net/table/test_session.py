@@ -23,7 +23,7 @@ from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.log.transcript import read
 from dicetable.net.log.verify import verify
-from net_helpers import FAST, LATE, assert_verifies, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, in_thread, last_line, read_invite, spawn, wait_until
+from net_helpers import FAST, LATE, assert_verifies, before_receipts, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, in_thread, last_line, read_invite, spawn, wait_until
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -285,7 +285,7 @@ def test_a_withheld_reveal_puts_the_seat_in_default_and_the_claim_verifies(tmp_p
     claimable = [e for e in events if isinstance(e, Claimable)]
     assert claimable and claimable[0].seat == 1 and f"did not reveal within {timing.reveal_deadline:g} s" in claimable[0].why
     logs = assert_verifies(tmp_path / "host.dtt", tmp_path / "staller.dtt")
-    claim = wire.decode(logs[0][-1])
+    claim = wire.decode(before_receipts(logs[0])[-1])
     assert claim.kind == "claim" and claim.seat == 0 and claim.body["against"] == 1
     # Two seats: nobody else could witness it, and the verdict says so (FAIRNESS.md §5).
     assert verify(tmp_path / "host.dtt").result == "seat 0 wins (seat 1 in default — unwitnessed claim by seat 0)"
@@ -357,7 +357,7 @@ def test_a_seat_past_its_turn_deadline_is_claimed_against_by_the_joiner():
     assert joiner.timing.turn_deadline == 0.4
     assert result.winners == (1,) and result.reason == "seat 0 in default"
     assert time.monotonic() - start >= 0.4
-    claim = wire.decode(joiner.replica.log[-1].frame)
+    claim = wire.decode(before_receipts([r.frame for r in joiner.replica.log])[-1])
     assert claim.kind == "claim" and claim.seat == 1 and "did not move within 0.4 s" in claim.body["reason"]
     assert_verifies(host.transcript_path, joiner.transcript_path)
 

@@ -1,0 +1,116 @@
+"""Answers the orderer cannot hide (FAIRNESS.md §3c, PROTOCOL.md §10.10), over real sockets on
+127.0.0.1: issue 32's attack — in a 3-seat dice room the host drops seat 1's reveal (whoever carries
+it) and seat 1's disputes, and claims seat 1 in default once the deadline has passed by every clock.
+Seat 1 sent its reveal boxed to every seat too; seat 2 holds it, so it never witnesses the claim (which
+then never takes effect), carries the reveal to the log itself, and keeps it as evidence; the victim's
+own copy keeps its reveal and its dispute, and `verify` (alone, and beside the host's copy) shows them."""
+
+from __future__ import annotations
+
+import time
+
+from dicetable.core import registry
+from dicetable.net.identity import Profile
+from dicetable.net.log import wire
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import verify
+from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.defaults import Defaults
+from dicetable.net.table.host import HostSession
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.seat import Seat
+from dicetable.net.table.session import bot_chooser
+from dicetable.tui.cli import main
+
+from net_helpers import in_thread, stop_all, wait_until
+
+ROOM = registry.get("diceroom")
+# Reveal deadline 1 s: every seat's clock finds seat 1 late soon; the rest as FAST.
+TIMING = Timing(heartbeat=0.1, drop_after=3.0, grace=30.0, reveal_deadline=1.0, connect_timeout=3.0)
+
+
+class DroppingHost(HostSession):
+    """A host that drops every reveal and dispute of seat 1, whoever brings it: its own clock then finds
+    seat 1 in default and claims. It relays the boxes between the other seats as it must relay every
+    box: it cannot read them or tell them apart."""
+
+    victim = 1
+
+    def open(self) -> str:
+        self.dropped: list[bytes] = []
+        return super().open()
+
+    def order(self, frame: bytes, origin: bytes | None) -> None:
+        env = wire.decode(frame)
+        if env.seat == self.victim and env.kind in ("reveal", "dispute"):
+            self.dropped.append(frame)
+            return
+        super().order(frame, origin)
+
+
+class Watching(Defaults):
+    """An honest seat's clocks and claims, counting its passes (the test waits for one after its clock
+    agrees that seat 1 is late: the pass where it would have witnessed)."""
+
+    passes = 0
+
+    def watch_deadlines(self, now: float) -> None:
+        super().watch_deadlines(now)
+        self.passes += 1
+
+
+class WatchingSeat(Seat):
+    defaults_type = Watching
+
+
+class WatchedPeer(PeerSession):
+    seat_type = WatchingSeat
+
+
+def test_a_host_dropping_a_seats_reveal_and_disputes_gets_no_witness_and_the_victim_keeps_its_evidence(tmp_path, capsys):
+    host = DroppingHost(Profile.generate("Ann"), "diceroom", 3, {"rolls": 1}, timing=TIMING,
+                        chooser=bot_chooser(ROOM, "roller"), transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    in_thread(host)
+    victim = PeerSession(Profile.generate("Bob"), invite, timing=TIMING, chooser=bot_chooser(ROOM, "roller"),
+                         transcript=tmp_path / "bob.dtt")
+    victim.connect()  # seats in order: Bob is seat 1
+    third = WatchedPeer(Profile.generate("Cy"), invite, timing=TIMING, chooser=bot_chooser(ROOM, "roller"),
+                        transcript=tmp_path / "cy.dtt")
+    third.connect()
+    in_thread(victim)
+    in_thread(third)
+    try:
+        wait_until(lambda: host.replica.pending_claim(1) is not None, 20, "the host's claim against seat 1")
+        claim = host.replica.pending_claim(1)
+        assert claim.seat == 0 and host.replica.needed(1) == 2  # one witness away from taking seat 1 out
+        # Seat 2's own clock agrees seat 1 is late (its log never got the reveal) ...
+        wait_until(lambda: third.own.defaults.default_reason(1, time.monotonic()), 10,
+                   "seat 2's clock to find seat 1 late")
+        passes = third.own.defaults.passes
+        wait_until(lambda: third.own.defaults.passes > passes + 2, 5, "seat 2's next passes over its clocks")
+        wait_until(lambda: victim.own.defaults._disputed and len(host.dropped) >= 3, 10,
+                   "the victim's dispute, and seat 2 carrying the victim's reveal, both dropped")
+        # ... but it holds seat 1's reveal, boxed to it by seat 1: it never co-signs, the claim changes nothing.
+        for replica in (host.replica, third.replica, victim.replica):
+            assert not [r for r in replica.log if r.kind == "witness"]
+            assert replica.pending_claim(1) is not None and replica.out == frozenset() and replica.result is None
+        assert third.own.held.answer(1) is not None
+        kinds = sorted({wire.decode(f).kind for f in host.dropped})
+        assert kinds == ["dispute", "reveal"]  # the victim's reveal (also as seat 2 carried it) and its dispute
+    finally:
+        stop_all(host, victim, third)
+    # The victim's copy keeps its own reveal and its dispute; seat 2's keeps the reveal it held.
+    mine = {wire.decode(f).kind for f, _ in read(tmp_path / "bob.dtt").evidence}
+    assert mine == {"reveal", "dispute"}
+    held = [wire.decode(f) for f, _ in read(tmp_path / "cy.dtt").evidence]
+    assert [(e.kind, e.seat) for e in held] == [("reveal", 1)]
+    k = held[0].body["k"]
+    line = verify(tmp_path / "bob.dtt").line()
+    assert line.startswith("invalid: the game is unfinished") and line.endswith(
+        f"; kept aside, never in this log: Bob's reveal for event {k}, Bob's dispute of the claim at entry {claim.index + 1}"), line
+    assert verify(tmp_path / "cy.dtt").line().endswith(f"; kept aside, never in this log: Bob's reveal for event {k}")
+    # Beside the host's copy: the same log, and the victim's evidence in its line.
+    main(["verify", str(tmp_path / "ann.dtt"), str(tmp_path / "bob.dtt")])
+    out = capsys.readouterr().out
+    assert f"Bob's reveal for event {k}, Bob's dispute of the claim at entry {claim.index + 1}" in out, out
