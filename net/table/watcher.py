@@ -96,8 +96,14 @@ class WatchSession:
 
     @property
     def finished(self) -> bool:
-        """The game is over and every deck opened and checked, and this copy holds all the orderer said it has."""
-        return self.replica.result is not None and self.replica.settled and len(self.replica.log) >= self.host_length
+        """The game is over, every deck opened and checked and every seat's end receipt in (PROTOCOL.md §5.13),
+        and this copy holds all the orderer said it has."""
+        replica = self.replica
+        return (self._ended() and len(replica.log) >= self.host_length
+                and not any(replica.receipt_owed(s) for s in range(replica.seat_count)))  # every seat confirmed the end
+
+    def _ended(self) -> bool:
+        return self.replica.result is not None and self.replica.settled
 
     # -- connecting ------------------------------------------------------------------------------
     def connect(self) -> None:
@@ -165,8 +171,8 @@ class WatchSession:
             self.welcomed = True
         elif op == "full":
             self.close()
-            if self.finished:
-                return  # the table closed after its end: this copy holds it all
+            if self._ended():
+                return  # the table closed after its end (a seat that left may owe its receipt: verify says so)
             raise SessionError(f"the host does not let us watch: {str(body.get('reason', 'no reason given'))[:300]}")
         elif op == "entries" and type(body.get("start")) is int and type(body.get("frames")) is list:
             self.take(body["start"], body["frames"])

@@ -82,6 +82,6 @@ async def test_the_host_in_the_app_is_told_who_watches_its_table(tmp_path):
             watcher.connect()  # the game is known from the log's opening: a table still waiting for players
             in_thread(watcher)
             await wait_until((pilot,), lambda: any("1 watching: wendy (" in str(n.message) for n in app._notifications))
-            watcher.stop()
+            stop_all(watcher)  # before the table closes under it
         finally:
             close_tables(app)
