@@ -1,6 +1,6 @@
 """The lobby of a dicetable served over SSH (`dicetable serve-ssh`): who is connected now and their
 open tables; i invites the person under the cursor (one key), a accepts an invitation, Enter sits
-down at someone's open table, p plays whoever is waiting for the chosen game (tui/screens/queue_screen.py),
+down at someone's open table, w watches it without a seat (net/table/watcher.py, as Join's Watch does), p plays whoever is waiting for the chosen game (tui/screens/queue_screen.py),
 c resumes a game left unfinished (a dropped connection lands here, so the lobby says so). The tables are ordinary network tables on the server's 127.0.0.1 (transcripts,
 fairness panel, verify), opened and joined through the usual waiting room.
 
@@ -152,15 +152,16 @@ class Served:
         self.app.open_waiting_room(table)
         return f"Inviting {person.name} to {registry.get(self.game).title}…"
 
-    def join(self, invite: str) -> str:
+    def join(self, invite: str, watch: bool = False) -> str:
+        """Sit down at the table of `invite`, or (`watch`) follow it without a seat."""
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.opening import join_table
+        from dicetable.tui.tables.opening import join_table, watch_table
 
         profile = self.app.profile()
         if profile is None:
             return "Choose your name first."
         try:
-            table = join_table(profile, invite)
+            table = (watch_table if watch else join_table)(profile, invite)
         except SessionError as error:
             return str(error)
         self.app.open_waiting_room(table)
@@ -181,7 +182,8 @@ class LobbyScreen(Screen):
         Binding("i", "invite", "invite"),
         Binding("a", "accept", "accept"),
         Binding("n", "decline", "decline", show=False),  # the invitation's line says it, as #lobby-game says g
-        Binding("enter", "sit_down", "join table", priority=True),
+        Binding("enter", "sit_down", "join", priority=True),
+        Binding("w", "watch", "watch"),
         Binding("p", "play_whoever", "play anyone"),
         Binding("g", "next_game", "game", show=False),
         Binding("c", "resume", "resume"),
@@ -257,7 +259,7 @@ class LobbyScreen(Screen):
         elif not people:
             text = "Nobody else is connected right now. Others who log in appear here."
         else:
-            text = "i invites the person under the cursor; Enter sits down at their open table."
+            text = "i invites the person under the cursor; Enter sits down at their open table, w watches it."
         self.query_one("#lobby-invitations", Static).update(text)
 
     def _show_game(self) -> None:
@@ -284,6 +286,13 @@ class LobbyScreen(Screen):
             self._note("Their table is not open: i invites them to one of yours.")
             return
         self._note(self.served.join(person.table.invite))
+
+    def action_watch(self) -> None:
+        person = self._person()
+        if person is None or person.table is None:
+            self._note("No open table to watch here: w watches the table of the person under the cursor.")
+            return
+        self._note(self.served.join(person.table.invite, watch=True))
 
     def action_accept(self) -> None:
         if not self.invitations:
