@@ -17,6 +17,7 @@ from dicetable.net.table.session import bot_chooser
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.net_screens import JoinScreen
 from dicetable.tui.screens.trice_screen import TriceScreen
+from dicetable.tui.widgets.seats import SeatsPanel
 from net_helpers import FAST, in_thread, stop_all
 from net_helpers import wait_until as wait_here
 from test_tui_same_machine import close_tables
@@ -82,6 +83,109 @@ async def test_the_host_in_the_app_is_told_who_watches_its_table(tmp_path):
             watcher.connect()  # the game is known from the log's opening: a table still waiting for players
             in_thread(watcher)
             await wait_until((pilot,), lambda: any("1 watching: wendy (" in str(n.message) for n in app._notifications))
+            # ... and its seats panel says it for as long as they watch, under the seats
+            panel = app.screen.query_one(SeatsPanel)
+            await wait_until((pilot,), lambda: str(panel.render()).splitlines()[-1].startswith("1 watching: wendy ("))
+            assert str(panel.render()).splitlines()[0] == f"  {app.profile().name} (you)"  # the seats first, whole
             stop_all(watcher)  # before the table closes under it
         finally:
             close_tables(app)
+
+
+def bots_table(tmp_path, lan: bool = False, think: float = 0.3):
+    """A TRICE table hosted on 127.0.0.1 by a bot seat (ann), open and in its thread (`lan`: announced in
+    this machine's lobby, as the app's host form does), and bob's bot seat to join it when the test says:
+    (host, invite, bob, events the host heard, its announcer or None)."""
+    from dicetable.tui.tables.opening import Where, announce
+
+    trice, events = registry.get("trice"), []
+    host = HostSession(Profile.generate("ann"), "trice", 2, timing=FAST, chooser=bot_chooser(trice, "random", 1),
+                       think=think, on_event=events.append, transcript=tmp_path / "ann.dtt")
+    announcer = announce(host, Where(bind="127.0.0.1", lan=True)) if lan else None
+    invite = host.open()
+    in_thread(host)
+    bob = PeerSession(Profile.generate("bob"), invite, timing=FAST, chooser=bot_chooser(trice, "random", 2), think=think,
+                      transcript=tmp_path / "bob.dtt")
+    return host, invite, bob, events, announcer
+
+
+async def follow_to_the_end(pilot, app, host, bob, events, tmp_path) -> None:
+    """The watcher's table (waiting for its players) follows the game bob's seat starts: its game screen
+    shows the play without a seat, to the end, and its transcript verifies as ann's does."""
+    def watched():  # the game's screen, under the game-over dialog once the game ends
+        return next((s for s in app.screen_stack if isinstance(s, TriceScreen)), None)
+
+    wait_here(lambda: any(isinstance(e, Watching) and e.count == 1 for e in events), 30, "the watcher seen")
+    in_thread(bob)
+    await wait_until((pilot,), lambda: watched() is not None and watched().view is not None
+                     and watched().view.state is not None and len(watched().view.log) > 4)
+    view = watched().view
+    assert view.local_seats == frozenset() and [s.name for s in view.seats][:2] == ["ann", "bob"]
+    table = watched().controller
+    assert table.role == "watch"
+    await wait_until((pilot,), lambda: table.session.finished)
+    assert table.session.replica.result == host.replica.result or host.replica.result is None
+    path = table.session.transcript_path
+    close_tables(app)
+    wait_here(lambda: host.finished, 30, "the game's end")
+    verdict = verify(path)
+    assert verdict.valid and verdict.line() == verify(tmp_path / "ann.dtt").line()
+
+
+async def test_w_in_the_served_lobby_watches_an_open_table_and_follows_its_game(tmp_path, monkeypatch):
+    """A table announced in the served lobby (its host's presence, as tui/screens/lobby_screen.py writes
+    it): w on its row opens it without a seat, the same way as Join's Watch."""
+    import subprocess
+    import sys
+
+    from dicetable.tui.screens.lobby_screen import LobbyScreen
+    from dicetable.tui.tables.lobby import SERVED_ENV, Lobby, OpenTable
+
+    monkeypatch.setenv(SERVED_ENV, str(tmp_path / "served-lobby"))
+    host, invite, bob, events, _ = bots_table(tmp_path)
+    hosting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # the host's app, shown while it runs
+    app = DiceTableApp(profile_dir=tmp_path / "wendy")
+    try:
+        Lobby(tmp_path / "served-lobby", str(hosting.pid)).announce(
+            "ann", host.profile.fingerprint, "waiting for players: TRICE", OpenTable("trice", "TRICE", invite, 1))
+        async with app.run_test(size=(80, 24)) as pilot:
+            try:
+                await wait_until((pilot,), lambda: isinstance(app.screen, LobbyScreen) and app.screen.people
+                                 and app.screen.people[0].table is not None)
+                said = " ".join(str(app.screen.query_one("#lobby-invitations").render()).split())
+                assert said.endswith("Enter sits down at their open table, w watches it.")
+                await pilot.press("w")
+                await follow_to_the_end(pilot, app, host, bob, events, tmp_path)
+            finally:
+                close_tables(app)
+    finally:
+        hosting.kill()
+        hosting.wait()
+        stop_all(host, bob)
+
+
+async def test_w_on_the_lan_list_watches_a_table_announced_on_this_machine(tmp_path):
+    """A table announced in this machine's lobby (net/reach/same_machine.py): w on its row in the LAN
+    list watches it, the host's opening checked against its announcement as for a seat."""
+    from textual.widgets import DataTable
+
+    from dicetable.net.reach import same_machine
+    from dicetable.tui.screens.lan_screen import LanScreen
+
+    host, invite, bob, events, announcer = bots_table(tmp_path, lan=True)
+    app = DiceTableApp(profile_dir=tmp_path / "wendy")
+    try:
+        assert announcer is not None
+        wait_here(lambda: list(same_machine.lobby_dir().glob("*.table")), 30, "the table announced on this machine")
+        async with app.run_test(size=(80, 24)) as pilot:
+            try:
+                app.push_screen(LanScreen(browse=False, machine=True))  # no mDNS in a test: this machine's lobby
+                await wait_until((pilot,), lambda: isinstance(app.screen, LanScreen) and app.screen.query(DataTable)
+                                 and app.screen.query_one(DataTable).row_count == 1)
+                await pilot.press("w")
+                await follow_to_the_end(pilot, app, host, bob, events, tmp_path)
+            finally:
+                close_tables(app)
+    finally:
+        announcer.close()
+        stop_all(host, bob)
