@@ -5,7 +5,7 @@ watches; the watcher's transcript verifies."""
 import functools
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import DataTable, Input
 
 from dicetable.core import registry
 from dicetable.net.identity import Profile
@@ -109,14 +109,16 @@ def bots_table(tmp_path, lan: bool = False, think: float = 0.3):
     return host, invite, bob, events, announcer
 
 
-async def follow_to_the_end(pilot, app, host, bob, events, tmp_path) -> None:
-    """The watcher's table (waiting for its players) follows the game bob's seat starts: its game screen
-    shows the play without a seat, to the end, and its transcript verifies as ann's does."""
+async def follow_to_the_end(pilot, app, host, bob, events, tmp_path, start: bool = True) -> None:
+    """The watcher's table follows the game (`start`: the game bob's seat starts once the host sees the
+    watcher; else the game under way): its game screen shows the play without a seat, to the end, and
+    its transcript verifies as ann's does."""
     def watched():  # the game's screen, under the game-over dialog once the game ends
         return next((s for s in app.screen_stack if isinstance(s, TriceScreen)), None)
 
     wait_here(lambda: any(isinstance(e, Watching) and e.count == 1 for e in events), 30, "the watcher seen")
-    in_thread(bob)
+    if start:
+        in_thread(bob)
     await wait_until((pilot,), lambda: watched() is not None and watched().view is not None
                      and watched().view.state is not None and len(watched().view.log) > 4)
     view = watched().view
@@ -132,9 +134,10 @@ async def follow_to_the_end(pilot, app, host, bob, events, tmp_path) -> None:
     assert verdict.valid and verdict.line() == verify(tmp_path / "ann.dtt").line()
 
 
-async def test_w_in_the_served_lobby_watches_an_open_table_and_follows_its_game(tmp_path, monkeypatch):
-    """A table announced in the served lobby (its host's presence, as tui/screens/lobby_screen.py writes
-    it): w on its row opens it without a seat, the same way as Join's Watch."""
+async def test_w_in_the_served_lobby_watches_a_game_under_way_and_follows_it(tmp_path, monkeypatch):
+    """A game under way announced in the served lobby (its host's presence, as tui/screens/lobby_screen.py
+    writes it: no free seat): Enter says there is no seat, w opens it without one, the same way as
+    Join's Watch, caught up mid-game."""
     import subprocess
     import sys
 
@@ -146,16 +149,22 @@ async def test_w_in_the_served_lobby_watches_an_open_table_and_follows_its_game(
     hosting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # the host's app, shown while it runs
     app = DiceTableApp(profile_dir=tmp_path / "wendy")
     try:
+        in_thread(bob)
+        wait_here(lambda: host.replica.phase == "playing" and len(host.replica.log) > 8, 30, "the game under way")
         Lobby(tmp_path / "served-lobby", str(hosting.pid)).announce(
-            "ann", host.profile.fingerprint, "waiting for players: TRICE", OpenTable("trice", "TRICE", invite, 1))
+            "ann", host.profile.fingerprint, "playing TRICE", OpenTable("trice", "TRICE", invite, 0))
         async with app.run_test(size=(80, 24)) as pilot:
             try:
                 await wait_until((pilot,), lambda: isinstance(app.screen, LobbyScreen) and app.screen.people
                                  and app.screen.people[0].table is not None)
                 said = " ".join(str(app.screen.query_one("#lobby-invitations").render()).split())
                 assert said.endswith("Enter sits down at their open table, w watches it.")
+                assert str(app.screen.query_one(DataTable).get_row_at(0)[3]) == "TRICE, under way"
+                await pilot.press("enter")
+                assert isinstance(app.screen, LobbyScreen)
+                assert str(app.screen.query_one("#lobby-note").render()) == "Their table has no free seat: w watches its game."
                 await pilot.press("w")
-                await follow_to_the_end(pilot, app, host, bob, events, tmp_path)
+                await follow_to_the_end(pilot, app, host, bob, events, tmp_path, start=False)
             finally:
                 close_tables(app)
     finally:
@@ -167,8 +176,6 @@ async def test_w_in_the_served_lobby_watches_an_open_table_and_follows_its_game(
 async def test_w_on_the_lan_list_watches_a_table_announced_on_this_machine(tmp_path):
     """A table announced in this machine's lobby (net/reach/same_machine.py): w on its row in the LAN
     list watches it, the host's opening checked against its announcement as for a seat."""
-    from textual.widgets import DataTable
-
     from dicetable.net.reach import same_machine
     from dicetable.tui.screens.lan_screen import LanScreen
 
@@ -189,3 +196,36 @@ async def test_w_on_the_lan_list_watches_a_table_announced_on_this_machine(tmp_p
     finally:
         announcer.close()
         stop_all(host, bob)
+
+
+async def test_a_served_host_lists_its_game_under_way_for_others_to_watch(tmp_path, monkeypatch):
+    """The served app's presence (tui/screens/lobby_screen.py `Served.open_table`): its hosted table
+    with free seats while it waits, then, once the game is under way, the same invite with no free seat
+    (what the lobby's w watches); gone when the table is left."""
+    from dicetable.tui.screens.lobby_screen import LobbyScreen
+    from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
+    from dicetable.tui.tables.lobby import SERVED_ENV, Lobby, OpenTable
+    from test_tui_same_machine import host_with
+
+    monkeypatch.setenv(SERVED_ENV, str(tmp_path / "served-lobby"))
+    others = Lobby(tmp_path / "served-lobby", "someone else")  # how another app in the lobby reads it
+    table_shown = lambda: next((p.table for p in others.present()), None)
+    app, bob = DiceTableApp(profile_dir=tmp_path / "ann"), None
+    async with app.run_test(size=(80, 24)) as pilot:
+        try:
+            await wait_until((pilot,), lambda: isinstance(app.screen, LobbyScreen))
+            await pilot.press("escape")  # home
+            await host_with(pilot, app)
+            await wait_until((pilot,), lambda: isinstance(app.screen, WaitingRoomScreen) and app.screen.table.invite)
+            invite = app.screen.table.invite
+            await wait_until((pilot,), lambda: table_shown() == OpenTable("trice", "TRICE", invite, 1))
+            bob = PeerSession(Profile.generate("bob"), invite, timing=FAST,
+                              chooser=bot_chooser(registry.get("trice"), "random", 2), think=0.3)
+            in_thread(bob)
+            await wait_until((pilot,), lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None
+                             and app.screen.view.state is not None)
+            await wait_until((pilot,), lambda: table_shown() == OpenTable("trice", "TRICE", invite, 0))
+        finally:
+            close_tables(app)
+            if bob is not None:
+                stop_all(bob)
