@@ -30,6 +30,7 @@ COMMANDS = {
     "play": "dicetable.tui.commands.play",
     "verify": "dicetable.tui.commands.verify",
     "replay": "dicetable.tui.commands.replay",
+    "watch": "dicetable.tui.commands.watch",
     "host": "dicetable.tui.commands.host",
     "join": "dicetable.tui.commands.join",
     "roll": "dicetable.tui.commands.roll",

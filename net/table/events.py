@@ -225,9 +225,18 @@ class DealVerified:
     assignment: str
 
 
+@dataclass(frozen=True)
+class Watching:
+    """Who watches the table without a seat (net/table/watching.py): how many, and the first few by name."""
+
+    count: int
+    names: tuple[str, ...]
+
+
 NetEvent = (Invited | CodeOffered | CodeGone | TranscriptOpened | SeatHeld | SeatReleased | Joined | Started | Chat
             | Recorded | YourTurn | Ended | Defaulted | RematchAnswered | RematchGone | Refused | Fault | ClaimDisputed
-            | Claimable | Dropped | Returned | Lingering | Ordering | Cut | Failed | CardDealt | DealVerified)
+            | Claimable | Dropped | Returned | Lingering | Ordering | Cut | Failed | CardDealt | DealVerified
+            | Watching)
 
 
 def code_event(kind: str, text: str) -> CodeOffered | Failed:

@@ -48,6 +48,7 @@ from dicetable.net.identity import fingerprint
 from dicetable.net.reach.transport import BadPacket, HostUnreachable, PeerSocket, TransportError, pack, unpack
 from dicetable.core.phrase import Phrase, phrase
 from dicetable.net.table.events import Dropped, Failed, Ordering, Refused, Returned
+from dicetable.net.table.watching import told_watching
 
 
 class OrdererPresence:
@@ -291,6 +292,10 @@ class PeerSession(TableSession):
             named = deputies.read(body, self.replica.table)
             if named is not None and named[0] == self.invite.owner:
                 self.listing = body  # its keys are checked against the log's seats when shown (succession.take_over)
+        elif op == "watchers":  # who watches without a seat (net/table/watching.py)
+            watching = told_watching(body)
+            if watching is not None:
+                self.emit(watching)
         elif op == "ask":  # an orderer that took over, behind this seat's copy (net/table/succession.py)
             succession.give(self, body)
         elif op == "pong" and type(body.get("length")) is int:

@@ -41,6 +41,7 @@ from dicetable.net.table.door import Door
 from dicetable.net.table.outbox import Outbox, entry_chunks
 from dicetable.net.table.reclaim import Reclaim
 from dicetable.net.table.session import SessionError, TableSession
+from dicetable.net.table.watching import Watchers
 from dicetable.core.phrase import listing, phrase
 from dicetable.net.table.events import ClaimDisputed, Dropped, Failed, Fault, Lingering, Ordering, Refused, Returned
 
@@ -81,6 +82,7 @@ class Orderer(TableSession):
         self.door = Door(self)
         self.outbox = Outbox(self)
         self.reclaim = Reclaim(self)
+        self.watchers = Watchers(self)  # connections that follow the log without a seat (net/table/watching.py)
 
     def took_over(self) -> None:
         """This seat orders in the host seat's place now (net/table/succession.py): until the seats are back,
@@ -186,7 +188,12 @@ class Orderer(TableSession):
     def handle_packet(self, peer: bytes, seat: int | None, op: str, body: dict, now: float) -> None:
         """One packet as its seat sent it (opened from its tag), or a hello, or an unseated connection's."""
         if op == "hello":
+            self.watchers.seated(peer)
             self.door.hello(peer, body, now)
+        elif op == "watch" and seat is None:
+            self.watchers.hello(peer, body, now)
+        elif peer in self.watchers:
+            self.watchers.handle(peer, op, body, now)
         elif seat is None:
             self.door.who(peer)  # e.g. after the host restarted: the joiner proves its key again
         elif op == "submit" and (frames := submitted(body)) is not None:
@@ -248,6 +255,7 @@ class Orderer(TableSession):
             self.watch_code()
             if isinstance(self.socket, RelayHostSocket):
                 self.watch_relay()
+            self.watchers.step(now)
             if self.reclaim.awaiting is not None:  # a frame of mine (the app's too) would take a place the seats' copies may hold
                 self.reclaim.only_stop()
                 return
@@ -307,5 +315,6 @@ class Orderer(TableSession):
         if self.outbox.unsent:
             self.outbox.release()
         if self.socket is not None:
+            self.watchers.close()
             self.socket.close()
         self.own.transcript.close()

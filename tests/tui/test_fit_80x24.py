@@ -334,6 +334,9 @@ async def test_every_screen_from_home_fits(tmp_path, home):
             await pilot.press(*keys)
             await pilot.pause(0.3)
             await seen.look(pilot, what)
+            if what == "LAN tables":  # every key the list has, watch too, in the footer's 80 columns
+                shown = [key.description for key in app.screen.query(FooterKey) if key.display and key.region.area]
+                assert sorted(shown) == ["back", "game", "join", "play anyone", "watch"], shown
             while len(app.screen_stack) > 2:  # back home (the stack: the default screen, home)
                 await pilot.press("escape")
                 await pilot.pause()
@@ -427,6 +430,8 @@ async def test_the_lobby_fits_and_an_invitation_hides_none_of_its_trust_text(tmp
             await pilot.pause()
             assert not toasts_in_the_way(app.screen), toasts_in_the_way(app.screen)
             await seen.look(pilot, "the lobby, invited")
+            shown = [key.description for key in app.screen.query(FooterKey) if key.display and key.region.area]
+            assert sorted(shown) == ["accept", "invite", "join", "menu", "play anyone", "resume", "watch"], shown
     finally:
         other_app.kill()
         other_app.wait()

@@ -37,6 +37,7 @@ from dicetable.net.table.events import (
     SeatReleased,
     Started,
     TranscriptOpened,
+    Watching,
 )
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.reach.local_networks import DiscoveryError
@@ -155,6 +156,8 @@ def event_line(event: NetEvent) -> str | None:
             return told("waiting", said)
         case SeatReleased(said=said):
             return told("released", said)
+        case Watching(count, names):
+            return told("watching", f"{count} watcher{'s' if count != 1 else ''}" + (f": {', '.join(names)}" if names else ""))
     return None
 
 

@@ -1,5 +1,6 @@
 """LAN tables: the open tables announced near you (net/reach/lan.py) and on this machine (its lobby,
-net/reach/same_machine.py: tables other users host on 127.0.0.1), updated live; Enter joins; p plays
+net/reach/same_machine.py: tables other users host on 127.0.0.1), updated live; Enter joins, w watches
+without a seat (net/table/watcher.py, with the same checks of the announced host); p plays
 whoever is waiting for the chosen game (g), here and on the LAN (tui/screens/queue_screen.py).
 
 Reached from the home screen (l) and the join screen (Ctrl+L). A table the app hosts is announced
@@ -32,7 +33,8 @@ COLUMNS = ("Trust", "Game", "Seats", "Host", "Fingerprint", "Address")
 class LanScreen(Screen):
     CSS_PATH = "lan_screen.tcss"
     BINDINGS = [Binding("escape", "back", "back"), Binding("enter", "join", "join", priority=True),
-                Binding("p", "play_whoever", "play anyone"), Binding("g", "next_game", "game")]
+                Binding("w", "watch", "watch"), Binding("p", "play_whoever", "play anyone"),
+                Binding("g", "next_game", "game")]
 
     def __init__(self, interface_addresses: list[str] | None = None, browse: bool = True,
                  machine: bool | None = None) -> None:
@@ -136,27 +138,32 @@ class LanScreen(Screen):
     def _note(self, text: str) -> None:
         self.query_one("#lan-note", Static).update(text)
 
-    def action_join(self) -> None:
+    def action_join(self, watch: bool = False) -> None:
+        """Sit down at the highlighted table, or (`watch`) follow it without a seat; the host's
+        opening is checked against its announcement either way."""
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.opening import announced_check, join_table
+        from dicetable.tui.tables.opening import announced_check, join_table, watch_table
 
         row = self._current()
         if row is None:
             return
         ann, trust, why = row
         if trust == FORGED:
-            self._note(f"Not joining: this announcement is forged ({why}).")
+            self._note(f"Not {'watching' if watch else 'joining'}: this announcement is forged ({why}).")
             return
         profile = self.app.profile()
         if profile is None:
             return
         try:
             check = announced_check(ann, trust, self.app.profile_dir)
-            table = join_table(profile, ann.invite().encode(), on_connected=check)
+            table = (watch_table if watch else join_table)(profile, ann.invite().encode(), on_connected=check)
         except SessionError as error:
             self._note(str(error))
             return
         self.app.open_waiting_room(table, replace=self)
+
+    def action_watch(self) -> None:
+        self.action_join(watch=True)
 
     def _show_game(self) -> None:
         title = registry.get(self.game).title

@@ -1,6 +1,7 @@
 """The lobby of a dicetable served over SSH (`dicetable serve-ssh`): who is connected now and their
 open tables; i invites the person under the cursor (one key), a accepts an invitation, Enter sits
-down at someone's open table, p plays whoever is waiting for the chosen game (tui/screens/queue_screen.py),
+down at someone's open table, w watches it, or their game under way, without a seat (net/table/watcher.py,
+as Join's Watch does), p plays whoever is waiting for the chosen game (tui/screens/queue_screen.py),
 c resumes a game left unfinished (a dropped connection lands here, so the lobby says so). The tables are ordinary network tables on the server's 127.0.0.1 (transcripts,
 fairness panel, verify), opened and joined through the usual waiting room.
 
@@ -109,15 +110,20 @@ class Served:
         return "in the menus"
 
     def open_table(self) -> OpenTable | None:
-        """A table this app hosts that still has free seats, with its invite."""
+        """A table this app hosts that still has free seats, with its invite; else one whose game is
+        under way (free 0: others may watch it)."""
+        under_way = None
         for table in self.tables():
             view = table.view() if getattr(table, "role", "") == "host" and table.invite else None
-            if view is None or view.game is None or view.state is not None:
+            if view is None or view.game is None or getattr(table, "closed_reason", ""):
                 continue
-            free = sum(seat.kind == "free" for seat in view.seats)
-            if free:
-                return OpenTable(view.game.name, view.game.title, table.invite, free)
-        return None
+            if view.state is None:
+                free = sum(seat.kind == "free" for seat in view.seats)
+                if free:
+                    return OpenTable(view.game.name, view.game.title, table.invite, free)
+            elif view.result is None and under_way is None:
+                under_way = OpenTable(view.game.name, view.game.title, table.invite, 0)
+        return under_way
 
     def send_invitations(self) -> None:
         """An invitation goes out once its table has an invite, and is withdrawn when the table has
@@ -152,15 +158,16 @@ class Served:
         self.app.open_waiting_room(table)
         return f"Inviting {person.name} to {registry.get(self.game).title}…"
 
-    def join(self, invite: str) -> str:
+    def join(self, invite: str, watch: bool = False) -> str:
+        """Sit down at the table of `invite`, or (`watch`) follow it without a seat."""
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.opening import join_table
+        from dicetable.tui.tables.opening import join_table, watch_table
 
         profile = self.app.profile()
         if profile is None:
             return "Choose your name first."
         try:
-            table = join_table(profile, invite)
+            table = (watch_table if watch else join_table)(profile, invite)
         except SessionError as error:
             return str(error)
         self.app.open_waiting_room(table)
@@ -181,7 +188,8 @@ class LobbyScreen(Screen):
         Binding("i", "invite", "invite"),
         Binding("a", "accept", "accept"),
         Binding("n", "decline", "decline", show=False),  # the invitation's line says it, as #lobby-game says g
-        Binding("enter", "sit_down", "join table", priority=True),
+        Binding("enter", "sit_down", "join", priority=True),
+        Binding("w", "watch", "watch"),
         Binding("p", "play_whoever", "play anyone"),
         Binding("g", "next_game", "game", show=False),
         Binding("c", "resume", "resume"),
@@ -246,7 +254,8 @@ class LobbyScreen(Screen):
         self.people, self.invitations = people, invitations
         grid.clear()
         for person in people:
-            table = f"{person.table.title}, {person.table.free} free" if person.table else ""
+            table = "" if person.table is None else f"{person.table.title}, " + (
+                f"{person.table.free} free" if person.table.free else "under way")
             grid.add_row(person.name, person.key, person.doing, table, key=person.id)
         if keep is not None and any(p.id == keep for p in people):
             grid.move_cursor(row=next(i for i, p in enumerate(people) if p.id == keep))
@@ -257,7 +266,7 @@ class LobbyScreen(Screen):
         elif not people:
             text = "Nobody else is connected right now. Others who log in appear here."
         else:
-            text = "i invites the person under the cursor; Enter sits down at their open table."
+            text = "i invites the person under the cursor; Enter sits down at their open table, w watches it."
         self.query_one("#lobby-invitations", Static).update(text)
 
     def _show_game(self) -> None:
@@ -283,7 +292,17 @@ class LobbyScreen(Screen):
         if person is None or person.table is None:
             self._note("Their table is not open: i invites them to one of yours.")
             return
+        if not person.table.free:
+            self._note("Their table has no free seat: w watches its game.")
+            return
         self._note(self.served.join(person.table.invite))
+
+    def action_watch(self) -> None:
+        person = self._person()
+        if person is None or person.table is None:
+            self._note("No table to watch here: w watches the table of the person under the cursor.")
+            return
+        self._note(self.served.join(person.table.invite, watch=True))
 
     def action_accept(self) -> None:
         if not self.invitations:

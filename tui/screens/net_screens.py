@@ -196,7 +196,13 @@ class HostScreen(Screen):
 class JoinScreen(Screen):
     """Paste an invite (`dt1-...`) and take a seat."""
 
-    BINDINGS = [Binding("escape", "back", "back"), Binding("ctrl+l", "lan", "LAN tables")]
+    BINDINGS = [Binding("escape", "back", "back"), Binding("ctrl+l", "lan", "LAN tables"),
+                Binding("ctrl+o", "watch", "watch")]
+    watching = False  # Watch (not Join): follow the table without a seat (net/table/watcher.py)
+
+    def action_watch(self) -> None:
+        self.watching = True
+        self.join()
 
     def action_lan(self) -> None:
         from dicetable.tui.screens.lan_screen import LanScreen  # tables announced nearby (net/reach/lan.py)
@@ -215,6 +221,7 @@ class JoinScreen(Screen):
             yield relay
             with Horizontal(classes="net-buttons"):
                 yield Button("Join (Enter)", id="join", variant="primary")
+                yield Button("Watch (^O)", id="watch")
                 yield Button("Back (Esc)", id="back")
             yield Static(id="net-note")
         yield Footer()
@@ -223,9 +230,14 @@ class JoinScreen(Screen):
         self.query_one("#join-invite").focus()
 
     def on_input_submitted(self) -> None:
+        self.watching = False
         self.join()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "watch":
+            self.action_watch()
+            return
+        self.watching = False
         self.join() if event.button.id == "join" else self.action_back()
 
     def join(self) -> None:
@@ -274,13 +286,13 @@ class JoinScreen(Screen):
 
     def join_invite(self, invite: str) -> None:
         from dicetable.net.table.session import SessionError
-        from dicetable.tui.tables.opening import join_table
+        from dicetable.tui.tables.opening import join_table, watch_table
 
         profile = self.app.profile()
         if profile is None:
             return
         try:
-            table = join_table(profile, invite)
+            table = (watch_table if self.watching else join_table)(profile, invite)
         except SessionError as error:
             self.query_one("#net-note", Static).update(str(error))
             return

@@ -26,12 +26,13 @@ FILE_MAX = 4096  # bytes: a lobby file is small; a larger one is not read
 
 @dataclass(frozen=True)
 class OpenTable:
-    """A table a person hosts with free seats: anyone in the lobby may sit down."""
+    """A table a person hosts: with free seats anyone in the lobby may sit down; with none (a game under
+    way) anyone may watch it (w, net/table/watcher.py)."""
 
     game: str  # the game's name in the registry
     title: str
     invite: str
-    free: int
+    free: int  # 0: under way, to watch
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def _presence(data: dict | None, pid: str) -> Presence | None:
         if isinstance(data.get("table"), dict):
             raw = data["table"]
             free = raw.get("free")
-            if not isinstance(free, int) or not 0 < free < 100:
+            if not isinstance(free, int) or not 0 <= free < 100:
                 raise ValueError("free")
             table = OpenTable(_text(raw, "game", 40), _text(raw, "title", 60), _text(raw, "invite", 400), free)
         return Presence(pid, _text(data, "name", 32), _text(data, "key", 80), _text(data, "doing", 80), table)

@@ -39,6 +39,7 @@ from dicetable.net.table.events import (
     SeatReleased,
     Started,
     TranscriptOpened,
+    Watching,
     YourTurn,
 )
 from dicetable.tui.tables.controller import TableController, outcome_words
@@ -118,6 +119,7 @@ class NetTable(TableController):
         self.code = ""  # the short code at the relay, when hosting through one (net/reach/codes.py)
         self.closed_reason = ""
         self.away: set[int] = set()
+        self.watching: tuple[int, tuple[str, ...]] = (0, ())  # the last Watching heard: how many, who
         self._view: TableView | None = None
         self._waiting_key = None  # what the table waits for, and since when (for seat clocks)
         self._waiting_since = 0.0
@@ -310,8 +312,12 @@ class NetTable(TableController):
                 self._post(ChatArrived(seat, self._name(seat), text))
             case Failed(said):
                 self._post(Banner(Phrase((said,)), "error"))
+            case Watching(count, names):  # who follows the table without a seat (net/table/watching.py)
+                self.watching = (count, names)  # the seats panel's line; the notice says the change
+                who = f": {', '.join(names)}" if names else ""
+                self._post(Banner(Phrase((f"{count} watching{who}",)), "info"))
         if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened,
-                              Dropped, Returned, RematchAnswered, RematchGone, Cut)):
+                              Dropped, Returned, RematchAnswered, RematchGone, Cut, Watching)):
             view = self._snapshot()
             with self._lock:
                 self._view = view
@@ -400,6 +406,8 @@ class NetTable(TableController):
             rematch=rematch,
             out=replica.out,
             peeked=self._peeked(),
+            watching=self.watching[0],
+            watchers=self.watching[1],
         )
 
     def _peeked(self) -> tuple[tuple[int, tuple[int, ...]], ...]:

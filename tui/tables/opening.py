@@ -179,6 +179,15 @@ def join_table(profile, invite: str, on_connected=None) -> NetTable:
     return NetTable(joined(profile, invite), "join", on_connected=on_connected)
 
 
+def watch_table(profile, invite: str, on_connected=None) -> NetTable:
+    """A table the app watches without a seat (net/table/watcher.py); it connects in the table's thread,
+    then runs `on_connected(session)` (the LAN list's opening check). SessionError: a bad invite."""
+    from dicetable.net.table.watcher import WatchSession
+    from dicetable.tui.tables.net_table import NetTable
+
+    return NetTable(WatchSession(profile, invite), "watch", on_connected=on_connected or (lambda session: None))
+
+
 def announced_check(ann: Announcement, trust: str, directory=None) -> Callable[[TableSession], None]:
     """The check of a table found by discovery, once seated: its opening is signed by the announced
     key (net/reach/lan.py `opening_mismatch`); then an unverified host is pinned (trust on first

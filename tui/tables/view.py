@@ -152,6 +152,8 @@ class TableView:
     rematch: str = ""
     out: frozenset[int] = frozenset()  # seats out of the game: left a room that goes on, or in default
     peeked: tuple[tuple[int, tuple[int, ...]], ...] = ()  # this terminal's sealed secret rolls: (roll index, faces)
+    watching: int = 0  # people who follow the table without a seat (net/table/watching.py), as the seats are told
+    watchers: tuple[str, ...] = ()  # ... the first few of them by name
 
     @property
     def actor(self) -> int | None:

@@ -1,4 +1,5 @@
-"""The seats panel: who sits where, whose turn it is, and (network) fingerprint, link and clock."""
+"""The seats panel: who sits where, whose turn it is, (network) fingerprint, link and clock, and who
+watches without a seat (issue 35: the seats see who is watching)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import time
 
 from rich.text import Text
 from dicetable.tui.tables.view import TableView
-from dicetable.tui.widgets.text_line import TextLine
+from dicetable.tui.widgets.text_line import TextLine, fitted
 
 
 class SeatsPanel(TextLine):
@@ -35,6 +36,9 @@ class SeatsPanel(TextLine):
             text.append(f"\n  {' · '.join(d for d in details if d)}", "dim")
             if info.fingerprint:
                 text.append(f"\n  {info.fingerprint}", "dim")
+        if view.watching:  # last: a short panel cuts this line before any seat's
+            text.append("\n" if view.seats else "")
+            text.append(fitted(watchers_line(view), self.content_region.width or 25), "italic")
         self.update(text)
 
     def on_mount(self) -> None:
@@ -44,3 +48,10 @@ class SeatsPanel(TextLine):
         """Clocks count down between table changes."""
         if self.view is not None and any(seat.deadline is not None for seat in self.view.seats):
             self.show(self.view)
+
+
+def watchers_line(view: TableView) -> str:
+    """Who watches, in words: `2 watching: wendy, carl`; the names the seats were told (the first few)."""
+    more = view.watching - len(view.watchers)
+    names = ", ".join(view.watchers) + (f" +{more}" if view.watchers and more > 0 else "")
+    return f"{view.watching} watching" + (f": {names}" if names else "")
