@@ -38,6 +38,7 @@ class RoomPart(SeatPart):
         self.opening_all = False  # the person asked to open every sealed roll of theirs
         self.shown_secrets: dict[str, bytes] = {}  # commitment (hex) -> a secret shown to this seat, checked
         self.shown_checked: set[str] = set()  # the commitments shown to this seat whose box was tried
+        self.show_to: str | None = None  # a chooser's secret rolls are shown to the seat of this name (`roll --to`)
 
     # -- the seat file -------------------------------------------------------------------------------
     def seat_data(self) -> dict:
@@ -65,6 +66,16 @@ class RoomPart(SeatPart):
             self.own.play(move)
         else:  # a free dice room: no payment, no sealed step, so the move goes out as play() would send it
             self.own.author("move", wire.move_body(move, (to, seal(box, replica.table, self.seat, to, secret))))
+
+    def chooser_roll(self, expr: str) -> None:
+        """A chooser's `secret EXPR` (`dicetable roll --secret [--to NAME]`): shown to the seat called
+        `show_to` if one is; a name nobody in the room has is said, and the roll stays secret from all."""
+        names = self.replica.names
+        to = next((s for s, n in enumerate(names) if self.show_to is not None and n.casefold() == self.show_to.casefold()
+                   and s != self.seat), None)
+        if self.show_to is not None and to is None:
+            self.own.emit(Failed(f"nobody else called {self.show_to} is in this room: the roll is shown to nobody"))
+        self.roll_secretly(expr, to)
 
     def check_shown(self) -> None:
         """Open the boxes of the secret rolls shown to this seat since the last look (§16.6 step 7)."""

@@ -328,7 +328,7 @@ class Seat:
         """Send my move; one that pays hidden cards first reveals them publicly (FAIRNESS.md §2)."""
         replica = self.replica
         if move.kind == "secret" and len(move.args) == 1:  # a chooser's secret roll: the seat adds its commitment
-            self.room.roll_secretly(str(move.args[0]))
+            self.room.chooser_roll(str(move.args[0]))
             return
         if replica.sealing is not None:
             self.sealed.seal(move)

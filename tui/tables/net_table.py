@@ -214,8 +214,8 @@ class NetTable(TableController):
         except RollLineError:
             return None
 
-    def roll_secretly(self, expr: str) -> bool:
-        self.session.roll_secretly(expr)
+    def roll_secretly(self, expr: str, to: int | None = None) -> bool:
+        self.session.roll_secretly(expr, to)
         return True
 
     def unveil(self) -> None:
@@ -400,10 +400,13 @@ class NetTable(TableController):
             rematch=rematch,
             out=replica.out,
             peeked=self._peeked(),
+            shown=self._shown(),
+            shown_me=self._peeked(shown=True),
         )
 
-    def _peeked(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
-        """This seat's own sealed secret rolls, with the dice only it can draw now (PROTOCOL.md §16.6)."""
+    def _peeked(self, shown: bool = False) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """This seat's own sealed secret rolls, with the dice only it can draw now (PROTOCOL.md §16.6);
+        with `shown`, the sealed rolls another seat showed this one (the game master, step 7)."""
         from dicetable.core.dice_expr import parse
 
         replica = self.session.replica
@@ -411,8 +414,17 @@ class NetTable(TableController):
             return ()
         rolls = replica.state.rolls
         first = len(replica.events) - len(rolls) + 1
+        room = self.session.own.room
         return tuple((k - first, parse(rolls[k - first].expr).faces(values))
-                     for k, _, values in self.session.own.room.owed())
+                     for k, _, values in (room.shown_to_me() if shown else room.owed()))
+
+    def _shown(self) -> tuple[tuple[int, int], ...]:
+        """(roll index, seat) of each roll of this room shown to one seat (PROTOCOL.md §16.6 step 7)."""
+        replica = self.session.replica
+        if not replica.shown or replica.game is None or replica.game.name != "diceroom" or replica.state is None:
+            return ()
+        return tuple((n, replica.shown[roll.secret][1]) for n, roll in enumerate(replica.state.rolls)
+                     if roll.secret in replica.shown)
 
     def _rematch_state(self) -> str:
         """Where this table's next game stands for this seat (TableView.rematch)."""

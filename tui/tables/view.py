@@ -152,6 +152,10 @@ class TableView:
     rematch: str = ""
     out: frozenset[int] = frozenset()  # seats out of the game: left a room that goes on, or in default
     peeked: tuple[tuple[int, tuple[int, ...]], ...] = ()  # this terminal's sealed secret rolls: (roll index, faces)
+    # secret rolls shown to one seat, the game master (PROTOCOL.md §16.6 step 7): (roll index, that seat),
+    # and those shown to this terminal's seat with the dice its client checked: (roll index, faces)
+    shown: tuple[tuple[int, int], ...] = ()
+    shown_me: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @property
     def actor(self) -> int | None:
