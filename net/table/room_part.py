@@ -21,11 +21,12 @@ transcript, or back from a drop that a claim turned into a default) signs `back`
 
 from __future__ import annotations
 
+from dicetable.core.dice_expr import parse
 from dicetable.core.game import Move
 from dicetable.net.chance import secret_roll
 from dicetable.net.log import wire
 from dicetable.net.table.answer_path import open_box, seal
-from dicetable.net.table.events import Failed
+from dicetable.net.table.events import Failed, SecretShown
 from dicetable.net.table.seat_part import SeatPart
 
 
@@ -38,6 +39,7 @@ class RoomPart(SeatPart):
         self.opening_all = False  # the person asked to open every sealed roll of theirs
         self.shown_secrets: dict[str, bytes] = {}  # commitment (hex) -> a secret shown to this seat, checked
         self.shown_checked: set[str] = set()  # the commitments shown to this seat whose box was tried
+        self.shown_said: set[int] = set()  # the events of the rolls shown to this seat it was told the dice of
         self.show_to: str | None = None  # a chooser's secret rolls are shown to the seat of this name (`roll --to`)
 
     # -- the seat file -------------------------------------------------------------------------------
@@ -93,6 +95,14 @@ class RoomPart(SeatPart):
                 self.own.fault(roller, f"{replica.who(roller)} showed you a secret that is not the roll's commitment")
             else:
                 self.shown_secrets[commit] = secret
+        for k, _, values in self.shown_to_me() if self.shown_secrets else ():
+            if k not in self.shown_said:  # decided: said once, for this seat's eyes (the CLI prints it)
+                self.shown_said.add(k)
+                roll = self.replica.state.rolls[k - (len(replica.events) - len(replica.state.rolls)) - 1]
+                expr = parse(roll.expr)
+                self.own.emit(SecretShown(roll.seat, f"only you and {replica.names[roll.seat]} see it: "
+                                                     f"{replica.names[roll.seat]} rolled {roll.expr}: "
+                                                     f"{expr.describe(expr.faces(values))}"))
 
     def unveil(self, _=None) -> None:
         self.opening_all = True

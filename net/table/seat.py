@@ -213,7 +213,7 @@ class Seat:
         replica = self.replica
         if replica is None or self.seat is None or not self.seated() or self.finished:
             return
-        if replica.shown:
+        if replica.shown and replica.state is not None:
             self.room.check_shown()  # secret rolls shown to me: seen as they land (PROTOCOL.md §16.6 step 7)
         if replica.phase == "over":
             self.series.check_settled()  # also when my last frames cannot land any more (the host left)

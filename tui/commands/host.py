@@ -35,6 +35,7 @@ from dicetable.net.table.events import (
     Returned,
     SeatHeld,
     SeatReleased,
+    SecretShown,
     Started,
     TranscriptOpened,
 )
@@ -155,6 +156,8 @@ def event_line(event: NetEvent) -> str | None:
             return told("waiting", said)
         case SeatReleased(said=said):
             return told("released", said)
+        case SecretShown(said=said):  # a secret roll shown to this seat, the game master (PROTOCOL.md §16.6)
+            return told("shown", said)
     return None
 
 

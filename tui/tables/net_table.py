@@ -37,6 +37,7 @@ from dicetable.net.table.events import (
     Returned,
     SeatHeld,
     SeatReleased,
+    SecretShown,
     Started,
     TranscriptOpened,
     YourTurn,
@@ -311,7 +312,7 @@ class NetTable(TableController):
             case Failed(said):
                 self._post(Banner(Phrase((said,)), "error"))
         if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened,
-                              Dropped, Returned, RematchAnswered, RematchGone, Cut)):
+                              Dropped, Returned, RematchAnswered, RematchGone, Cut, SecretShown)):
             view = self._snapshot()
             with self._lock:
                 self._view = view

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from dicetable.core.dice_expr import parse
 from dicetable.core.game import Move
 from dicetable.net.chance import secret_roll
 from dicetable.net.identity import Profile
 from dicetable.net.log.verify import verify
 from dicetable.net.table import room_part
 from dicetable.net.table.answer_path import open_box, seal
-from dicetable.net.table.events import Fault
+from dicetable.net.table.events import Fault, SecretShown
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
 from net_helpers import in_thread, wait_until
@@ -38,6 +39,10 @@ def three(tmp_path):
     return sessions, events
 
 
+def told(events) -> list[str]:
+    return [e.said for e in events if isinstance(e, SecretShown)]
+
+
 def faults(events) -> list[str]:
     return [str(e.said) for e in events if isinstance(e, Fault)]
 
@@ -55,6 +60,10 @@ def test_the_game_master_sees_the_dice_now_and_the_third_seat_cannot(tmp_path):
         wait_until(lambda: bob.own.room.peek(k) is not None, 10, "bob to open the box")
         assert bob.own.room.peek(k) == mine  # the game master sees what the roller saw, before any opening
         assert ann.own.room.peek(k) is None and bob.replica.state.rolls[0].sealed
+        wait_until(lambda: told(events["bob"]), 10, "bob to be told the dice")
+        dice = parse("1d20+3 [stealth]").describe(parse("1d20+3 [stealth]").faces(mine))
+        assert told(events["bob"]) == [f"only you and cy see it: cy rolled 1d20+3 [stealth]: {dice}"]
+        assert not told(events["ann"]) and not told(events["cy"])
         # Ann holds every frame of the log and its own keys: the box does not open for her, and the
         # secret appears in nothing she received or wrote.
         secret = cy.own.room.secrets[commit]
@@ -96,7 +105,7 @@ def test_a_wrong_box_to_the_game_master_is_told_and_the_opening_still_checked(tm
         (line,) = faults(events["bob"])
         assert said in line and "cy" in line, line
         k = len(bob.replica.events)
-        assert bob.own.room.peek(k) is None and not faults(events["ann"])  # no dice from a bad box
+        assert bob.own.room.peek(k) is None and not told(events["bob"]) and not faults(events["ann"])  # no dice from a bad box
         mine = cy.own.room.peek(k)
         cy.unveil()
         wait_until(lambda: all(not s.replica.state.rolls[0].sealed for s in (ann, bob, cy)), 20, "the opening")
