@@ -306,13 +306,12 @@ class DiceRoomScreen(PanelActions, Screen):
             return
         secret = text.startswith(("/s ", "/secret ", "/s@", "/secret@"))
         to = None
-        if secret:
-            command, _, text = text.partition(" ")
-            text = text.strip()
-            if "@" in command:  # `/s@NAME EXPR`: shown now to NAME, the game master (§16.6 step 7)
-                to = self._seat_named(command.split("@", 1)[1])
-                if to is None:
-                    return
+        if secret and text.partition(" ")[0].count("@"):  # `/s@NAME EXPR`: shown now to NAME, the GM (§16.6 step 7)
+            to, text = self._seat_named(text.split("@", 1)[1])
+            if to is None:
+                return
+        elif secret:
+            text = text.split(" ", 1)[1].strip()
         try:
             expr = parse(text)
         except BadExpression as error:
@@ -326,17 +325,23 @@ class DiceRoomScreen(PanelActions, Screen):
         if not secret:
             self.controller.submit(Move("roll", (str(expr),)))
 
-    def _seat_named(self, name: str) -> int | None:
-        """The other seat of this room called `name` (any case), or None, said in one line."""
-        view = self.view
-        seats = [s for s, n in enumerate(view.names if view else ()) if n.casefold() == name.strip().casefold()
-                 and s not in view.local_seats and s not in view.out]
-        if len(seats) != 1:
-            others = ", ".join(n for s, n in enumerate(self._names()) if view and s not in view.local_seats)
-            self.notify(f"/s@NAME shows a secret roll to another person in this room ({others}), not {name!r}.",
-                        title="Not a secret roll", severity="warning")
-            return None
-        return seats[0]
+    def _seat_named(self, text: str) -> tuple[int | None, str]:
+        """(the other seat of this room whose name `text` starts with, the rest): its name as shown
+        ("Bob (4F2K)") or without the tag when that is nobody else's, any case; (None, text) said in one line."""
+        view, folded = self.view, text.casefold()
+        others = [s for s in range(len(self._names())) if s not in view.local_seats and s not in view.out]
+        found: dict[str, set[int]] = {}
+        for s in others:
+            for form in {view.names[s], view.names[s].split(" (")[0]}:
+                if folded.startswith(form.casefold() + " "):
+                    found.setdefault(form, set()).add(s)
+        form = max(found, key=len, default=None)
+        if form is None or len(found[form]) != 1:
+            who = ", ".join(view.names[s] for s in others) or "nobody"
+            self.notify(f"/s@NAME EXPR shows a secret roll to another person in this room ({who}), "
+                        f"not {text.split(' ')[0]!r}.", title="Not a secret roll", severity="warning")
+            return None, text
+        return found[form].pop(), text[len(form):].strip()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_pass_turn() if event.button.id == "pass" else self.action_close_room()
