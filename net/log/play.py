@@ -110,6 +110,7 @@ class Play:
             state = self.state.apply_as(seat, move)
         except GameError as error:
             raise IllegalMoveRefused(seat, str(error)) from None
+        shown = replica.secret_rolls.shown_by(env, move)  # a secret roll shown to one seat (§16.6 step 7)
         if self.pending is not None and (state.actor != CHANCE or state.chance() != self.pending.chance):
             # A move made while an event collects reveals may not change what that event decides.
             raise IllegalMoveRefused(seat, f"{move} would change event {self.pending.number}, still being decided")
@@ -122,8 +123,8 @@ class Play:
         if self.state.actor != seat:  # one of several seats that may move: the log names the mover
             note = phrase(replica.who(seat), " ", note)
         if self.pending is not None:  # queued behind the open event (the state said so): it stays open
-            return Effect({"moves": self.moves + 1, "state": state}, note, move)
-        changes = {"moves": self.moves + 1, **self.after(state, self.events)}
+            return Effect({"moves": self.moves + 1, "state": state, **shown}, note, move)
+        changes = {"moves": self.moves + 1, **self.after(state, self.events), **shown}
         return Effect(changes, note, move)
 
     def reveal(self, env: wire.Envelope) -> Effect:

@@ -183,7 +183,7 @@ class Replica:
         self.receipts = Receipts(self)
         self.secret_rolls = SecretRolls(self)
         parts = (self, self.membership, self.play, self.sealed_answers, self.default_claims, self.rematches,
-                 self.receipts)
+                 self.receipts, self.secret_rolls)
         self._owners = {name: part for part in parts for name in part.FIELDS}  # who sets each field of an Effect
         # The part that checks each kind after the checks every frame shares (wire.SCHEMAS lists the kinds).
         self.handlers: dict[str, Callable[[wire.Envelope], Effect]] = {
@@ -233,6 +233,7 @@ class Replica:
     ended_at = property(attrgetter("receipts.ended_at"))
     confirmation = property(attrgetter("receipts.confirmation"))
     receipt_owed = property(attrgetter("receipts.owed_by"))
+    shown = property(attrgetter("secret_rolls.shown"))
 
     # -- views of the log ------------------------------------------------------------------------
     @property

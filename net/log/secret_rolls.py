@@ -5,7 +5,13 @@ event's seed and the roller's secret (net/chance/secret_roll.py), so the state r
 `unveil` {k, secret, values} opens the roll event k decided: whoever holds the secret (its roller,
 or the seat it was shown to) may send it, in play or once the room is over; every replica checks the
 secret against the roll's commitment and the values against the draws they give, then the state
-shows the dice. A roll never opened stays sealed, and verify says so."""
+shows the dice. A roll never opened stays sealed, and verify says so.
+
+A `secret` move may carry `to: [seat, box]` (§16.6 step 7): the roll shown now to one other seat, the
+game master, its secret boxed to that seat's key (net/table/answer_path.py). Only that seat can open
+the box, so the log checks what it can — a seated seat other than the roller, on a secret roll — and
+records `shown`: commitment -> (roller, seat, box); the game master's client checks the box against
+the commitment (net/table/room_part.py)."""
 
 from __future__ import annotations
 
@@ -14,14 +20,30 @@ from dicetable.core.phrase import phrase
 from dicetable.net.chance import secret_roll
 from dicetable.net.log import wire
 from dicetable.net.log.records import OVER, PLAYING, Effect
-from dicetable.net.refusals import BadUnveil, NotDue
+from dicetable.net.refusals import BadUnveil, IllegalMoveRefused, NotDue
 
 
 class SecretRolls:
-    FIELDS = ()  # it sets the game's state (play.py owns it) and nothing of its own
+    FIELDS = ("shown",)  # what an Effect may set here (the opening sets the game's state, play.py's)
 
     def __init__(self, replica) -> None:  # the replica this part belongs to
         self.replica = replica
+        self.shown: dict[str, tuple[int, int, bytes]] = {}  # commitment hex -> (roller, shown to, box)
+
+    def shown_by(self, env: wire.Envelope, move) -> dict:
+        """The changes a `move` frame's `to` field makes (none without one); IllegalMoveRefused unless it
+        shows a secret roll to another seated seat."""
+        if "to" not in env.body:
+            return {}
+        replica, seat, (to, box) = self.replica, env.seat, env.body["to"]
+        if move.kind != "secret" or len(move.args) != 2:
+            raise IllegalMoveRefused(seat, f"only a secret roll is shown to one seat, not {move}")
+        if to == seat or to >= len(replica.seats) or replica.seats[to] is None:
+            raise IllegalMoveRefused(seat, f"a secret roll is shown to another seated seat, not seat {to}")
+        commit = str(move.args[1])
+        if commit in self.shown:
+            raise IllegalMoveRefused(seat, "this secret roll's commitment was shown before")
+        return {"shown": {**self.shown, commit: (seat, to, box)}}
 
     def roll_of(self, k: int):
         """(index in the room's rolls, the Roll) that event k decided in the current game, or None."""

@@ -139,10 +139,17 @@ def _frames(x: Any) -> bool:
     return type(x) is list and len(x) <= MAX_EVIDENCE and all(_frame(f) for f in x)
 
 
+def _shown(x: Any) -> bool:
+    """A secret roll shown to one seat: `[seat, box]`, the roller's secret boxed to that seat's key."""
+    return (type(x) is list and len(x) == 2 and type(x[0]) is int and 0 <= x[0] < MAX_SEATS
+            and type(x[1]) is bytes and 0 < len(x[1]) <= MAX_SHOWN_BOX)
+
+
 def _draws(x: Any) -> bool:
     return type(x) is list and len(x) <= MAX_DRAWS and all(type(v) is int and 0 <= v < 2**20 for v in x)
 
 
+MAX_SHOWN_BOX = 1024  # a shown secret roll's box: 552 bytes (net/table/answer_path.py seal, one PAD block)
 MAX_DRAWS = 1000  # values one secret roll's opening may list (core/dice_expr.py MAX_DRAWS)
 KEY = _bytes(32)
 # kind -> {field: (check, required)}
@@ -161,7 +168,9 @@ SCHEMAS: dict[str, dict[str, tuple[Callable[[Any], bool], bool]]] = {
         "length": (_int(1, MAX_CHAIN), True),
     },
     "start": {},
-    "move": {"move": (_move, True)},
+    # `to`: a `secret` roll shown now to one seat, the game master (PROTOCOL.md §16.6 step 7); the
+    # frame stays under DEFAULT_CAP (a move's 16 arguments of 64 characters and a full box: ~2.3 KB)
+    "move": {"move": (_move, True), "to": (_shown, False)},
     "reveal": {"k": (_int(1, MAX_EVENT), True), "value": (KEY, True)},
     "anchor": {
         "anchor": (KEY, True),
@@ -398,8 +407,9 @@ def join_body(name: str, key: bytes, anchor: bytes, length: int, curve: bytes | 
     return body
 
 
-def move_body(move) -> dict:
-    return {"move": move.to_data()}
+def move_body(move, to: tuple[int, bytes] | None = None) -> dict:
+    """A move; `to` (seat, box) shows a secret roll to that seat (PROTOCOL.md §16.6 step 7)."""
+    return {"move": move.to_data()} if to is None else {"move": move.to_data(), "to": [to[0], to[1]]}
 
 
 def reveal_body(k: int, value: bytes) -> dict:

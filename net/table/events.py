@@ -204,6 +204,15 @@ class Cut:
 
 
 @dataclass(frozen=True)
+class SecretShown:
+    """A secret roll another seat showed this one (the game master, PROTOCOL.md §16.6 step 7): its box
+    opened, its secret checked against the roll's commitment, its dice drawn; for this seat's eyes."""
+
+    seat: int
+    said: str
+
+
+@dataclass(frozen=True)
 class Failed:
     """Something this seat could not do, or the table's end: one sentence for a person."""
 
@@ -235,8 +244,8 @@ class Watching:
 
 NetEvent = (Invited | CodeOffered | CodeGone | TranscriptOpened | SeatHeld | SeatReleased | Joined | Started | Chat
             | Recorded | YourTurn | Ended | Defaulted | RematchAnswered | RematchGone | Refused | Fault | ClaimDisputed
-            | Claimable | Dropped | Returned | Lingering | Ordering | Cut | Failed | CardDealt | DealVerified
-            | Watching)
+            | Claimable | Dropped | Returned | Lingering | Ordering | Cut | SecretShown | Failed | CardDealt
+            | DealVerified | Watching)
 
 
 def code_event(kind: str, text: str) -> CodeOffered | Failed:

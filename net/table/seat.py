@@ -79,7 +79,7 @@ class Seat:
             "claim": lambda against: self.defaults.send_claim(int(against)),
             "resign": lambda _: self.author("resign", {}),
             "rematch": lambda agree: self.series.send_rematch(agree),
-            "secret": lambda expr: self.room.roll_secretly(str(expr)),  # a free dice room (PROTOCOL.md §16.6)
+            "secret": lambda args: self.room.roll_secretly(str(args[0]), args[1]),  # a free dice room (PROTOCOL.md §16.6)
             "unveil": lambda _: self.room.unveil(), "leave": lambda _: self.room.leave(),
         }
         self.refusals: list[str] = []
@@ -213,6 +213,8 @@ class Seat:
         replica = self.replica
         if replica is None or self.seat is None or not self.seated() or self.finished:
             return
+        if replica.shown and replica.state is not None:
+            self.room.check_shown()  # secret rolls shown to me: seen as they land (PROTOCOL.md §16.6 step 7)
         if replica.phase == "over":
             self.series.check_settled()  # also when my last frames cannot land any more (the host left)
             if not self.finished and not self.unordered:
@@ -326,7 +328,7 @@ class Seat:
         """Send my move; one that pays hidden cards first reveals them publicly (FAIRNESS.md §2)."""
         replica = self.replica
         if move.kind == "secret" and len(move.args) == 1:  # a chooser's secret roll: the seat adds its commitment
-            self.room.roll_secretly(str(move.args[0]))
+            self.room.chooser_roll(str(move.args[0]))
             return
         if replica.sealing is not None:
             self.sealed.seal(move)

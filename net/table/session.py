@@ -147,9 +147,10 @@ class TableSession:
     def stop(self) -> None:
         self.own.commands.put(("stop", None))
 
-    def roll_secretly(self, expr: str) -> None:
-        """A secret roll in a free dice room: only this seat sees its dice until it opens them (§16.6)."""
-        self.own.commands.put(("secret", expr))
+    def roll_secretly(self, expr: str, to: int | None = None) -> None:
+        """A secret roll in a free dice room: only this seat (and seat `to`, the game master, if given)
+        sees its dice until it opens them (§16.6)."""
+        self.own.commands.put(("secret", (expr, to)))
 
     def unveil(self) -> None:
         """Open every secret roll of this seat still sealed."""

@@ -35,6 +35,7 @@ from dicetable.net.table.events import (
     Returned,
     SeatHeld,
     SeatReleased,
+    SecretShown,
     Started,
     TranscriptOpened,
     Watching,
@@ -158,6 +159,8 @@ def event_line(event: NetEvent) -> str | None:
             return told("released", said)
         case Watching(count, names):
             return told("watching", f"{count} watcher{'s' if count != 1 else ''}" + (f": {', '.join(names)}" if names else ""))
+        case SecretShown(said=said):  # a secret roll shown to this seat, the game master (PROTOCOL.md §16.6)
+            return told("shown", said)
     return None
 
 

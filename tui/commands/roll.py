@@ -12,7 +12,8 @@ far is decided; a joiner's roll is sent before its reveal for the host's roll, s
 `result:` is `<total> [<dice>]` for one roll, and `<name>: <total> [<dice>]; ...` in log order for
 several. A room in turns (an older host) takes no EXPR from a joiner. `--secret` rolls EXPR secretly
 (PROTOCOL.md §16.6): the others see the expression and a sealed roll; the room's close opens it, and
-every seat checks it is that event's.
+every seat checks it is that event's. `--secret --to NAME` shows the dice now to NAME alone, the game
+master (§16.6 step 7): the secret goes boxed to NAME's key, and NAME's client prints the dice.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def add_parser(sub) -> None:
     parser.add_argument("--secret", action="store_true",
                         help="roll secretly: everyone sees the expression, the dice stay sealed until the room closes "
                              "(then every seat checks them)")
+    parser.add_argument("--to", default=None, metavar="NAME",
+                        help="with --secret: show the dice now to NAME alone (the game master); the others see it sealed")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object of the rolls on stdout (the usual lines go to stderr)")
     add_timing_flags(parser)
@@ -91,6 +94,8 @@ def room_json(replica, transcript) -> dict:
 
 
 def run(args) -> int:
+    if args.to is not None and not args.secret:
+        raise CommandError("--to NAME shows a secret roll: give --secret too")
     if args.join is not None:
         expr = None
         if args.expr is not None:
@@ -105,6 +110,10 @@ def run(args) -> int:
             session.close()
             raise CommandError(f"that invite is for a {session.replica.game.title} table, not a roll")
         if not session.replica.options.get("turns", True):
+            if args.to is not None and args.to.casefold() not in [n.casefold() for n in session.replica.names if n]:
+                session.close()
+                raise CommandError(f"nobody called {args.to} is in that room yet: --to names a person already in it")
+            session.own.room.show_to = args.to
             session.chooser = OneRoll(expr, closes=False, secret=args.secret)
         elif expr is not None or args.secret:
             session.close()
@@ -126,6 +135,7 @@ def run(args) -> int:
             session = hosted(profile, DICE_ROOM, args.seats, {**ANYONE_ROLLS, "expr": str(expr), "rolls": 0}, where,
                              timing=timing_from(args), transcript=args.transcript,
                              chooser=OneRoll(str(expr), closes=True, secret=args.secret), on_event=print_event)
+            session.own.room.show_to = args.to  # resolved when it rolls: every seat has joined by then
             session.open()
     except (SessionError, GameError) as error:
         raise CommandError(str(error)) from None

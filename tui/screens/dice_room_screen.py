@@ -10,7 +10,9 @@ who rolled what, the dice, and each seat's reveal for that roll as checked by th
 
 Secret rolls (a network room, PROTOCOL.md §16.6): `/s EXPR` rolls EXPR secretly — everyone sees who
 rolled what, sealed; only this terminal sees its dice (`peeked`) until F6 (or `/open`) opens them to
-all, and a closing room opens them by itself. Esc in a network room leaves it: the others go on
+all, and a closing room opens them by itself. `/s@NAME EXPR` shows it now to NAME alone, the game
+master (§16.6 step 7): their terminal opens the secret boxed to them and shows them the dice; everybody
+else sees "rolled EXPR secretly for NAME: sealed". Esc in a network room leaves it: the others go on
 rolling, and Resume (c on the home screen) brings this seat back while the room is open; the host's
 Esc closes the room for everyone.
 """
@@ -55,12 +57,15 @@ def roll_picture(view: TableView) -> Text:
             text.append("\n  /s d20: a secret roll · /open shows it")
         return text
     if last.sealed:
-        text.append(f"{view.names[last.seat]} rolled {last.expr} secretly: ", "bold")
+        index = len(state.rolls) - 1
+        text.append(f"{view.names[last.seat]} rolled {last.expr} secretly{shown_for(view, index)}: ", "bold")
         text.append(" sealed ", "reverse")
-        mine = dict(view.peeked).get(len(state.rolls) - 1)
+        mine, told = dict(view.peeked).get(index), dict(view.shown_me).get(index)
         if mine is not None:
-            text.append(f"\n\nOnly you see it: {parse(last.expr).describe(mine)}\nF6 or /open shows it to everyone.")
+            text.append(f"\n\n{only_you(view, index)}: {parse(last.expr).describe(mine)}\nF6 or /open shows it to everyone.")
         else:
+            if told is not None:
+                text.append(f"\n\n{only_you(view, index)}: {parse(last.expr).describe(told)}")
             text.append(f"\n\nOpened when {view.names[last.seat]} shows it, or as the room closes.")
         return text
     tallies = last.tallies
@@ -79,6 +84,19 @@ def roll_picture(view: TableView) -> Text:
     return text
 
 
+def shown_for(view: TableView, index: int) -> str:
+    """" for NAME" when roll `index` is a secret roll shown to NAME, the game master (§16.6 step 7)."""
+    to = dict(view.shown).get(index)
+    return f" for {view.names[to]}" if to is not None else ""
+
+
+def only_you(view: TableView, index: int) -> str:
+    """Who sees sealed roll `index` now, said to this terminal (its roller or the seat it was shown to)."""
+    roll, to = view.state.rolls[index], dict(view.shown).get(index)
+    other = to if roll.seat in view.local_seats else roll.seat
+    return f"Only you and {view.names[other]} see it" if other is not None else "Only you see it"
+
+
 def may_roll(view: TableView | None) -> bool:
     """This terminal's seat may roll now: its turn in a room in turns, any moment in a free room."""
     if view is None or view.final is not None or view.state is None:
@@ -93,16 +111,17 @@ def history_lines(view: TableView, seat: int | None = None) -> list[Text]:
     """One line per roll, oldest first: who rolled what, total and dice, and each seat's reveal check;
     then the roll being decided and the rolls queued behind it. With `seat`, that person's rolls only."""
     state, names, lines = view.state, view.names, []
-    peeked = dict(view.peeked)
+    peeked = {**dict(view.shown_me), **dict(view.peeked)}  # the rolls this terminal sees sealed
     for number, roll in enumerate(state.rolls, start=1):
         if seat is not None and roll.seat != seat:
             continue
         line = Text(f"{number:>3}. ")
         if roll.sealed:
-            line.append(f"{names[roll.seat]} rolled {roll.expr} secretly: ", "bold")
+            line.append(f"{names[roll.seat]} rolled {roll.expr} secretly{shown_for(view, number - 1)}: ", "bold")
             line.append("sealed", "reverse")
             if number - 1 in peeked:
-                line.append(f"  (only you see: {parse(roll.expr).describe(peeked[number - 1])})", "dim")
+                who = only_you(view, number - 1).lower().replace(" see it", " see")
+                line.append(f"  ({who}: {parse(roll.expr).describe(peeked[number - 1])})", "dim")
             lines.append(line)
             continue
         line.append(f"{names[roll.seat]} rolled {roll.expr}{' secretly, opened' if roll.secret else ''}: ", "bold")
@@ -285,21 +304,44 @@ class DiceRoomScreen(PanelActions, Screen):
             event.input.clear()
             self.action_open_secret()
             return
-        secret = text.startswith(("/s ", "/secret "))
-        if secret:
+        secret = text.startswith(("/s ", "/secret ", "/s@", "/secret@"))
+        to = None
+        if secret and text.partition(" ")[0].count("@"):  # `/s@NAME EXPR`: shown now to NAME, the GM (§16.6 step 7)
+            to, text = self._seat_named(text.split("@", 1)[1])
+            if to is None:
+                return
+        elif secret:
             text = text.split(" ", 1)[1].strip()
         try:
             expr = parse(text)
         except BadExpression as error:
             self.notify(str(error), title="Not a roll", severity="warning")
             return
-        if secret and not self.controller.roll_secretly(str(expr)):
+        if secret and not self.controller.roll_secretly(str(expr), to):
             self.notify("Secret rolls are for a network room: local dice have nobody to hide them from.",
                         title="Not a secret roll", severity="warning")
             return
         event.input.clear()
         if not secret:
             self.controller.submit(Move("roll", (str(expr),)))
+
+    def _seat_named(self, text: str) -> tuple[int | None, str]:
+        """(the other seat of this room whose name `text` starts with, the rest): its name as shown
+        ("Bob (4F2K)") or without the tag when that is nobody else's, any case; (None, text) said in one line."""
+        view, folded = self.view, text.casefold()
+        others = [s for s in range(len(self._names())) if s not in view.local_seats and s not in view.out]
+        found: dict[str, set[int]] = {}
+        for s in others:
+            for form in {view.names[s], view.names[s].split(" (")[0]}:
+                if folded.startswith(form.casefold() + " "):
+                    found.setdefault(form, set()).add(s)
+        form = max(found, key=len, default=None)
+        if form is None or len(found[form]) != 1:
+            who = ", ".join(view.names[s] for s in others) or "nobody"
+            self.notify(f"/s@NAME EXPR shows a secret roll to another person in this room ({who}), "
+                        f"not {text.split(' ')[0]!r}.", title="Not a secret roll", severity="warning")
+            return None, text
+        return found[form].pop(), text[len(form):].strip()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_pass_turn() if event.button.id == "pass" else self.action_close_room()

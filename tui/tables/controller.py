@@ -87,8 +87,9 @@ class TableController:
         be resumed later is only closed."""
         self.close()
 
-    def roll_secretly(self, expr: str) -> bool:
-        """A secret roll in a network dice room (PROTOCOL.md §16.6); False where there is none (local dice)."""
+    def roll_secretly(self, expr: str, to: int | None = None) -> bool:
+        """A secret roll in a network dice room (PROTOCOL.md §16.6), shown now to seat `to` (the game
+        master) if given; False where there is none (local dice)."""
         return False
 
     def unveil(self) -> None:

@@ -37,6 +37,7 @@ from dicetable.net.table.events import (
     Returned,
     SeatHeld,
     SeatReleased,
+    SecretShown,
     Started,
     TranscriptOpened,
     Watching,
@@ -216,8 +217,8 @@ class NetTable(TableController):
         except RollLineError:
             return None
 
-    def roll_secretly(self, expr: str) -> bool:
-        self.session.roll_secretly(expr)
+    def roll_secretly(self, expr: str, to: int | None = None) -> bool:
+        self.session.roll_secretly(expr, to)
         return True
 
     def unveil(self) -> None:
@@ -317,7 +318,7 @@ class NetTable(TableController):
                 who = f": {', '.join(names)}" if names else ""
                 self._post(Banner(Phrase((f"{count} watching{who}",)), "info"))
         if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened,
-                              Dropped, Returned, RematchAnswered, RematchGone, Cut, Watching)):
+                              Dropped, Returned, RematchAnswered, RematchGone, Cut, Watching, SecretShown)):
             view = self._snapshot()
             with self._lock:
                 self._view = view
@@ -408,10 +409,13 @@ class NetTable(TableController):
             peeked=self._peeked(),
             watching=self.watching[0],
             watchers=self.watching[1],
+            shown=self._shown(),
+            shown_me=self._peeked(shown=True),
         )
 
-    def _peeked(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
-        """This seat's own sealed secret rolls, with the dice only it can draw now (PROTOCOL.md §16.6)."""
+    def _peeked(self, shown: bool = False) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """This seat's own sealed secret rolls, with the dice only it can draw now (PROTOCOL.md §16.6);
+        with `shown`, the sealed rolls another seat showed this one (the game master, step 7)."""
         from dicetable.core.dice_expr import parse
 
         replica = self.session.replica
@@ -419,8 +423,17 @@ class NetTable(TableController):
             return ()
         rolls = replica.state.rolls
         first = len(replica.events) - len(rolls) + 1
+        room = self.session.own.room
         return tuple((k - first, parse(rolls[k - first].expr).faces(values))
-                     for k, _, values in self.session.own.room.owed())
+                     for k, _, values in (room.shown_to_me() if shown else room.owed()))
+
+    def _shown(self) -> tuple[tuple[int, int], ...]:
+        """(roll index, seat) of each roll of this room shown to one seat (PROTOCOL.md §16.6 step 7)."""
+        replica = self.session.replica
+        if not replica.shown or replica.game is None or replica.game.name != "diceroom" or replica.state is None:
+            return ()
+        return tuple((n, replica.shown[roll.secret][1]) for n, roll in enumerate(replica.state.rolls)
+                     if roll.secret in replica.shown)
 
     def _rematch_state(self) -> str:
         """Where this table's next game stands for this seat (TableView.rematch)."""

@@ -154,6 +154,10 @@ class TableView:
     peeked: tuple[tuple[int, tuple[int, ...]], ...] = ()  # this terminal's sealed secret rolls: (roll index, faces)
     watching: int = 0  # people who follow the table without a seat (net/table/watching.py), as the seats are told
     watchers: tuple[str, ...] = ()  # ... the first few of them by name
+    # secret rolls shown to one seat, the game master (PROTOCOL.md §16.6 step 7): (roll index, that seat),
+    # and those shown to this terminal's seat with the dice its client checked: (roll index, faces)
+    shown: tuple[tuple[int, int], ...] = ()
+    shown_me: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @property
     def actor(self) -> int | None:

@@ -208,3 +208,25 @@ def test_an_opening_out_of_shape_is_refused_at_the_wire_and_a_late_one_still_ope
     assert table.host.phase == "over" and table.host.state.rolls[0].sealed
     table.post(unveil(table, 1, k, secret))  # its roller opens it after the room's end: every copy checks it
     assert not table.host.state.rolls[0].sealed and all(not p.state.rolls[0].sealed for p in table.peers)
+
+
+def test_a_roll_shown_to_one_seat_is_a_secret_roll_shown_to_another_seated_seat():
+    """`to` (PROTOCOL.md §16.6 step 7): every replica records who a secret roll was shown to; `to` on
+    a plain roll, to the roller itself or to no seat is refused, and a malformed `to` is not a frame."""
+    table = room()
+    box = bytes(552)  # the log cannot open the box (only its receiver can): it checks the rest
+    commit = secret_roll.commitment(table.table, 2, secret_roll.fresh_secret()).hex()
+    refused(table, table.seats[2].frame("move", wire.move_body(Move("roll", ("d20",)), (1, box))),
+            IllegalMoveRefused, "only a secret roll", 2)
+    for to, match in ((2, "another seated seat, not seat 2"), (5, "not seat 5")):
+        refused(table, table.seats[2].frame("move", wire.move_body(Move("secret", ("d20", commit)), (to, box))),
+                IllegalMoveRefused, match, 2)
+    for bad in ([1], [1, b""], [1, bytes(wire.MAX_SHOWN_BOX + 1)], [True, box], ["1", box], [16, box]):
+        with pytest.raises(wire.BadBody):
+            table.seats[2].frame("move", {"move": ["secret", "d20", commit], "to": bad})
+    table.post(table.seats[2].frame("move", wire.move_body(Move("secret", ("d20", commit)), (1, box))))
+    reveal_all(table, table.host.pending.number)
+    for replica in [table.host, *table.peers]:
+        assert replica.shown == {commit: (2, 1, box)} and replica.state.rolls[0].sealed
+    refused(table, table.seats[2].frame("move", wire.move_body(Move("secret", ("d6", commit)), (0, box))),
+            IllegalMoveRefused, "shown before", 2)  # a commitment is shown once

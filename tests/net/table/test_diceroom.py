@@ -349,3 +349,28 @@ def test_roll_secret_among_three_processes_is_sealed_in_the_log_opened_at_the_cl
     verdicts = [verify(next(l for l in out.splitlines() if l.startswith("transcript: "))[len("transcript: "):])
                 for out, _ in outputs[1:]]
     assert all(v.valid and ", 1 secret" in v.line() and "never opened" not in v.line() for v in verdicts), verdicts
+
+
+def test_roll_secret_to_the_game_master_prints_the_dice_to_it_alone(tmp_path):
+    """issue 33, PROTOCOL.md §16.6 step 7: `dicetable roll EXPR --join ... --secret --to gm`: the host
+    (gm) prints `shown: only you and bob see it: ...` with the dice before the opening, the third process
+    prints no such line, and the opening at the close gives every seat the dice gm was shown."""
+    import json
+
+    def roll(who: str, *args: str) -> subprocess.Popen:
+        return spawn(tmp_path, who, "roll", *args, "--name", who)
+
+    wrong = dicetable("roll", "d20", "--join", "x", "--to", "gm")
+    assert wrong.returncode != 0 and "give --secret too" in wrong.stderr and "Traceback" not in wrong.stderr
+    host = roll("gm", "d6", "--host", "--seats", "3", "--port", "0", "--bind", "127.0.0.1")
+    invite = read_invite(host)
+    joiners = [roll("bob", "1d20+5 [stealth]", "--join", invite, "--secret", "--to", "GM", "--json"), roll("cy", "--join", invite)]
+    outputs = []
+    for process in (*joiners, host):
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        outputs.append((out, err))
+    bobs = next(r for r in json.loads(outputs[0][0])["rolls"] if r["name"] == "bob")
+    shown = [line for line in outputs[2][0].splitlines() if line.startswith("shown: ")]
+    assert shown == [f"shown: only you and bob see it: bob rolled 1d20+5 [stealth]: {bobs['line'].split('secretly: ')[1].split(' — table')[0]}"], (shown, bobs["line"])
+    assert "shown: " not in outputs[1][0] and "shown: " not in outputs[0][1]
