@@ -147,3 +147,18 @@ async def test_the_join_form_answers_keys_while_a_silent_relay_is_asked_its_key(
         assert note.startswith(f"Relay: the relay at {address} did not tell its key") and "\n" not in note
         assert note.endswith("(a short code is kept at the host's relay)")
         assert isinstance(bob.screen, JoinScreen) and known(tmp_path / "bob") == []
+
+
+async def test_the_home_menu_says_a_code_is_typed_at_join(tmp_path):
+    """A newcomer holding a code read out by a friend: the home menu's join line says a code goes
+    there (it said "paste an invite" only), and `j` opens the field it is typed in."""
+    from textual.widgets import OptionList
+
+    app = DiceTableApp(profile_dir=tmp_path / "bob")
+    async with app.run_test(size=(80, 24)) as pilot:
+        menu = app.screen.query_one(OptionList)
+        lines = [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
+        assert any("Join a table (type a code, or paste an invite)" in line for line in lines)
+        assert any("Host a table (get an invite, or a code, to share)" in line for line in lines)
+        await pilot.press("j")
+        assert isinstance(app.screen, JoinScreen) and app.focused is app.screen.query_one("#join-invite")
