@@ -56,6 +56,9 @@ async def test_host_port_alone_in_the_app_and_a_burned_code_told_with_the_new_on
         await wait_until(pilots, lambda: isinstance(ann.screen, WaitingRoomScreen) and ann.screen.table.code)
         first = ann.screen.table.code
         assert known(tmp_path / "ann")[0] == line  # the key learned from the relay, kept beside its address
+        # what Ann reads out: the code and the relay's HOST:PORT (Bob has never used it)
+        await wait_until(pilots, lambda: f"{first} — join with it at relay {address} (30 min)"
+                         in str(ann.screen.query_one("#room-code", Static).render()))
         guessed: dict = {}
 
         def guess() -> None:  # a stranger who heard the number, with the wrong words
