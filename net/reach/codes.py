@@ -410,8 +410,11 @@ def claim_invite(link, code: str, timeout: float = 30.0) -> str:
 
 def complete(text: str) -> list[str]:
     """The ways `text`, a code being typed, can go on: its last, partial word completed with each code
-    word it begins (a number alone goes on with a dash). Tab in the app and in `dicetable join`."""
-    head, sep, last = str(text)[:200].rpartition("-") if "-" in str(text) else ("", "", str(text)[:200])
+    word it begins (a number alone goes on with a dash). Tab in the app and in `dicetable join`. Typed
+    as parse_code takes it (any case, spaces or dashes: `7 Orbit lan`), it goes on as a code is written."""
+    typed = str(text)[:200]
+    text = "-".join(typed.lower().replace("-", " ").split()) + ("-" if typed[-1:] in ("-", " ") else "")
+    head, sep, last = text.rpartition("-") if "-" in text else ("", "", text)
     if not head and last.isdigit():
         return [f"{last}-"]
     if not head or not last.isalpha():

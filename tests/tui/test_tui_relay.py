@@ -98,3 +98,23 @@ async def test_tab_completes_a_codes_words_in_the_join_field(tmp_path):
         assert field.value == "7-orbit-lantern"
         await pilot.press("tab")  # nothing left to complete: Tab moves on as usual
         assert app.screen.focused is app.screen.query_one("#join-relay", Input)
+
+
+async def test_tab_completes_a_code_typed_with_spaces_and_capitals(tmp_path):
+    """A code read out is typed as heard (`53718 Crab jac`): Tab completes its word as with dashes,
+    and writes the code as a code is written; it does not jump to the relay field."""
+    from dicetable.tui.app import DiceTableApp
+
+    app = DiceTableApp(profile_dir=tmp_path / "bob")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("j")
+        field = app.screen.query_one("#join-invite", Input)
+        await pilot.press(*"7 Orb", "tab")
+        assert field.value == "7-orbit-" and app.screen.focused is field
+        await pilot.press(*"lan")
+        await wait_until((pilot,), lambda: field._suggestion == "7-orbit-lantern")  # shown dimmed: `tern`
+        await pilot.press("tab")
+        assert field.value == "7-orbit-lantern" and app.screen.focused is field
+        field.value = "7 Orbit  lan"  # two spaces: nothing dimmed that would misplace letters, Tab still takes it
+        await pilot.press("end", "tab")
+        assert field.value == "7-orbit-lantern" and app.screen.focused is field

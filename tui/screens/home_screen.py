@@ -13,8 +13,8 @@ from textual.widgets.option_list import Option
 CHOICES = (
     ("play_bot", "b", "bot", "Play against a bot"),
     ("hot_seat", "s", "hot-seat", "Hot-seat: two people, one terminal"),
-    ("host", "h", "host", "Host a table (get an invite to share)"),
-    ("join", "j", "join", "Join a table (paste an invite)"),
+    ("host", "h", "host", "Host a table (get an invite, or a code, to share)"),
+    ("join", "j", "join", "Join a table (type a code, or paste an invite)"),
     ("resume", "c", "resume", "Resume a game that stopped (after a crash)"),
     ("history", "g", "history", "Game history: past games, their moves, verified"),
     ("lan", "l", "LAN", "LAN tables: open tables near you"),

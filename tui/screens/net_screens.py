@@ -20,6 +20,8 @@ from dicetable.tui.widgets.code_input import CodeInput
 
 from dicetable.tui.widgets.choice import Choice, Choices
 
+ASKING_KEY = "Asking the relay for its key…"  # a relay's first contact, up to relay_key.LEARN_TIMEOUT s
+
 _HOST_NAME = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?")
 
 
@@ -141,6 +143,34 @@ class HostScreen(Screen):
         self.action_open_table() if event.button.id == "open" else self.action_back()
 
     def action_open_table(self) -> None:
+        relay = self.query_one("#host-relay", Input).value.strip() or None
+        if relay is None:
+            self.open_table(None)
+            return
+        # HOST:PORT of a relay not met before: its key is learned on first contact (up to
+        # relay_key.LEARN_TIMEOUT s), so off the UI thread; the form goes on once it is known
+        self.run_worker(lambda: self._learn_relay(relay), thread=True, exclusive=True, group="relay-key")
+
+    def _learn_relay(self, text: str) -> None:
+        """In a worker thread: the relay's line (its key pinned or learned), then `open_table`; or the
+        one line why not in the form's note. Nothing once the form was left (the worker cancelled)."""
+        from textual.worker import get_current_worker
+
+        from dicetable.net.reach.relay import BadRelay
+
+        worker = get_current_worker()
+        note = self.query_one("#net-note", Static)
+        try:
+            relay = resolve(self.app.profile_dir, text, asking=lambda: self.app.call_from_thread(note.update, ASKING_KEY))
+        except BadRelay as error:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(note.update, f"Relay: {error}")
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.open_table, relay.encode())
+
+    def open_table(self, relay: str | None) -> None:
+        """Open the table with the form's fields and `relay` (a whole relay line, or None)."""
         from dicetable.net.reach.local_networks import DiscoveryError
         from dicetable.net.table.deadlines import Timing
         from dicetable.net.table.session import SessionError
@@ -148,15 +178,6 @@ class HostScreen(Screen):
 
         address = self.query_one("#host-address", Input).value.strip()
         port_text = self.query_one("#host-port", Input).value.strip() or "0"
-        relay = self.query_one("#host-relay", Input).value.strip() or None
-        if relay is not None:
-            from dicetable.net.reach.relay import BadRelay
-
-            try:
-                relay = resolve(self.app.profile_dir, relay).encode()  # HOST:PORT too: its key learned on first contact
-            except BadRelay as error:
-                self.query_one("#net-note", Static).update(f"Relay: {error}")
-                return
         if not address or not 0 <= int(port_text) <= 65535:
             self.query_one("#net-note", Static).update("Give an address and a port from 0 to 65535.")
             return
@@ -254,35 +275,49 @@ class JoinScreen(Screen):
         self.join_invite(invite)
 
     def by_code(self, code: str) -> None:
-        """A short code: its invite is agreed with the host through the relay, off the UI thread."""
+        """A short code: its relay's key (learned on first contact) and then its invite, agreed with
+        the host through the relay, off the UI thread."""
         from dicetable.net.reach import codes
-        from dicetable.net.reach.relay import BadRelay
 
         note = self.query_one("#net-note", Static)
         try:
             codes.parse_code(code)
-            relay = resolve(self.app.profile_dir, self.query_one("#join-relay", Input).value)
         except codes.CodeError as error:
             note.update(f"{error} (or paste the host's invite)")
             return
-        except BadRelay as error:
-            note.update(f"Relay: {error} (a short code is kept at the host's relay)")
-            return
         note.update("Asking the relay for the table…")
+        relay = self.query_one("#join-relay", Input).value
         self.run_worker(lambda: self._claim(relay, code), thread=True, exclusive=True)
 
-    def _claim(self, relay, code: str) -> None:
+    def _claim(self, text: str, code: str) -> None:
+        from textual.worker import get_current_worker
+
         from dicetable.net.reach import codes
+        from dicetable.net.reach.relay import BadRelay
         from dicetable.net.reach.transport import TransportError
         from dicetable.tui.tables.opening import code_invite
 
+        worker = get_current_worker()
+        note = self.query_one("#net-note", Static)
+
+        def told(line: str) -> None:
+            if not worker.is_cancelled:  # the form left, or another code asked since
+                self.app.call_from_thread(note.update, line)
+
+        try:
+            relay = resolve(self.app.profile_dir, text, asking=lambda: told(ASKING_KEY))
+        except BadRelay as error:
+            told(f"Relay: {error} (a short code is kept at the host's relay)")
+            return
+        told("Asking the relay for the table…")
         try:
             invite = code_invite(code, relay)
         except (codes.CodeError, TransportError) as error:
-            self.app.call_from_thread(self.query_one("#net-note", Static).update, str(error))
+            told(str(error))
             return
         remember(self.app.profile_dir, relay.encode())
-        self.app.call_from_thread(self.join_invite, invite)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.join_invite, invite)
 
     def join_invite(self, invite: str) -> None:
         from dicetable.net.table.session import SessionError

@@ -55,6 +55,18 @@ def keep_invite(invite: str, directory: Path | None) -> str | None:
         return str(path)
 
 
+def relay_where(invite: str) -> str:
+    """`relay HOST:PORT`, the relay a relay invite (`dr1-`) names: what a player who never used that
+    relay types once beside the code ("your relay" while the invite is not known yet)."""
+    from dicetable.net.reach.invite import BadInvite, Invite
+
+    try:
+        found = Invite.decode(invite)
+    except BadInvite:
+        return "your relay"
+    return f"relay [{found.address}]:{found.port}" if ":" in found.address else f"relay {found.address}:{found.port}"
+
+
 class WaitingRoomScreen(Screen):
     BINDINGS = [Binding("c", "copy_invite", "copy invite"), Binding("escape", "leave", "leave")]
 
@@ -92,9 +104,10 @@ class WaitingRoomScreen(Screen):
                 self.query_one("#room-invite-file", Static).update(Text.assemble(
                     "The whole line is also in ", (self.invite_path, "bold")))
         code = getattr(self.table, "code", "")
-        if code:  # through a relay: the short code people read aloud (`join CODE`, or the app's Join)
+        if code:  # through a relay: the short code people read aloud (`join CODE`, or the app's Join),
+            # with the relay's HOST:PORT, which a player who never used it types once (its key is learned)
             self.query_one("#room-code", Static).update(Text.assemble(
-                "Code: ", (code, "bold reverse"), " — players join with it and your relay (30 min)"))
+                "Code: ", (code, "bold reverse"), f" — join with it at {relay_where(self.table.invite)} (30 min)"))
         self.query_one("#room-status", Static).update(view.note or "Starting…")
         if view.game is not None:
             self.query_one("#room-title", Static).update(f"Waiting room: {view.game.title}, {len(view.seats)} seats")

@@ -62,10 +62,12 @@ def remember(directory: Path | None, line: str) -> None:
         pass  # a convenience: the player types it again next time
 
 
-def resolve(directory: Path | None, text: str | None):
+def resolve(directory: Path | None, text: str | None, asking=None):
     """The RelayAddress that `text` names: a whole relay line; `HOST:PORT` of a relay used before (its
     pinned key) or not (its key learned on first contact, net/reach/relay_key.py, and pinned); or, with
-    nothing typed, the last relay used. BadRelay says what to give instead."""
+    nothing typed, the last relay used. BadRelay says what to give instead. A first contact may take
+    up to relay_key.LEARN_TIMEOUT seconds (call this off the app's UI thread); `asking()`, if given,
+    is called just before it, so the person can be told what is waited for."""
     from dicetable.net.reach import relay_key
     from dicetable.net.reach.relay import BadRelay, RelayAddress
 
@@ -84,6 +86,8 @@ def resolve(directory: Path | None, text: str | None):
             return relay  # pinned: the key learned (or given) the first time, never a new one told since
     try:
         host, port = relay_key.split_where(text)
+        if asking is not None:
+            asking()
         relay = RelayAddress(host, port, relay_key.learn_key(host, port))
     except relay_key.NoKey as error:
         raise BadRelay(str(error)) from None

@@ -27,7 +27,11 @@ class CodeSuggester(Suggester):
         super().__init__(use_cache=False, case_sensitive=True)
 
     async def get_suggestion(self, value: str) -> str | None:
-        return completion(value)
+        done = completion(value)
+        # shown as the part after what was typed: only where the completion spells that part alike
+        # (`7 orbit lan` shows `tern`; Tab takes the code as written, `7-orbit-lantern`)
+        same = done is not None and done[:len(value)] == value.lower().replace(" ", "-")
+        return done if same else None
 
 
 class CodeInput(Input):
