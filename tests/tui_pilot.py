@@ -58,6 +58,32 @@ async def paste_invite(pilot, app, invite: str) -> None:
     await pilot.press("enter")
 
 
+async def open_dice_room(pilots, apps, timeout: float = 30.0):
+    """From their home screens, as people do: `apps[0]` hosts a dice room with a seat for each app and
+    the others paste its invite; returns the host's invite once every app is in the room with its roll
+    line open."""
+    from textual.widgets import Input
+
+    from dicetable.tui.screens.net_screens import HostScreen
+    from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
+
+    host, host_app = pilots[0], apps[0]
+    await host.press("d", "h")
+    assert isinstance(host_app.screen, HostScreen)
+    host_app.screen.query_one("#host-seats", Input).value = str(len(apps))
+    await until_shown(host, "#open")
+    assert await host.click("#open")
+    await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite,
+                     timeout=timeout)
+    invite = host_app.screen.table.invite
+    for pilot, app in zip(pilots[1:], apps[1:]):
+        await paste_invite(pilot, app, invite)
+    await wait_until(pilots, lambda: all(app.screen.__class__.__name__ == "DiceRoomScreen" and app.screen.view is not None
+                                         and not app.screen.query_one("#roll-input", Input).disabled for app in apps),
+                     timeout=timeout)
+    return invite
+
+
 def assert_log_wraps(log, entry: str) -> int:
     """The move log wraps in its panel: no line wider than the panel, no sideways scrollbar, and
     `entry` reads whole across its lines. Returns the panel's width."""

@@ -9,10 +9,8 @@ import pytest
 from textual.widgets import Input
 
 from dicetable.tui.app import DiceTableApp
-from dicetable.tui.screens.net_screens import HostScreen
-from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
-from test_dice_room_three import in_room, type_roll
-from tui_pilot import paste_invite, until_shown
+from test_dice_room_three import type_roll
+from tui_pilot import open_dice_room
 from tui_pilot import wait_until as wait_a_while
 
 pytestmark = pytest.mark.usefixtures("quick_idle")
@@ -31,16 +29,7 @@ async def test_a_roll_shown_to_the_game_master_is_seen_by_the_roller_and_the_mas
     apps = [DiceTableApp(profile_dir=tmp_path / name) for name in ("ann", "bob", "cy")]
     async with apps[0].run_test(size=SIZE) as ann, apps[1].run_test(size=SIZE) as bob, apps[2].run_test(size=SIZE, notifications=True) as cy:
         pilots = (ann, bob, cy)
-        await ann.press("d", "h")
-        assert isinstance(apps[0].screen, HostScreen)
-        apps[0].screen.query_one("#host-seats", Input).value = "3"
-        await until_shown(ann, "#open")
-        assert await ann.click("#open")
-        await wait_until(pilots, lambda: isinstance(apps[0].screen, WaitingRoomScreen) and apps[0].screen.table.invite)
-        for pilot, app in ((bob, apps[1]), (cy, apps[2])):
-            await paste_invite(pilot, app, apps[0].screen.table.invite)
-        await wait_until(pilots, lambda: all(in_room(app) for app in apps))
-        await wait_until(pilots, lambda: all(not app.screen.query_one("#roll-input", Input).disabled for app in apps))
+        await open_dice_room(pilots, apps)
         names = apps[0].screen.view.names
         gm, roller = (names[app.screen.controller.session.seat] for app in apps[1:])
         await type_roll(cy, "/s@nobody d20")  # a name nobody in the room has: one line, no roll

@@ -5,12 +5,9 @@ and F6 opens it to everyone, with the dice the roller saw."""
 import functools
 
 import pytest
-from textual.widgets import Input
 
 from dicetable.tui.app import DiceTableApp
-from dicetable.tui.screens.net_screens import HostScreen
-from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
-from tui_pilot import paste_invite, until_shown
+from tui_pilot import open_dice_room
 from tui_pilot import wait_until as wait_a_while
 
 pytestmark = pytest.mark.usefixtures("quick_idle")
@@ -30,15 +27,8 @@ async def test_a_secret_roll_is_sealed_for_the_others_seen_by_its_roller_opened_
     join_app = DiceTableApp(profile_dir=tmp_path / "bob")
     async with host_app.run_test(size=SIZE) as host, join_app.run_test(size=SIZE) as join:
         pilots = (host, join)
-        await host.press("d", "h")
-        assert isinstance(host_app.screen, HostScreen)
-        await until_shown(host, "#open")
-        assert await host.click("#open")
-        await wait_until(pilots, lambda: isinstance(host_app.screen, WaitingRoomScreen) and host_app.screen.table.invite)
-        await paste_invite(join, join_app, host_app.screen.table.invite)
-        await wait_until(pilots, lambda: all(app.screen.__class__.__name__ == "DiceRoomScreen" for app in (host_app, join_app)))
+        await open_dice_room(pilots, (host_app, join_app))
         room, guest = host_app.screen, join_app.screen
-        await wait_until(pilots, lambda: guest.view is not None and not guest.query_one("#roll-input", Input).disabled)
         await join.press(*"/s 1d20+5 [stealth]", "enter")
         await wait_until(pilots, lambda: room.view is not None and len(room.view.state.rolls) == 1 and guest.view.peeked)
         name = guest.view.names[1]

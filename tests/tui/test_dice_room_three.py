@@ -14,9 +14,7 @@ from dicetable.tui.app import DiceTableApp
 from dicetable.tui.cli import main
 from dicetable.tui.screens.dice_stats_screen import DiceStatsScreen
 from dicetable.tui.screens.home_screen import HomeScreen
-from dicetable.tui.screens.net_screens import HostScreen
-from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
-from tui_pilot import paste_invite, until_shown
+from tui_pilot import open_dice_room
 from tui_pilot import wait_until as wait_a_while
 
 pytestmark = pytest.mark.usefixtures("quick_idle")
@@ -39,16 +37,7 @@ async def test_three_people_roll_one_secretly_one_leaves_and_returns_and_every_c
     apps = [DiceTableApp(profile_dir=tmp_path / name) for name in ("ann", "bob", "cy")]
     async with apps[0].run_test(size=SIZE) as ann, apps[1].run_test(size=SIZE) as bob, apps[2].run_test(size=SIZE) as cy:
         pilots = (ann, bob, cy)
-        await ann.press("d", "h")
-        assert isinstance(apps[0].screen, HostScreen)
-        apps[0].screen.query_one("#host-seats", Input).value = "3"
-        await until_shown(ann, "#open")
-        assert await ann.click("#open")
-        await wait_until(pilots, lambda: isinstance(apps[0].screen, WaitingRoomScreen) and apps[0].screen.table.invite)
-        invite = apps[0].screen.table.invite
-        for pilot, app in ((bob, apps[1]), (cy, apps[2])):
-            await paste_invite(pilot, app, invite)
-        await wait_until(pilots, lambda: all(in_room(app) for app in apps))
+        await open_dice_room(pilots, apps)
         room = apps[0].screen
         seat_of = {app: app.screen.controller.session.seat for app in apps}
         await wait_until(pilots, lambda: all(not app.screen.query_one("#roll-input", Input).disabled for app in apps))
