@@ -165,3 +165,23 @@ async def test_the_home_menu_says_a_code_is_typed_at_join(tmp_path):
         assert any("Host a table (get an invite, or a code, to share)" in line for line in lines)
         await pilot.press("j")
         assert isinstance(app.screen, JoinScreen) and app.focused is app.screen.query_one("#join-invite")
+
+
+async def test_the_host_form_says_it_kept_the_last_relay(tmp_path):
+    """Issue 34: the host form's relay field kept the last relay silently, so a host who meant a direct
+    table opened a relay one. A kept relay is now said in the field's title, with how to do without;
+    a profile that never used a relay sees the plain title and an empty field."""
+    from dicetable.net.reach.transport import curve_keypair
+    from dicetable.tui.tables.relay_setting import remember
+
+    line = RelayAddress("127.0.0.1", 7070, curve_keypair()[0]).encode()
+    remember(tmp_path / "ann", line)
+    for name, kept in (("ann", True), ("bob", False)):
+        app = DiceTableApp(profile_dir=tmp_path / name)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("h")
+            assert isinstance(app.screen, HostScreen)
+            field = app.screen.query_one("#host-relay", Input)
+            assert field.value == (line if kept else "")
+            title = str(field.border_title)
+            assert ("the last used is kept; empty: none" in title) is kept, title

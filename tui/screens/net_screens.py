@@ -123,7 +123,8 @@ class HostScreen(Screen):
                          classes="net-hint")
             relay = Input(remembered(self.app.profile_dir), id="host-relay",
                           placeholder="HOST:PORT of a relay (or its line HOST:PORT/KEY)")
-            relay.border_title = "or a Relay: players join by a short code, no open port"
+            relay.border_title = ("Relay (the last used is kept; empty: none): players join by a short code"
+                                  if relay.value else "or a Relay: players join by a short code, no open port")
             yield relay
             with Horizontal(classes="net-buttons"):
                 yield Button("Open the table (Ctrl+O)", id="open", variant="primary")
