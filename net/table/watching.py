@@ -15,7 +15,7 @@ The table does not wait for its watchers and a flood of them costs bounded memor
   watcher that holds as much, and spread over loop turns (WATCH_BATCH watchers a turn, after the turn's
   own sends): no burst of them sits inside a seat's round trip;
 - each watcher has at most WATCH_WINDOW bytes of entries sent past what its pings acknowledged; past
-  that it gets nothing until it pings (then it is caught up from its `next`, window by window);
+  that it gets nothing until it pings (then the next sweep catches it up from its `next`, window by window);
 - a watcher silent for `drop_after`, or behind its window for `grace`, is dropped (`full`, with why).
 Seats hear the count and names of the watchers (`watchers {count, names}`) when it changes, at most
 every WATCHERS_TOLD_EVERY seconds.
@@ -87,8 +87,8 @@ class Watcher:
             self.unacked.popleft()
         return WATCH_WINDOW - sum(size for _, size in self.unacked)
 
-    def said(self) -> str:
-        return f"{self.name} ({fingerprint(self.key)})" if self.name else fingerprint(self.key)
+    def __post_init__(self) -> None:
+        self.said = f"{self.name} ({fingerprint(self.key)})" if self.name else fingerprint(self.key)
 
 
 class Watchers:
@@ -102,6 +102,7 @@ class Watchers:
         self._packed: dict[tuple[int, int], list] = {}  # (from, to) -> its entries packets, packed once a sweep
         self._told: tuple[int, tuple[str, ...]] = (0, ())
         self._told_at = 0.0
+        self._changed = False  # a watcher came or went since the seats were last told
 
     def __contains__(self, peer: bytes) -> bool:
         return peer in self.by_peer
@@ -110,7 +111,7 @@ class Watchers:
         return len(self.by_peer)
 
     def names(self) -> list[str]:
-        return [w.said() for w in self.by_peer.values()]
+        return [w.said for w in self.by_peer.values()]
 
     # -- packets ---------------------------------------------------------------------------------
     def hello(self, peer: bytes, body: dict, now: float) -> None:
@@ -142,12 +143,14 @@ class Watchers:
             return
         start = min(body["next"], len(replica.log))
         self.by_peer[peer] = Watcher(peer, key, body["name"], link, start, start, now)
+        self._changed = True
         self._tell(peer, "welcome", {"watching": True, "length": len(replica.log), "table": replica.table,
                                      "timing": orderer.timing.to_data()})
         self._send(self.by_peer[peer], now)
 
     def handle(self, peer: bytes, op: str, body: dict, now: float) -> None:
-        """A watcher's packet: `ping {next}` acknowledges what it holds and asks for what follows."""
+        """A watcher's packet: `ping {next}` acknowledges what it holds; what follows goes in the next sweep
+        (never packed for one watcher inside a loop turn: a hundred pinging watchers would sit in every roll)."""
         watcher = self.by_peer[peer]
         if op != "ping" or type(body.get("next")) is not int or not 0 <= body["next"] <= len(self.orderer.replica.log):
             return  # a watcher can do nothing else at the table
@@ -157,8 +160,7 @@ class Watchers:
             watcher.sent = holds
             watcher.unacked.clear()
         watcher.acked = holds
-        self._send(watcher, now)
-        self._tell(peer, "pong", {"length": len(self.orderer.replica.log)})
+        self._tell(peer, "pong", {"length": len(self.orderer.replica.log)})  # its entries come in the next sweep
 
     def _tell(self, peer: bytes, op: str, body: dict) -> None:
         self.orderer.socket.send(peer, "tagged", self.by_peer[peer].link.seal(op, body))
@@ -221,12 +223,16 @@ class Watchers:
         """Stop sending to a watcher: it hears `full` saying why, and may watch again."""
         self._tell(peer, "full", {"reason": f"stopped watching: {why}"})
         del self.by_peer[peer]
+        self._changed = True
 
     def _tell_seats(self, now: float) -> None:
         """The seats (and the orderer's app) hear who watches when it changed, at most every WATCHERS_TOLD_EVERY."""
+        if not self._changed or now - self._told_at < WATCHERS_TOLD_EVERY:  # not 100 names sorted in each loop turn
+            return
+        self._changed = False
         names = sorted(self.names())
         told = (len(names), tuple(names[:NAMES_TOLD]))
-        if told == self._told or now - self._told_at < WATCHERS_TOLD_EVERY:
+        if told == self._told:
             return
         self._told, self._told_at = told, now
         orderer = self.orderer
@@ -243,7 +249,7 @@ class Watchers:
 
     def seated(self, peer: bytes) -> None:
         """A seat's hello on a watcher's connection: it stops watching there."""
-        self.by_peer.pop(peer, None)
+        self._changed |= self.by_peer.pop(peer, None) is not None
 
 
 def told_watching(body: dict) -> Watching | None:
