@@ -108,6 +108,18 @@ class _Link:
         self.socket = socket
         self.send("link_hi", {})
 
+    def heard(self) -> None:
+        while True:
+            try:
+                data = self.socket.recv(zmq.NOBLOCK)
+            except zmq.ZMQError:
+                return
+            try:
+                op, _ = unpack(data, limit=1024)
+            except BadPacket:
+                continue
+            self.up = self.up or op == "link_ok"
+
     def send(self, op: str, body: dict) -> None:
         try:
             self.socket.send(pack(op, body), zmq.NOBLOCK)
@@ -180,12 +192,8 @@ class DirectLinks:
         self._connect()
         self._hear(now)
         for link in self.links.values():
-            while link.socket.poll(0):
-                try:
-                    op, _ = unpack(link.socket.recv(), limit=1024)
-                except BadPacket:
-                    continue
-                link.up = link.up or op == "link_ok"
+            if not link.up:  # a link only ever hears `link_ok`: once up, nothing to read (no poll each turn)
+                link.heard()
 
     def _connect(self) -> None:
         """Link to each offer whose seat has joined: signed by its key, with its join's curve key."""
