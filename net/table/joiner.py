@@ -380,6 +380,7 @@ class PeerSession(TableSession):
                 self._turn(timeout)
             finally:
                 self.send_submits()
+                self.paths.flush()  # my answers' boxes, after their submit (net/table/seat_links.py)
         self.own.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:
@@ -462,6 +463,7 @@ class PeerSession(TableSession):
     def hang_up(self) -> None:
         if self.socket is not None:
             self.send_submits()  # e.g. a dispute made just before leaving: it goes out first
+            self.paths.flush()
             self.socket.close()
             self.socket = None
 

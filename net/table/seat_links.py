@@ -2,12 +2,16 @@
 
 Boxes through the orderer (`forward`) do not stop an orderer that holds all of one seat's packets,
 reads its reveal in the `submit`, then drops the boxes with it: the others hold nothing and witness.
-So a joiner sends its boxes by a path the orderer does not carry, before it submits the answer:
+So a joiner sends its boxes by a path the orderer does not carry:
 
 - on a relay table, on its own relay connection: the relay delivers each box to the receiving seat's
   own connection (`RelayBoxes` here, the relay's side net/reach/seat_boxes.py); the seat first proves
   its key to the relay by signing the relay's challenge, as a host proves its serve;
 - on a direct table, over direct links between the seats (net/table/direct_links.py).
+
+The boxes leave right after the loop turn's `submit`, not before: the orderer carries neither path,
+so it gains nothing by reading the answer first, and the roll's round trip does not wait for them
+(on a relay both share the seat's connection, so the relay passes the boxes on just after the submit).
 
 A box no such path can carry now (the relay has not taken this seat's key yet, the receiver has none
 proven there, no direct link to it) goes through the orderer as before, and the player is told once
@@ -109,16 +113,25 @@ class SeatPaths:
         self.session = session
         self.path = own_path  # RelayBoxes or DirectLinks
         self.told: set[int] = set()  # seats whose boxes went through the orderer, told once each
+        self.queued: list[bytes] = []  # my answers of this loop turn, boxed after its `submit` (`flush`)
 
     def forward(self, frame: bytes) -> None:
-        """My answer boxed to each other seat but the orderer: by my own path, before its `submit`."""
+        """My answer, to be boxed to each other seat but the orderer once this loop turn's `submit` is
+        sent (`flush`): the orderer is not on my own path, so it gains nothing from seeing the answer
+        first, and sealing and sending the boxes stay off the roll's round trip."""
+        self.queued.append(frame)
+
+    def flush(self) -> None:
+        """The answers of this loop turn boxed and sent: by my own path, else through the orderer."""
+        frames, self.queued = self.queued, []
         session = self.session
         link = session.link
-        boxes = session.own.held.boxes(frame, link.orderer if link.orderer is not None else 0)
-        if boxes:
-            also, only = self.path.send(boxes)
-            if also or only:
-                self.through_orderer(also + only, warn=only)
+        for frame in frames:
+            boxes = session.own.held.boxes(frame, link.orderer if link.orderer is not None else 0)
+            if boxes and session.socket is not None:
+                also, only = self.path.send(boxes)
+                if also or only:
+                    self.through_orderer(also + only, warn=only)
 
     def through_orderer(self, boxes: list[list], warn: list[list]) -> None:
         """Boxes my path may not carry: through the orderer too, unread (PROTOCOL.md §10.10); those `warn`
