@@ -8,11 +8,13 @@ own copy keeps its reveal and its dispute, and `verify` (alone, and beside the h
 The stronger host holds ALL of seat 1's packets, its `forward` of boxes included, reads its reveal and
 drops everything: boxes through the host would then reach nobody. So a seat's boxes go by a path the
 host does not carry: on a relay table, seat to seat through the relay (net/reach/seat_boxes.py); on a
-direct table, over direct links (net/table/direct_links.py). Both are played here."""
+direct table, over direct links (net/table/direct_links.py). Both are played here, and a successor
+that does the same after a hand-over (PROTOCOL.md §11)."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from dicetable.core import registry
 from dicetable.net.identity import Profile
@@ -23,6 +25,8 @@ from dicetable.net.table.deadlines import Timing
 from dicetable.net.table.defaults import Defaults
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table import succession
+from dicetable.net.table.orderer import Orderer
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
 from dicetable.net.reach.relay import RelayServer
@@ -166,3 +170,69 @@ def test_a_host_holding_all_a_seats_packets_on_a_relay_table_gets_no_witness(tmp
     host, told, third = drop_and_claim(HoldingHost, tmp_path, capsys, relay=relay.line)
     assert relay.server.seat_boxes.carried >= 1
     assert not [e for e in told["bob"] if isinstance(e, AnswerPath) and e.seat == 2]
+
+
+class HoldingSuccessor(Orderer):
+    """A seat that took over ordering (net/table/succession.py) and then does what HoldingHost does: it
+    holds all of seat 2's packets, boxes included, drops its reveals and disputes whoever brings them, and
+    its own clock claims seat 2 in default (it forgets the answers seat 2 boxed to it)."""
+
+    victim = 2
+    dropped: list[bytes] = []
+
+    def order(self, frame: bytes, origin: bytes | None) -> None:
+        env = wire.decode(frame)
+        if origin is not None and env.seat == self.victim and env.kind in ("reveal", "dispute"):
+            self.dropped.append(frame)
+            return
+        super().order(frame, origin)
+
+    def forward_boxes(self, seat: int, boxes: list) -> None:
+        if seat != self.victim:
+            super().forward_boxes(seat, boxes)
+
+    def step(self, timeout: float) -> None:
+        self.own.held.held.pop(self.victim, None)  # it claims whatever seat 2 boxed to it before the hand-over
+        super().step(timeout)
+
+
+def test_a_successor_holding_all_a_seats_packets_gets_no_witness(tmp_path, relay, monkeypatch):
+    """After a hand-over the seat that orders is the attacker: seat 3 holds seat 2's reveals, which came
+    seat to seat through the relay, and never witnesses; seat 2 stays in."""
+    monkeypatch.setattr(succession, "HOST_AWAY", 1.0)
+    monkeypatch.setattr(succession, "Orderer", HoldingSuccessor)
+    HoldingSuccessor.dropped = []
+    short = replace(TIMING, grace=2.0)
+    relay.server.host_away = 1.0
+    names = ["Ann", "Bob", "Cy", "Di"]
+    host = HostSession(Profile.generate("Ann"), "diceroom", 4, {"rolls": 3}, timing=short, relay=relay.line,
+                       chooser=bot_chooser(ROOM, "roller"), transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    in_thread(host)
+    seats = []
+    for name in names[1:]:
+        seat = (WatchedPeer if name == "Di" else PeerSession)(
+            Profile.generate(name), invite, timing=short, chooser=bot_chooser(ROOM, "roller"),
+            transcript=tmp_path / f"{name.lower()}.dtt")
+        seat.connect()
+        seats.append(seat)
+    bob, cy, di = seats
+    for seat in seats:
+        in_thread(seat)
+    try:
+        wait_until(lambda: host.replica.phase not in ("new", "joining", "ready"), 20, "the room to start")
+        host.stop()  # the host seat is gone for good: a seat takes over ordering at the relay
+        wait_until(lambda: bob.successor is not None, 30, "Bob to order the log")
+        successor = bob.successor
+        wait_until(lambda: successor.replica.pending_claim(2) is not None, 30, "the successor's claim against seat 2")
+        wait_until(lambda: di.own.defaults.default_reason(2, time.monotonic()), 10, "Di's clock to find seat 2 late")
+        passes = di.own.defaults.passes
+        wait_until(lambda: di.own.defaults.passes > passes + 2, 5, "Di's next passes over its clocks")
+        assert di.own.held.answer(2) is not None  # seat 2's reveal, seat to seat through the relay
+        claim = successor.replica.pending_claim(2)
+        for replica in (successor.replica, cy.replica, di.replica):
+            assert not [r for r in replica.log if r.kind == "witness" and r.envelope.body.get("claim") == claim.index]
+            assert 2 not in replica.out
+        assert {wire.decode(f).kind for f in HoldingSuccessor.dropped} >= {"reveal"}
+    finally:
+        stop_all(*seats)
