@@ -12,8 +12,9 @@ boxes once it answered `link_ok`. A box travels as `box {from, box}`; it opens o
 (net/table/answer_path.py), so the receiver trusts nothing else about the sender.
 
 What a stranger or a seat can do to a listener is bounded: packets of at most MAX_LINK_PACKET bytes,
-at most MAX_PEERS connections heard, each with a budget of LINK_RATE bytes a second (LINK_BURST at
-once); a box that does not open is dropped. An offer is taken only for an address of the same kind
+at most QUEUED of them queued per connection, a budget of LINK_RATE bytes a second (LINK_BURST at
+once) for each of the MAX_PEERS connections heard last (a new one pushes out the stalest); a box
+that does not open is dropped. A link that has not answered within LINK_WAIT counts as none. An offer is taken only for an address of the same kind
 as the host's (loopback, private, or public), so a seat cannot aim the others at another kind of
 network; where no link is made the boxes go through the orderer and the player is told
 (net/table/seat_links.py).
@@ -24,6 +25,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket as sockets
+import time
+from collections import OrderedDict
 
 import zmq
 from zmq.utils import z85
@@ -34,10 +37,12 @@ from dicetable.net.reach.transport import BadPacket, pack, unpack
 LINK_LABEL = b"dicetable/seat-link/v1\x00"
 MAX_ENDPOINT = 64  # "tcp://[IPv6]:port"
 MAX_LINK_PACKET = 260 * 1024  # one box (a frame of at most 256 KiB and a few fields)
-MAX_PEERS = 32  # connections a listener hears (a table has at most 16 seats; reconnects leave old ones)
+MAX_PEERS = 16  # connections a listener keeps a budget for (a table has at most 16 seats): the least recently heard goes
 LINK_RATE = 512 * 1024  # bytes a second a connection may send a listener
 LINK_BURST = 4 * 1024 * 1024
-TURN_PACKETS = 256  # packets a listener reads in one loop turn
+TURN_PACKETS = 64  # packets a listener reads in one loop turn
+QUEUED = 8  # packets queued per connection to a listener (at most 260 KiB each), or per link
+LINK_WAIT = 2.0  # seconds a link may take to answer before its seat's boxes count as going through the orderer alone
 _ENDPOINT = re.compile(r"tcp://(\[[0-9a-fA-F:.]+\]|[0-9.]+):([0-9]{1,5})")
 
 
@@ -92,12 +97,12 @@ class _Link:
     """My connection to another seat's listener."""
 
     def __init__(self, context, endpoint: str, server_key: bytes, profile) -> None:
-        self.endpoint, self.up = endpoint, False
+        self.endpoint, self.up, self.since = endpoint, False, time.monotonic()
         socket = context.socket(zmq.DEALER)
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.RECONNECT_IVL, 200)
         socket.setsockopt(zmq.RECONNECT_IVL_MAX, 2000)
-        socket.setsockopt(zmq.SNDHWM, 64)  # boxes for a link that stalls are few: past it they are dropped
+        socket.setsockopt(zmq.SNDHWM, QUEUED)  # boxes for a link that stalls: past a few they are dropped
         socket.setsockopt(zmq.MAXMSGSIZE, 1024)  # it only ever answers `link_ok`
         if endpoint.startswith("tcp://["):
             socket.setsockopt(zmq.IPV6, 1)
@@ -140,7 +145,7 @@ class DirectLinks:
         self.offer: dict | None = None  # my signed offer, sent to the orderer after every welcome
         self.offers: dict[int, dict] = {}  # seat -> its offer, as the orderer passed it (checked once the seat joined)
         self.links: dict[int, _Link] = {}
-        self.heard: dict[bytes, _Budget] = {}  # connection to my listener -> its budget
+        self.heard: OrderedDict[bytes, _Budget] = OrderedDict()  # connection to my listener -> its budget
         self.broken = False  # no listener could be made: the others reach me through the orderer only
         self.taken = 0  # boxes my listener heard that held another seat's answer
 
@@ -156,7 +161,7 @@ class DirectLinks:
         listener = self.context.socket(zmq.ROUTER)
         listener.setsockopt(zmq.LINGER, 0)
         listener.setsockopt(zmq.MAXMSGSIZE, MAX_LINK_PACKET)
-        listener.setsockopt(zmq.RCVHWM, 256)
+        listener.setsockopt(zmq.RCVHWM, QUEUED)
         listener.curve_server = True
         listener.curve_secretkey = z85.encode(session.profile.curve_secret)
         listener.curve_publickey = z85.encode(session.profile.curve_public)
@@ -226,9 +231,10 @@ class DirectLinks:
                 continue
             budget = self.heard.get(peer)
             if budget is None:
-                if len(self.heard) >= MAX_PEERS:
-                    continue
+                if len(self.heard) >= MAX_PEERS:  # many connections (a stranger's, or old ones): the stalest goes
+                    self.heard.popitem(last=False)
                 budget = self.heard[peer] = _Budget(now)
+            self.heard.move_to_end(peer)
             if not budget.spend(len(data), now):
                 continue
             try:
@@ -248,13 +254,13 @@ class DirectLinks:
         """Each box on my link to its seat; returns (boxes also for the orderer: the link has not answered
         yet, so it may not hold; boxes only the orderer carries: no link)."""
         self._connect()  # a seat whose join just came: its link queues this box until it is made
-        also, only = [], []
+        also, only, now = [], [], time.monotonic()
         for seat, box in boxes:
             link = self.links.get(seat)
             if link is not None:
                 link.send("box", {"from": self.session.own.seat, "box": box})
-            if link is None:
-                only.append([seat, box])
+            if link is None or not link.up and now - link.since > LINK_WAIT:
+                only.append([seat, box])  # no link, or one that never answered (a firewall, a listener flooded)
             elif not link.up:
                 also.append([seat, box])
         return also, only

@@ -36,6 +36,7 @@ class RelayBoxes:
         self.session = session
         self.proven_on: tuple[int, int] | None = None  # (socket, renewals) the relay took this seat's key on
         self.asked_at = float("-inf")
+        self.listing: dict | None = None  # the owner's list of its seats, as this seat last heard it
         self.sent: dict[bytes, tuple[int, bytes]] = {}  # receiver key -> (seat, its last box), for `box_missed`
 
     def _connection(self) -> tuple[int, int] | None:
@@ -48,7 +49,9 @@ class RelayBoxes:
     def step(self, now: float) -> None:
         """Until the relay took this seat's key on this connection: ask its challenge, each ASK_EVERY s
         (from the welcome on, so that it is done before the first roll)."""
-        if self.ready() or now - self.asked_at < ASK_EVERY:
+        again = self.session.listing is not self.listing  # the owner named its seats (to the relay first):
+        self.listing = self.session.listing  # prove my key again, as a named one no stranger can push out
+        if not again and (self.ready() or now - self.asked_at < ASK_EVERY):
             return
         self.asked_at = now
         self.session.socket.send("relay_hello", {})

@@ -13,7 +13,7 @@ import pytest
 from dicetable.net.identity import Profile
 from dicetable.net.reach.relay import RelayServer
 from dicetable.net.reach.relay_link import RelayHostSocket, dial_relay
-from dicetable.net.reach.seat_boxes import BOX_BURST, seat_bytes
+from dicetable.net.reach.seat_boxes import BOX_BURST, MAX_KEYS, seat_bytes
 from dicetable.net.reach.transport import curve_keypair, pack, unpack
 from dicetable.net.table import deputies
 from net_helpers import Running, wait_until
@@ -150,4 +150,29 @@ def test_a_seat_flooding_boxes_gets_a_bounded_share_through(relay):
     finally:
         flooder.close()
         target.close()
+        host.close()
+
+
+def test_strangers_proving_keys_before_the_seats_are_named_keep_no_seat_out(relay):
+    owner, table = Profile.generate("Ann"), os.urandom(16)
+    host = RelayHostSocket(owner, relay.server.address(), table)
+    key = relay.server.public_key
+    strangers = [Dialled(relay, table) for _ in range(MAX_KEYS)]
+    seat = Dialled(relay, table)
+    try:
+        for dialled in strangers:  # before the owner names its seats, any key may be proven, up to MAX_KEYS
+            assert dialled.prove(Profile.generate("Eve"), table, key) == "seat_proven"
+        bob = Profile.generate("Bob")
+        host.listing = deputies.sign(owner, table, [bob.public_key])
+        host.send_relay("deputies", host.listing)
+        wait_until(lambda: relay.server.tables[table].deputies, 5, "the relay to learn the seats")
+        assert seat.prove(bob, table, key) == "seat_proven"  # a named key pushes out an unnamed one
+        assert len(relay.server.seat_boxes.seats[table]) == MAX_KEYS
+        # Unnamed keys carry nothing, to anyone: a stranger's box to Bob is missed.
+        strangers[-1].send("box_to", {"to": bob.public_key, "box": b"s" * 512})
+        assert strangers[-1].hear("box_missed")["to"] == bob.public_key
+        assert relay.server.seat_boxes.carried == 0
+    finally:
+        for dialled in (*strangers, seat):
+            dialled.close()
         host.close()
