@@ -42,6 +42,7 @@ LINK_RATE = 512 * 1024  # bytes a second a connection may send a listener
 LINK_BURST = 4 * 1024 * 1024
 TURN_PACKETS = 64  # packets a listener reads in one loop turn
 QUEUED = 8  # packets queued per connection to a listener (at most 260 KiB each), or per link
+OFFER_EVERY = 1.0  # seconds between two new endpoints of one seat that the orderer passes on
 LINK_WAIT = 2.0  # seconds a link may take to answer before its seat's boxes count as going through the orderer alone
 _ENDPOINT = re.compile(r"tcp://(\[[0-9a-fA-F:.]+\]|[0-9.]+):([0-9]{1,5})")
 
@@ -284,13 +285,26 @@ def pass_offer(orderer, seat: int, body: dict) -> None:
     endpoint, proof = body.get("endpoint"), body.get("proof")
     if type(endpoint) is not str or len(endpoint) > MAX_ENDPOINT or type(proof) is not bytes or len(proof) != 64:
         return
-    offers = orderer.offers
-    offers[seat] = {"seat": seat, "endpoint": endpoint, "proof": proof}
+    offers, now = orderer.offers, time.monotonic()
+    old = offers.get(seat)
+    if old is not None and (old["endpoint"] == endpoint or now - old["at"] < OFFER_EVERY):
+        if old["proof"] != proof or old["endpoint"] != endpoint:
+            return  # a new endpoint at most once in OFFER_EVERY s: a seat cannot make the orderer flood the others
+        routes = {routed: peer for peer, routed in orderer.routes.items()}
+        for other, offer in offers.items():  # the same offer again (a reconnect): it hears the others' again
+            if other != seat and seat in routes:
+                orderer.tell(routes[seat], "offered", _told(offer))
+        return
+    offers[seat] = {"seat": seat, "endpoint": endpoint, "proof": proof, "at": now}
     routes = {routed: peer for peer, routed in orderer.routes.items()}
     for other, peer in routes.items():
         if other != seat:
-            orderer.tell(peer, "offered", offers[seat])
+            orderer.tell(peer, "offered", _told(offers[seat]))
     if seat in routes:
         for other, offer in offers.items():
             if other != seat:
-                orderer.tell(routes[seat], "offered", offer)
+                orderer.tell(routes[seat], "offered", _told(offer))
+
+
+def _told(offer: dict) -> dict:
+    return {"seat": offer["seat"], "endpoint": offer["endpoint"], "proof": offer["proof"]}
