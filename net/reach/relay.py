@@ -318,7 +318,7 @@ class RelayServer:
         elif conn.serves is not None:
             self._from_host(peer, conn, op, body, now)
         elif op in seat_boxes.OPS:
-            self.seat_boxes.handle(peer, conn, body=body, op=op, now=now)
+            self.seat_boxes.handle(peer, conn, op, body, now)
         elif op == "dial":
             self._dial(peer, conn, body, now)
         elif op.startswith("mb_"):
