@@ -78,6 +78,7 @@ from zmq.utils import z85
 from dicetable.net.table import deputies
 from dicetable.net.reach import mailbox, relay_key
 from dicetable.net.reach import sources
+from dicetable.net.reach import seat_boxes
 from dicetable.net.identity import verify_signature
 from dicetable.net.reach.transport import (
     MAX_PACKET, BadPacket, TransportError, _heartbeat, _seed_auto_ids, bind_socket, curve_keypair, curve_public,
@@ -230,6 +231,7 @@ class RelayServer:
         self._tables_from: dict[str, set[bytes]] = {}  # source -> the tables its connections made (TABLES_PER_SOURCE)
         self.connections: dict[bytes, _Connection] = {}
         self.boxes = mailbox.Mailboxes(clock=clock)
+        self.seat_boxes = seat_boxes.SeatBoxes(self)  # answers seat to seat, not through the host (§12.8)
         self._secret = secrets.token_bytes(32)
         self._swept = self.started = clock()
         self.stopped = False
@@ -315,6 +317,8 @@ class RelayServer:
             self._serve(peer, conn, body, now)
         elif conn.serves is not None:
             self._from_host(peer, conn, op, body, now)
+        elif op in seat_boxes.OPS:
+            self.seat_boxes.handle(peer, conn, op, body, now)
         elif op == "dial":
             self._dial(peer, conn, body, now)
         elif op.startswith("mb_"):
@@ -448,6 +452,7 @@ class RelayServer:
         """Forget silent connections and long-hostless tables (bounded memory under any flood)."""
         for peer in [p for p, c in self.connections.items() if now - c.seen > CONNECTION_IDLE]:
             conn = self.connections.pop(peer)
+            self.seat_boxes.forget(peer)
             entry = self.tables.get(conn.table or conn.serves or b"")
             if entry is not None:
                 entry.dialled.discard(peer)

@@ -88,34 +88,36 @@ class HeldAnswers(SeatPart):
         return out
 
     # -- receiving -----------------------------------------------------------------------------
-    def take(self, sender, sealed) -> None:
-        """A box from seat `sender`, relayed by the orderer: kept if it opens and holds that seat's answer."""
+    def take(self, sender, sealed) -> bool:
+        """A box from seat `sender` (through the orderer, the relay or a direct link): kept, and True, if it
+        opens and holds that seat's answer."""
         replica = self.replica
         if replica is None or self.seat is None or type(sender) is not int or not 0 <= sender < len(replica.seats):
-            return
+            return False
         info = replica.seats[sender]
         if info is None or sender == self.seat:
-            return
+            return False
         box = self.box(info.key)
         frame = open_box(box, replica.table, sender, self.seat, sealed) if box is not None else None
         if frame is None:
-            return
+            return False
         try:
             env = wire.decode(frame)
         except wire.WireError:
-            return
+            return False
         if env.table != replica.table or env.seat != sender or env.kind not in FORWARDED:
-            return
+            return False
         if env.signature and not env.signed_by(info.key):
-            return
+            return False
         if env.kind == "dispute" and not env.signature:
-            return
+            return False
         which = (env.kind, env.body["k"] if env.kind == "reveal" else env.body["claim"])
         mine = self.held.setdefault(sender, OrderedDict())
         mine[which] = frame
         mine.move_to_end(which)
         while len(mine) > MAX_HELD:
             mine.popitem(last=False)
+        return True
 
     def answer(self, seat: int) -> bytes | None:
         """The answer of `seat` I hold to the table's wait now: its reveal that opens its chain for the

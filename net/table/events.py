@@ -196,6 +196,15 @@ class Ordering:
 
 
 @dataclass(frozen=True)
+class AnswerPath:
+    """This seat's answers reach `seat` only through the orderer (no link of their own, PROTOCOL.md
+    §10.10): an orderer that holds all of this seat's packets could then have it claimed in default."""
+
+    seat: int
+    said: Phrase
+
+
+@dataclass(frozen=True)
 class Cut:
     """This rejoining host seat cut the tail of its copy that was never relayed (net/table/joiner.py)."""
 
@@ -244,7 +253,7 @@ class Watching:
 
 NetEvent = (Invited | CodeOffered | CodeGone | TranscriptOpened | SeatHeld | SeatReleased | Joined | Started | Chat
             | Recorded | YourTurn | Ended | Defaulted | RematchAnswered | RematchGone | Refused | Fault | ClaimDisputed
-            | Claimable | Dropped | Returned | Lingering | Ordering | Cut | SecretShown | Failed | CardDealt
+            | Claimable | Dropped | Returned | Lingering | Ordering | AnswerPath | Cut | SecretShown | Failed | CardDealt
             | DealVerified | Watching)
 
 

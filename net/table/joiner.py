@@ -39,6 +39,8 @@ from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
 from dicetable.net.table.following import Following, Rejoin
 from dicetable.net.table.seat_transcript import replayed
+from dicetable.net.table.seat_links import RelayBoxes, SeatPaths
+from dicetable.net.table.direct_links import DirectLinks
 from dicetable.net.table.orderer import MAX_SUBMITTED, Orderer
 from dicetable.net.table.outbox import chunks
 from dicetable.net.table.seat import Seat
@@ -123,6 +125,8 @@ class PeerSession(TableSession):
             self.link = host_packets.HostLink(self.invite.table_id, host_packets.host_box_public(self.invite))
         except host_packets.BadBox as error:
             raise SessionError(f"bad invite: {error} (copy it again)") from None
+        # my answers' boxes by a path the orderer does not carry (net/table/seat_links.py, PROTOCOL.md §10.10)
+        self.paths = SeatPaths(self, RelayBoxes(self) if self.invite.owner is not None else DirectLinks(self))
 
     @classmethod
     def rejoining(cls, host, **kwargs: Any) -> "PeerSession":
@@ -232,10 +236,8 @@ class PeerSession(TableSession):
                 self.to_orderer("submit", {"frame": some[0]} if len(some) == 1 else {"frames": some})
 
     def forward(self, frame: bytes) -> None:
-        """My answer boxed to each other joiner, in one packet the orderer relays unread (PROTOCOL.md §10.10)."""
-        boxes = self.own.held.boxes(frame, self.link.orderer if self.link.orderer is not None else 0)
-        if boxes:
-            self.to_orderer("forward", {"boxes": boxes})
+        """My answer boxed to each other joiner, by my own path, else through the orderer (PROTOCOL.md §10.10)."""
+        self.paths.forward(frame)
 
     def to_orderer(self, op: str, body: dict) -> None:
         """Any packet but the hello: tagged for the orderer's answer to this seat's hello (net/table/host_packets.py)."""
@@ -248,6 +250,8 @@ class PeerSession(TableSession):
             return
         if op == "relay_wait":  # the relay's word, not the host's: the host is not there to hear from
             self.relay_notice = str(body.get("reason", ""))[:200]
+            return
+        if self.paths.handle(op, body):  # the relay's own word on my boxes (net/table/seat_links.py)
             return
         if op == "who":  # the one packet before any key: all it can make us do is say hello again
             self._who(body)
@@ -288,6 +292,8 @@ class PeerSession(TableSession):
             self.following.fault_told(body)
         elif op == "forwarded":  # another seat's answer, boxed to me (net/table/answer_path.py)
             self.own.held.take(body.get("from"), body.get("box"))
+        elif op == "offered":  # another seat's signed endpoint for a direct link (net/table/direct_links.py)
+            self.paths.offered(body)
         elif op == "deputies" and self.invite.owner is not None:  # the owner's list, to show a relay that lost it
             named = deputies.read(body, self.replica.table)
             if named is not None and named[0] == self.invite.owner:
@@ -344,6 +350,7 @@ class PeerSession(TableSession):
         if rejoin is not None and type(body.get("handed")) is int and body["handed"] >= 0:  # an orderer that took over
             rejoin.handed = max(rejoin.handed or 0, body["handed"])  # (net/table/succession.py)
         self.welcomed = True
+        self.paths.welcomed()
 
     def away(self) -> set[int]:
         return {0} if self.orderer_presence.away_since is not None else set()
@@ -373,6 +380,7 @@ class PeerSession(TableSession):
                 self._turn(timeout)
             finally:
                 self.send_submits()
+                self.paths.flush()  # my answers' boxes, after their submit (net/table/seat_links.py)
         self.own.transcript.sync_soon()  # the disk off the next round trip too: all of it is in the host's log
 
     def _turn(self, timeout: float) -> None:
@@ -389,6 +397,7 @@ class PeerSession(TableSession):
                 self.ask_who()
             return
         self.own.drain_commands()
+        self.paths.step()
         if self.replica.phase == "joining" and not self._joined_sent and self.replica.log:
             chain = self.own.new_chain()
             self._joined_sent = True
@@ -454,11 +463,13 @@ class PeerSession(TableSession):
     def hang_up(self) -> None:
         if self.socket is not None:
             self.send_submits()  # e.g. a dispute made just before leaving: it goes out first
+            self.paths.flush()
             self.socket.close()
             self.socket = None
 
     def close(self) -> None:
         self.hang_up()
+        self.paths.close()
         self.own.transcript.close()
 
 

@@ -38,6 +38,7 @@ from dicetable.net.reach.relay_link import RelayHostSocket
 from dicetable.net.reach.transport import pack
 from dicetable.net.refusals import BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.table.door import Door
+from dicetable.net.table.direct_links import pass_offer
 from dicetable.net.table.outbox import Outbox, entry_chunks
 from dicetable.net.table.reclaim import Reclaim
 from dicetable.net.table.session import SessionError, TableSession
@@ -83,6 +84,7 @@ class Orderer(TableSession):
         self.outbox = Outbox(self)
         self.reclaim = Reclaim(self)
         self.watchers = Watchers(self)  # connections that follow the log without a seat (net/table/watching.py)
+        self.offers: dict[int, dict] = {}  # seat -> its signed endpoint for direct links, passed on unread (§10.10)
 
     def took_over(self) -> None:
         """This seat orders in the host seat's place now (net/table/succession.py): until the seats are back,
@@ -208,6 +210,8 @@ class Orderer(TableSession):
             self.tell(peer, "pong", {"length": len(self.replica.log)})
         elif op == "forward" and type(body.get("boxes")) is list:  # relayed unread to their seats (§10.10)
             self.forward_boxes(seat, body["boxes"])
+        elif op == "offer":  # a seat's signed endpoint for the others' direct links (net/table/direct_links.py)
+            pass_offer(self, seat, body)
         elif op == "give" and peer in self.reclaim.asked and type(body.get("start")) is int \
                 and type(body.get("frames")) is list:
             self.reclaim.adopt(peer, body["start"], body["frames"])

@@ -14,6 +14,7 @@ from dicetable.core import registry
 from dicetable.net.table.deadlines import Timing
 from dicetable.net.identity import ProfileError, load_or_create
 from dicetable.net.table.events import (
+    AnswerPath,
     ClaimDisputed,
     Chat,
     Claimable,
@@ -151,6 +152,8 @@ def event_line(event: NetEvent) -> str | None:
             return told("lingering", said)
         case Ordering(said=said):
             return told("ordering", said)
+        case AnswerPath(said=said):  # my answers reach a seat only through the host (PROTOCOL.md §10.10)
+            return told("answers", said)
         case Cut(said=said):
             return told("cut", said)
         case SeatHeld(said=said):

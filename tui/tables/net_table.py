@@ -16,6 +16,7 @@ from dicetable.core.game import Move
 from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.net.table import deadlines
 from dicetable.net.table.events import (
+    AnswerPath,
     ClaimDisputed,
     Chat,
     Claimable,
@@ -305,6 +306,8 @@ class NetTable(TableController):
                 self._post(Banner(phrase("fault: ", said), "error"))
             case Ordering(_, said):  # a seat took over ordering the log through the relay
                 self._post(Banner(said, "info"))
+            case AnswerPath(_, said):  # my answers reach a seat only through the orderer (PROTOCOL.md §10.10)
+                self._post(Banner(said, "warning"))
             case Cut(_, said):  # this host seat cut its unrelayed tail
                 self._post(Banner(Phrase((said,)), "info"))
             case SeatHeld(_, _, said) | SeatReleased(_, _, said):  # the host: who holds a free seat until its join
