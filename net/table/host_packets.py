@@ -30,8 +30,13 @@ hellos racing after a reconnect — is still known as the host's: dropped, but b
 one untagged packet: all it can make a joiner do is say hello again.
 
 The joiner's packets to the orderer (`ping`, `submit`, `give`: all but the hello itself) travel the
-same way under the same key, with SEAT_LABEL in place of TAG_LABEL and the joiner's own counter, tagged
-for the newest hello the orderer answered (`HostLink.seal`); before any answer they go plain. The
+same way under the same key and the joiner's own counter, for the newest hello the orderer answered
+(`HostLink.seal`), but sealed rather than tagged: `packet` is encrypted (ChaCha20-Poly1305 under
+HMAC-SHA256(key, SEAL_LABEL), nonce = n as 12 bytes, SEAT_LABEL as associated data) and `tag` is its
+16-byte Poly1305 tag. A relay carries a seat's unordered reveals and moves: were they readable, it could
+read a seat's reveal before the orderer has ordered it and then drop that seat's packets (PROTOCOL.md
+§10.4, §19 point 2). Before any answer they go plain, and a joiner holds its `submit`s until one comes
+(net/table/joiner.py). The
 orderer (`Tagger.take`) opens them under that hello's key, or an earlier hello's of the same seat
 until one under the newer key arrives (sent before the answer came); any other packet before then
 makes it ask for a hello again (the seat may have missed the answer, e.g. after a hand-over). Once the seat has used the key, a plain, replayed or unopenable
@@ -53,6 +58,8 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass, field
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from nacl.bindings import crypto_box_beforenm
 from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey
@@ -63,6 +70,7 @@ from dicetable.net.reach.transport import BadPacket, pack, unpack
 KEY_LABEL = b"dicetable/control-key/v1"
 TAG_LABEL = b"dicetable/host-to-seat/v1"
 SEAT_LABEL = b"dicetable/seat-to-host/v1"
+SEAL_LABEL = b"dicetable/seat-to-host-seal/v1"
 TAG_BYTES = 16
 BOX_BYTES = 32
 MAX_COUNTER = 2**63 - 1
@@ -112,9 +120,21 @@ def _tag(key: bytes, n: int, packet: bytes, label: bytes = TAG_LABEL) -> bytes:
     return hmac.digest(key, label + n.to_bytes(8, "big") + packet, "sha256")[:TAG_BYTES]
 
 
-def _sealed(key: bytes, n: int, op: str, body: dict | None, label: bytes) -> dict:
-    packet = pack(op, body)
-    return {"n": n, "packet": packet, "tag": _tag(key, n, packet, label)}
+def _seat_cipher(key: bytes) -> ChaCha20Poly1305:
+    """What a seat's packets to the orderer are sealed with under one hello's key (module docstring)."""
+    return ChaCha20Poly1305(hmac.digest(key, SEAL_LABEL, "sha256"))
+
+
+def _seat_sealed(cipher: ChaCha20Poly1305, n: int, op: str, body: dict | None) -> dict:
+    sealed = cipher.encrypt(n.to_bytes(12, "big"), pack(op, body), SEAT_LABEL)
+    return {"n": n, "packet": sealed[:-TAG_BYTES], "tag": sealed[-TAG_BYTES:]}
+
+
+def _seat_opened(cipher: ChaCha20Poly1305, n: int, packet: bytes, tag: bytes) -> bytes | None:
+    try:
+        return cipher.decrypt(n.to_bytes(12, "big"), packet + tag, SEAT_LABEL)
+    except InvalidTag:
+        return None
 
 
 def _fields(body) -> tuple[int, bytes, bytes] | None:
@@ -135,6 +155,9 @@ class Tagger:
     sent: int = 0
     received: int = 0  # the last counter taken from the seat under this key
     older: list["Tagger"] = field(default_factory=list, repr=False)  # the seat's earlier hellos, until this one is used
+
+    def __post_init__(self) -> None:
+        self.cipher = _seat_cipher(self.key)  # opens the seat's sealed packets
 
     @classmethod
     def answering(cls, box: PrivateKey, joiner_box: bytes, table: bytes, challenge: bytes, joiner_key: bytes) -> "Tagger":
@@ -167,11 +190,12 @@ class Tagger:
         if fields is not None:
             n, packet, tag = fields
             for tagger in (self, *reversed(self.older)):
-                if hmac.compare_digest(_tag(tagger.key, n, packet, SEAT_LABEL), tag):
+                inner = _seat_opened(tagger.cipher, n, packet, tag)
+                if inner is not None:
                     if n <= tagger.received:
                         raise Forged("replayed")
                     try:
-                        opened = unpack(packet)
+                        opened = unpack(inner)
                     except BadPacket:
                         raise Forged("not a packet inside its tag") from None
                     tagger.received = n
@@ -192,7 +216,8 @@ class Hello:
     joiner_key: bytes
     keys: dict[int, list] = field(default_factory=dict)  # orderer's seat -> [key, last counter taken]
     answered: bool = False  # a packet under it opened: its orderer is the one left in `keys`
-    sent: int = 0  # packets this joiner tagged under it
+    sent: int = 0  # packets this joiner sealed under it
+    cipher: ChaCha20Poly1305 | None = field(default=None, repr=False)  # its key's, once answered
 
     def add(self, table: bytes, seat: int, public: bytes) -> bool:
         """Derive the key under which `seat` (X25519 key `public`) answers this hello; False if none."""
@@ -244,13 +269,19 @@ class HostLink:
                 if not hello.answered:
                     hello.add(self.table, seat, public)
 
+    def answered(self) -> bool:
+        """Whether the orderer answered one of my hellos: my packets to it go sealed from now on."""
+        return any(hello.answered for hello in self.hellos)
+
     def seal(self, op: str, body: dict | None) -> tuple[str, dict | None]:
-        """A packet for the orderer: tagged under the newest hello it answered, or plain before any answer."""
+        """A packet for the orderer: sealed under the newest hello it answered, or plain before any answer."""
         for hello in reversed(self.hellos):
             if hello.answered:
                 ((key, _),) = hello.keys.values()
+                if hello.cipher is None:
+                    hello.cipher = _seat_cipher(key)
                 hello.sent += 1
-                return "tagged", _sealed(key, hello.sent, op, body, SEAT_LABEL)
+                return "tagged", _seat_sealed(hello.cipher, hello.sent, op, body)
         return op, body
 
     def open(self, body: dict) -> tuple[str, dict] | None:

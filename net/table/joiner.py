@@ -227,9 +227,9 @@ class PeerSession(TableSession):
     def send_submits(self) -> None:
         """The frames this loop turn made, in `submit` packets of up to MAX_SUBMITTED frames and
         ENTRIES_CHUNK bytes (a larger frame alone): most turns make one or two (PROTOCOL.md §10.1)."""
+        if self.socket is None or not self.link.answered():
+            return  # kept: before an answer to a hello they would go plain, readable on the path (host_packets.py)
         frames, self.submits = self.submits, []
-        if self.socket is None:
-            return
         for _, part in chunks(frames, 0):
             for at in range(0, len(part), MAX_SUBMITTED):
                 some = part[at:at + MAX_SUBMITTED]

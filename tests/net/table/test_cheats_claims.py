@@ -221,6 +221,9 @@ def test_a_host_re_rolling_by_a_claim_gets_no_redraw_without_another_seats_witne
         claim = next(c for c in host.replica.claims)
         wait_until(lambda: any(r.kind == "dispute" for r in host.replica.log), what="the victim's dispute")
         # Seat 1's clock says seat 2 is not late: it never co-signs, so the claim changes nothing.
+        # The host claims as soon as seat 2's reveal reaches it, which may be before seat 1's does.
+        wait_until(lambda: host.replica.pending is not None and host.replica.pending.missing == (2,),
+                   what="seat 1's reveal ordered")
         wait_until(lambda: len(honest.replica.log) == len(host.replica.log), what="seat 1 caught up")
         for replica in (host.replica, honest.replica, victim.replica):
             assert replica.pending_claim(2) == claim and replica.needed(2) == 2

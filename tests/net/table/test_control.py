@@ -15,6 +15,7 @@ import pytest
 from dicetable.core import registry
 from dicetable.net.table import host_packets
 from dicetable.net.table import deputies
+from dicetable.net.log import wire
 from dicetable.net.table.events import ClaimDisputed, Claimable, Dropped, Fault, Refused, Returned, YourTurn
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
@@ -296,17 +297,18 @@ def test_a_relay_replaying_the_hosts_word_that_a_seat_is_away_is_ignored(tmp_pat
 # -- the relay speaking for a seat (the joiner's packets, tagged the other way) ----------------------
 class Replaying(RelayServer):
     """A relay that keeps every packet the joiners send their host and, on the test's word, sends
-    the host again what `pick(peer, op, data)` makes of each: the packet as it was (a replay), or altered."""
+    the host again what `pick(peer, op, data)` makes of each: the packet as it was (a replay), or altered.
+    A seat's packets to its host are sealed once its hello is answered: the relay sees `tagged`, not
+    what is inside (net/table/host_packets.py)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.kept: list[tuple[bytes, str, bytes]] = []  # (joiner connection, the op inside any tag, the packet)
+        self.kept: list[tuple[bytes, str, bytes]] = []  # (joiner connection, its op as the relay sees it, the packet)
         self.orders: queue.SimpleQueue = queue.SimpleQueue()
         self.replayed = 0
 
     def _to_host(self, peer, conn, data, now):
-        op, body = unpack(data)
-        self.kept.append((peer, unpack(body["packet"])[0] if op == "tagged" else op, data))
+        self.kept.append((peer, unpack(data)[0], data))
         super()._to_host(peer, conn, data, now)
 
     def step(self, timeout):
@@ -347,13 +349,13 @@ def test_a_relay_replaying_a_gone_seats_pings_and_hello_cannot_keep_it_present(t
     timing = replace(FAST, grace=1.5, answer_deadline=60.0, reveal_deadline=60.0)
     with replaying_table(tmp_path, timing) as (relay, (host, bob, carol), events):
         gone = carol.socket.routing_id
-        wait_until(lambda: sum(p == gone and op == "ping" for p, op, _ in relay.kept) >= 5,
-                   what="a few of Carol's pings")
+        wait_until(lambda: sum(p == gone and op == "tagged" for p, op, _ in relay.kept) >= 5,
+                   what="a few of Carol's (sealed) pings")
         carol.stop()
         wait_until(lambda: carol.socket is None, what="Carol's session to close")
         end = time.monotonic() + 3 * timing.grace + timing.drop_after
         while time.monotonic() < end and 2 not in host.replica.out:
-            relay.orders.put(lambda peer, op, data: data if peer == gone and op in ("ping", "hello") else None)
+            relay.orders.put(lambda peer, op, data: data if peer == gone and op in ("tagged", "hello") else None)
             time.sleep(timing.heartbeat)
         wait_until(lambda: 2 in host.replica.out and 2 in bob.replica.out, timeout=30, what="Carol claimed out")
         assert relay.replayed >= 20
@@ -367,25 +369,26 @@ def test_a_relay_replaying_a_gone_seats_pings_and_hello_cannot_keep_it_present(t
 
 @pytest.mark.slow
 def test_a_replayed_or_altered_submit_is_never_ordered_and_the_relay_is_named_once(tmp_path):
-    """The relay sends the host every frame Bob submitted again: his own tagged packets, then his tags
-    around a packet he never sent, then his frames plain. Nothing is ordered twice, nothing is refused
-    in Bob's name (no refusal recorded, none told), and the host names the relay once."""
+    """The relay sends the host every packet Bob sealed again (his submits among them), then his
+    counters and tags around a packet he never sent, then his ordered frames plain. Nothing is ordered
+    twice, nothing is refused in Bob's name (no refusal recorded, none told), and the host names the
+    relay once."""
     with replaying_table(tmp_path, replace(FAST, answer_deadline=60.0, reveal_deadline=60.0)) as \
             (relay, (host, bob, carol), events):
         own = bob.socket.routing_id
-        submits = [data for peer, op, data in relay.kept if peer == own and op == "submit"]
-        assert submits
+        sealed = [data for peer, op, data in relay.kept if peer == own and op == "tagged"]
+        mine = [r.frame for r in host.replica.log if r.seat == 1]  # what the relay saw ordered, in the entries
+        assert sealed and mine
         refusals, length = len(host.refusals), len(host.replica.log)
 
         def altered(peer, op, data):  # Bob's tag and counter around a packet he never sent
-            body = unpack(data)[1] if peer == own and op == "submit" else None
+            body = unpack(data)[1] if peer == own and op == "tagged" else None
             return None if body is None else pack("tagged", {**body, "packet": pack("ping", {"next": 0})})
 
-        for pick in (lambda peer, op, data: data if peer == own and op == "submit" else None, altered,
-                     lambda peer, op, data: pack("submit", unpack(unpack(data)[1]["packet"])[1])
-                     if peer == own and op == "submit" else None):
+        for pick in (lambda peer, op, data: data if peer == own and op == "tagged" else None, altered,
+                     lambda peer, op, data: pack("submit", {"frames": mine}) if peer == own and op == "tagged" else None):
             relay.orders.put(pick)
-        wait_until(lambda: relay.replayed >= 3 * len(submits), what="the replays to be sent")
+        wait_until(lambda: relay.replayed >= 3 * len(sealed), what="the replays to be sent")
         wait_until(lambda: relay_faults(events["ann"]), what="the host to name the relay")
         time.sleep(5 * FAST.heartbeat)  # the last of them handled too
         frames = [r.frame for r in host.replica.log]
@@ -437,3 +440,18 @@ def test_a_seats_packets_open_at_the_host_once_each_and_only_as_sent():
     assert new.take(*link.seal("ping", {"next": 4})) == ("ping", {"next": 4}) and not new.older
     with pytest.raises(host_packets.Forged):
         new.take("tagged", held)  # held back past the second key's first packet: the first key opens nothing now
+
+
+def test_a_relay_never_reads_a_seats_answer_before_the_host_orders_it(tmp_path):
+    """A relay carries each seat's unordered reveals to the host: were they readable on the way, it could
+    read a seat's reveal and then drop all of that seat's packets (PROTOCOL.md §19 point 2), deciding the
+    roll. They go sealed: no reveal, nor any frame a seat submitted, is in what the relay carried from
+    the seats, though all of them are in the log."""
+    with replaying_table(tmp_path, replace(FAST, answer_deadline=60.0, reveal_deadline=60.0)) as \
+            (relay, (host, bob, carol), events):
+        wait_until(lambda: any(r.kind == "reveal" and r.seat == 1 for r in host.replica.log), timeout=30,
+                   what="a reveal of Bob's in the log")
+        theirs = [r.frame for r in host.replica.log if r.seat in (1, 2)]
+        assert any(wire.decode(f).kind == "reveal" for f in theirs)
+        carried = [data for _, op, data in relay.kept if op == "tagged"]
+        assert carried and not [f for f in theirs for data in carried if f in data]
