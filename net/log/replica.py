@@ -182,8 +182,14 @@ class Replica:
         self.rematches = Rematches(self)
         self.receipts = Receipts(self)
         self.secret_rolls = SecretRolls(self)
-        parts = (self, self.membership, self.play, self.sealed_answers, self.default_claims, self.rematches,
-                 self.receipts, self.secret_rolls)
+        self.built_on: wire.Link | None = None  # a tentative copy's: the head of the log it was copied from
+        self._wire()
+
+    PARTS = ("membership", "play", "sealed_answers", "default_claims", "rematches", "receipts", "secret_rolls")
+
+    def _wire(self) -> None:
+        """Who sets each field of an Effect, and the part that checks each kind."""
+        parts = (self, *(getattr(self, name) for name in self.PARTS))
         self._owners = {name: part for part in parts for name in part.FIELDS}  # who sets each field of an Effect
         # The part that checks each kind after the checks every frame shares (wire.SCHEMAS lists the kinds).
         self.handlers: dict[str, Callable[[wire.Envelope], Effect]] = {
@@ -196,6 +202,24 @@ class Replica:
             "rematch": self.rematches.rematch, "receipt": self.receipts.receipt,
             "unveil": self.secret_rolls.unveil, "leave": self.membership.leave, "back": self.membership.back,
         }
+
+    def tentative(self) -> "Replica":
+        """A copy to try frames on (a joiner's own frames not yet ordered: net/table/following.py
+        `act_ahead`): `accept` on it changes nothing here. A frame authored on it builds on this
+        log's head (`head`), not on the frames tried: the orderer may order others between them.
+        Every field a part owns is replaced, never changed in place, by `accept`, so the parts are
+        copied shallowly; the deal handler is shared and must not be fed on the copy."""
+        copy = object.__new__(Replica)
+        copy.__dict__.update(self.__dict__)
+        copy._heads, copy._frames, copy._log = list(self._heads), dict(self._frames), list(self._log)
+        for name in self.PARTS:
+            part = object.__new__(type(getattr(self, name)))
+            part.__dict__.update(getattr(self, name).__dict__)
+            part.replica = copy
+            setattr(copy, name, part)
+        copy.built_on = self.head
+        copy._wire()
+        return copy
 
     # -- views of what the parts own (read-only: only `accept` changes them) ---------------------
     game = property(attrgetter("membership.game"))
@@ -295,7 +319,10 @@ class Replica:
 
     @property
     def head(self) -> wire.Link:
-        """Where this replica stands in the log: the parent of a frame authored now."""
+        """Where this replica stands in the log: the parent of a frame authored now (on a tentative
+        copy, the log it was copied from)."""
+        if self.built_on is not None:
+            return self.built_on
         return wire.Link(len(self._log), self._heads[-1])
 
     def head_at(self, entries: int) -> bytes:

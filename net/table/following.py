@@ -20,6 +20,7 @@ import time
 
 from dicetable.net.log import wire
 from dicetable.net.refusals import Disputed, Refusal
+from dicetable.net.table.orderer import MAX_SUBMITTED
 from dicetable.net.table.seat_file import load_seat
 from dicetable.net.table.seat_transcript import replayed
 from dicetable.net.table.session import SessionError
@@ -28,6 +29,8 @@ from dicetable.net.table.events import Cut, Refused
 from dicetable.net.table.seat_part import SeatPart
 
 MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
+AHEAD_KINDS = frozenset({"reveal", "seal", "unseal"})  # frames of mine a next step is tried on before they are ordered
+MAX_AHEAD = 4  # steps of mine one loop turn takes ahead
 RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left
 
 
@@ -127,6 +130,45 @@ class Following(SeatPart):
             raise SessionError(f"{self.replica.who(claimant)} claimed this seat in default at entry {index + 1} and "
                                "this seat disputes it: the host's log holds the claim, so this seat leaves the table; "
                                "its transcript keeps the game as it stood, with its signed dispute")
+
+    def act_ahead(self) -> None:
+        """My frames of this loop turn, not sent yet, tried on a tentative copy of my replica: the next
+        step of mine they open, if it needs nobody's choice but a bot's (my reveal, my sealed answer's
+        opening, a bot's sealed answer: `Seat.act_ahead`), rides in the same packet instead of a round
+        trip later (PROTOCOL.md §10.5). E.g. the last revealer of a roll that opens a sealed step seals
+        with its reveal, and the last to open a sealed step reveals for the event it opens. Only when
+        every frame of mine not yet in the log is of this turn and a reveal or sealed answer: the
+        orderer orders one packet's frames in a row, and a frame authored ahead builds on the log as
+        this seat holds it, so whatever the orderer orders before them leaves its link valid."""
+        own, peer = self.own, self.peer
+        if self.rejoin is not None or self.disputed_at is not None or not peer.submits:
+            return
+        waiting = self.replica.waiting_for  # cheap first: only a turn that answers what the table waits for from me
+        if waiting.action not in AHEAD_KINDS or self.seat not in waiting.seats:
+            return
+        for _ in range(MAX_AHEAD):
+            frames = peer.submits
+            if len(frames) != len(own.unordered) or len(frames) >= MAX_SUBMITTED:
+                return
+            unsent = set(frames)
+            if any(frame not in unsent for _, frame in own.unordered.values()):
+                return  # a frame sent earlier is not in the log yet: the orderer may have ordered others first
+            real = own.replica
+            tentative = real.tentative()
+            try:
+                for frame in frames:
+                    if wire.decode(frame).kind not in AHEAD_KINDS:
+                        return
+                    tentative.accept(frame, signed_here=True)
+            except (Refusal, wire.WireError):
+                return
+            own.replica = tentative
+            try:
+                acted = own.act_ahead()
+            finally:
+                own.replica = real
+            if not acted:
+                return
 
     def _cut(self, index: int) -> None:
         """Cut my copy's tail from `index` on: the transcript rewritten atomically with the cut frames

@@ -399,6 +399,8 @@ class PeerSession(TableSession):
         if len(self.replica.log) >= self.host_length and (rejoin is None or rejoin.checked(self.host_length)):
             self.orderer_presence.caught_up(now)
             self.own.act()
+            self.following.act_ahead()  # what my frames of this turn open for me goes in their packet
+            self.send_submits()  # before the clocks below: they rarely add a frame, and it waits for nothing
             self.own.defaults.watch_deadlines(now)
         if now - self.last_ping >= self.timing.heartbeat:
             self.last_ping = now

@@ -47,6 +47,7 @@ from dicetable.net.table.events import ClaimDisputed, Dropped, Failed, Fault, Li
 
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
 MAX_SUBMITTED = 16  # frames in one `submit` (a seat's loop turn makes a few; the packet cap bounds the bytes)
+MAX_OWN_STEPS = 4  # rounds of my own acting in one loop turn (each ordered at once, relayed in one batch)
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
 
 
@@ -262,8 +263,12 @@ class Orderer(TableSession):
             own.drain_commands()
             if self.replica.phase == "ready" and not own.unordered:
                 own.author("start", {})
-            own.act()
-            own.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
+            for _ in range(MAX_OWN_STEPS):  # my frames are ordered at once: act on each until I wait for others
+                length = len(self.replica.log)
+                own.act()
+                own.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
+                if len(self.replica.log) == length:
+                    break  # (a reveal of mine that decides an event may make my move due: that goes too)
             own.defaults.watch_deadlines(now)
 
     def watch_code(self) -> None:

@@ -137,7 +137,7 @@ def test_a_roll_in_full_dice_notation_takes_one_frame_from_the_joiner_its_reveal
     assert peer.replica.state.rolls == made
 
 
-# -- a sealed step: the last seat to seal sends its opening in the same packet --------------------------
+# -- a sealed step costs no round trip of its own ------------------------------------------------------
 class Packets(HostSession):
     """A host that notes the kinds of the frames each `submit` packet from the joiner carried."""
 
@@ -154,9 +154,11 @@ class Packets(HostSession):
         super().handle_packet(peer, seat, op, body, now)
 
 
-def test_the_last_seat_to_seal_opens_its_answer_in_the_same_packet(tmp_path):
-    # The host seals the moment a sealed step opens (its own turn's loop), so the joiner seals last:
-    # its opening rides with its seal, a sealed step costs it one round trip, and the log takes both.
+def test_a_sealed_step_rides_on_the_reveals_around_it(tmp_path):
+    # The joiner reveals last for the throw that opens a Latent Dice claim: it knows the outcome, so its
+    # bot's sealed answer rides with its reveal (built on its copy of the log); the host, sealing last,
+    # opens at once; the joiner's opening then carries its reveal for the draw the claim opens. The
+    # step costs no round trip beyond the throw's and the draw's (Following.act_ahead).
     host = Packets(Profile.generate("host"), "dicebreaker", 2, {}, timing=FAST, transcript=tmp_path / "h.dtt", games=3)
     host.chooser = bot_chooser(GAME, "greedy", 1)
     invite = host.open()
@@ -167,11 +169,15 @@ def test_the_last_seat_to_seal_opens_its_answer_in_the_same_packet(tmp_path):
     assert peer.run() is not None
     thread.join(10)
     sealing = [kinds for kinds in host.submits if "seal" in kinds]
+    opening = [kinds for kinds in host.submits if "unseal" in kinds]
     assert len(sealing) >= 3  # three games of Latent Dice claims
-    assert all(kinds == ["seal", "unseal"] for kinds in sealing), sealing
-    assert not [kinds for kinds in host.submits if kinds == ["unseal"]]  # no opening sent on its own
+    assert all(kinds == ["reveal", "seal"] for kinds in sealing), sealing
+    assert all(kinds in (["unseal"], ["unseal", "reveal"]) for kinds in opening), opening
+    assert ["unseal", "reveal"] in opening  # a claim someone took: the draw it opens is revealed with the opening
     unseals = [r for r in host.replica.log if r.kind == "unseal" and r.seat == 1]
-    assert len(unseals) == len(sealing) and peer.replica.log[-1].frame == host.replica.log[-1].frame
+    assert len(unseals) == len(opening) == len(sealing) and peer.replica.log[-1].frame == host.replica.log[-1].frame
+    for record in host.replica.log:  # a frame sent ahead builds on the log as its seat held it, inside this log
+        assert record.envelope.prev.entries <= record.index
 
 
 def test_a_loop_turn_of_many_frames_reaches_the_log_whole_in_packets_the_host_takes(tmp_path):
