@@ -151,7 +151,16 @@ def play(args, rtt: float) -> None:
     code = Invite.decode(invites.get(timeout=60))
     proxy = DelayProxy(code.port, rtt / 2)
     invite = Invite("127.0.0.1", proxy.port, code.host_key, code.table_id)
-    peer = PeerSession(Profile.generate("joiner"), invite, timing=timing, transcript=folder / "joiner.dtt")
+    class Counted(PeerSession):
+        """The joiner, counting its `submit` packets: each is one exchange with the host on the game's path."""
+
+        submitted = 0
+
+        def to_orderer(self, op, body):
+            self.submitted += op == "submit"
+            super().to_orderer(op, body)
+
+    peer = Counted(Profile.generate("joiner"), invite, timing=timing, transcript=folder / "joiner.dtt")
     peer.connect()
     peer.chooser = bot_chooser(info, "greedy", args.seed + 1)
     start = time.perf_counter()
@@ -169,6 +178,9 @@ def play(args, rtt: float) -> None:
     print(f"  chance steps x RTT {chances * rtt:.1f} s: ratio {took / (chances * rtt):.2f} x; "
           f"(chance steps + joiner moves) x RTT {(chances + joiner_moves) * rtt:.1f} s: "
           f"ratio {took / ((chances + joiner_moves) * rtt):.2f} x")
+    print(f"  exchanges: the joiner sent {peer.submitted} submit packets (the floor counts {chances + joiner_moves}); "
+          f"{took / peer.submitted * 1000:.2f} ms each, {took / peer.submitted * 1000 - measured * 1000:.2f} ms over the "
+          f"bare round trip (both seats' work and the link's jitter)")
 
 
 def main() -> None:
