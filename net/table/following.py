@@ -143,8 +143,8 @@ class Following(SeatPart):
         own, peer = self.own, self.peer
         if self.rejoin is not None or self.disputed_at is not None or not peer.submits:
             return
-        waiting = self.replica.waiting_for  # cheap first: only a turn that answers what the table waits for from me
-        if waiting.action not in AHEAD_KINDS or self.seat not in waiting.seats:
+        waiting = self.replica.waiting_for  # cheap first: only a turn that answers what the table waits for from me alone
+        if waiting.action not in AHEAD_KINDS or waiting.seats != (self.seat,):
             return
         for _ in range(MAX_AHEAD):
             frames = peer.submits
