@@ -152,13 +152,20 @@ def play(args, rtt: float) -> None:
     proxy = DelayProxy(code.port, rtt / 2)
     invite = Invite("127.0.0.1", proxy.port, code.host_key, code.table_id)
     class Counted(PeerSession):
-        """The joiner, counting its `submit` packets: each is one exchange with the host on the game's path."""
+        """The joiner, counting its loop turns that sent frames: each is one exchange with the host on the
+        game's path (what a turn opens for it may follow in a second packet of the same turn)."""
 
         submitted = 0
+        _sent = False
 
         def to_orderer(self, op, body):
-            self.submitted += op == "submit"
+            self._sent = self._sent or op == "submit"
             super().to_orderer(op, body)
+
+        def step(self, timeout):
+            self._sent = False
+            super().step(timeout)
+            self.submitted += self._sent
 
     peer = Counted(Profile.generate("joiner"), invite, timing=timing, transcript=folder / "joiner.dtt")
     peer.connect()
@@ -178,7 +185,7 @@ def play(args, rtt: float) -> None:
     print(f"  chance steps x RTT {chances * rtt:.1f} s: ratio {took / (chances * rtt):.2f} x; "
           f"(chance steps + joiner moves) x RTT {(chances + joiner_moves) * rtt:.1f} s: "
           f"ratio {took / ((chances + joiner_moves) * rtt):.2f} x")
-    print(f"  exchanges: the joiner sent {peer.submitted} submit packets (the floor counts {chances + joiner_moves}); "
+    print(f"  exchanges: the joiner sent frames in {peer.submitted} loop turns (the floor counts {chances + joiner_moves}); "
           f"{took / peer.submitted * 1000:.2f} ms each, {took / peer.submitted * 1000 - measured * 1000:.2f} ms over the "
           f"bare round trip (both seats' work and the link's jitter)")
 

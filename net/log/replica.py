@@ -155,6 +155,9 @@ class Waiting:
         return f"{who} to {self.action}"
 
 
+DECODED_KEPT = 32  # decoded frames a replica keeps (its copies share them)
+
+
 class Replica:
     FIELDS = ("table", "phase", "_seqs", "_seen")  # what an Effect may set on the replica itself
 
@@ -183,6 +186,7 @@ class Replica:
         self.receipts = Receipts(self)
         self.secret_rolls = SecretRolls(self)
         self.built_on: wire.Link | None = None  # a tentative copy's: the head of the log it was copied from
+        self._decoded: dict[bytes, wire.Envelope] = {}  # the last frames decoded (shared with tentative copies)
         self._wire()
 
     PARTS = ("membership", "play", "sealed_answers", "default_claims", "rematches", "receipts", "secret_rolls")
@@ -335,7 +339,7 @@ class Replica:
         `signed_here`: the frame is, byte for byte, one this process signed with its own seat's key,
         so its signature is not verified again (every other check runs; other seats verify it)."""
         try:
-            env = wire.decode(frame)
+            env = self.decoded(frame)
         except wire.WireError as error:
             raise MalformedFrame(None, str(error)) from None
         seat = env.seat
@@ -372,6 +376,18 @@ class Replica:
         if any(c.state == "pending" for c in self.claims):
             self.default_claims.lapse()
         return record
+
+    def decoded(self, frame: bytes) -> wire.Envelope:
+        """`wire.decode(frame)`, kept for the last DECODED_KEPT frames: a joiner's own frames are tried on a
+        tentative copy before the orderer relays them back (net/table/following.py), and decoding is
+        most of what a reveal costs. Raises what `wire.decode` raises."""
+        env = self._decoded.get(frame)
+        if env is None:
+            env = wire.decode(frame)
+            if len(self._decoded) >= DECODED_KEPT:
+                self._decoded.clear()
+            self._decoded[frame] = env
+        return env
 
     # -- the checks every frame shares (PROTOCOL.md §4.6, §4.7) -----------------------------------
     def _check_place(self, env: wire.Envelope) -> None:

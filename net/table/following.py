@@ -20,7 +20,6 @@ import time
 
 from dicetable.net.log import wire
 from dicetable.net.refusals import Disputed, Refusal
-from dicetable.net.table.orderer import MAX_SUBMITTED
 from dicetable.net.table.seat_file import load_seat
 from dicetable.net.table.seat_transcript import replayed
 from dicetable.net.table.session import SessionError
@@ -131,37 +130,36 @@ class Following(SeatPart):
                                "this seat disputes it: the host's log holds the claim, so this seat leaves the table; "
                                "its transcript keeps the game as it stood, with its signed dispute")
 
-    def act_ahead(self) -> None:
-        """My frames of this loop turn, not sent yet, tried on a tentative copy of my replica: the next
-        step of mine they open, if it needs nobody's choice but a bot's (my reveal, my sealed answer's
-        opening, a bot's sealed answer: `Seat.act_ahead`), rides in the same packet instead of a round
+    def act_ahead(self, sent: list[bytes]) -> None:
+        """My frames of this loop turn (`sent`: just sent), tried on a tentative copy of my replica: the
+        next steps of mine they open, if they need nobody's choice but a bot's (my reveal, my sealed
+        answer's opening, a bot's sealed answer: `Seat.act_ahead`), follow at once instead of a round
         trip later (PROTOCOL.md §10.5). E.g. the last revealer of a roll that opens a sealed step seals
-        with its reveal, and the last to open a sealed step reveals for the event it opens. Only when
-        every frame of mine not yet in the log is of this turn and a reveal or sealed answer: the
-        orderer orders one packet's frames in a row, and a frame authored ahead builds on the log as
-        this seat holds it, so whatever the orderer orders before them leaves its link valid."""
+        right behind its reveal, and the last to open a sealed step reveals for the event it opens.
+        Tried after the send, so a turn with nothing ahead (most) waits for nothing; only when every
+        frame of mine not yet in the log is of this turn and a reveal or sealed answer. A frame
+        authored ahead builds on the log as this seat holds it, so whatever the orderer orders before
+        it leaves its link valid: only the state at its place decides, as for any frame."""
         own, peer = self.own, self.peer
-        if self.rejoin is not None or self.disputed_at is not None or not peer.submits:
+        if self.rejoin is not None or self.disputed_at is not None or not sent:
             return
         waiting = self.replica.waiting_for  # cheap first: only a turn that answers what the table waits for from me alone
         if waiting.action not in AHEAD_KINDS or waiting.seats != (self.seat,):
             return
+        if len(sent) != len(own.unordered) or any(frame not in sent for _, frame in own.unordered.values()):
+            return  # a frame of an earlier turn is not in the log yet: the orderer may have ordered others first
+        real = own.replica
+        tentative, tried = real.tentative(), 0
         for _ in range(MAX_AHEAD):
-            frames = peer.submits
-            if len(frames) != len(own.unordered) or len(frames) >= MAX_SUBMITTED:
-                return
-            unsent = set(frames)
-            if any(frame not in unsent for _, frame in own.unordered.values()):
-                return  # a frame sent earlier is not in the log yet: the orderer may have ordered others first
-            real = own.replica
-            tentative = real.tentative()
+            frames = [*sent, *peer.submits]
             try:
-                for frame in frames:
-                    if wire.decode(frame).kind not in AHEAD_KINDS:
+                for frame in frames[tried:]:
+                    if tentative.decoded(frame).kind not in AHEAD_KINDS:
                         return
                     tentative.accept(frame, signed_here=True)
             except (Refusal, wire.WireError):
                 return
+            tried = len(frames)
             own.replica = tentative
             try:
                 acted = own.act_ahead()
