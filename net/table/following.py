@@ -160,8 +160,8 @@ class Following(SeatPart):
             except (Refusal, wire.WireError):
                 return
             tried = len(frames)
-            own.replica = tentative
-            try:
+            own.replica = tentative  # only while the step is chosen; the app reading `session.replica` from its
+            try:  # own thread in that moment sees a snapshot that already holds this seat's sent frames
                 acted = own.act_ahead()
             finally:
                 own.replica = real
