@@ -187,6 +187,7 @@ class Replica:
         self.secret_rolls = SecretRolls(self)
         self.built_on: wire.Link | None = None  # a tentative copy's: the head of the log it was copied from
         self._decoded: dict[bytes, wire.Envelope] = {}  # the last frames decoded (shared with tentative copies)
+        self._waiting: tuple[int, Waiting] | None = None  # (log length, waiting_for then)
         self._wire()
 
     PARTS = ("membership", "play", "sealed_answers", "default_claims", "rematches", "receipts", "secret_rolls")
@@ -276,6 +277,17 @@ class Replica:
 
     @property
     def waiting_for(self) -> Waiting:
+        """What the table waits for, kept per log length: every field it reads changes only in `accept`,
+        which appends, except a card deal's own state (not kept while a deck is formed)."""
+        cached = self._waiting
+        if cached is not None and cached[0] == len(self._log):
+            return cached[1]
+        waiting = self._waiting_now()
+        if not getattr(self.deal_handler, "formed", None):
+            self._waiting = (len(self._log), waiting)
+        return waiting
+
+    def _waiting_now(self) -> Waiting:
         if self.phase == NEW:
             return Waiting("open", (0,))
         if self.phase == JOINING:

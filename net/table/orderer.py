@@ -275,8 +275,9 @@ class Orderer(TableSession):
             length = len(self.replica.log)
             own.act()
             own.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
-            if len(self.replica.log) == length:
-                break  # (a reveal of mine that decides an event may make my move due: that goes too)
+            log = self.replica.log
+            if len(log) == length or log[-1].event is None:
+                break  # acting again only after a reveal of mine that decided an event: my move may be due now
 
     def watch_code(self) -> None:
         """The host's short code at the relay (net/table/host.py); a successor offers none."""
