@@ -278,14 +278,14 @@ class Replica:
     @property
     def waiting_for(self) -> Waiting:
         """What the table waits for, kept per log length: every field it reads changes only in `accept`,
-        which appends, except a card deal's own state (not kept while a deck is formed)."""
+        which appends, except a card deal's own state, which a seat's own next message may change (a
+        deck it forms): never kept once a deck is formed (none formed: the deal owes what the state says)."""
+        if getattr(self.deal_handler, "formed", None):
+            return self._waiting_now()
         cached = self._waiting
-        if cached is not None and cached[0] == len(self._log):
-            return cached[1]
-        waiting = self._waiting_now()
-        if not getattr(self.deal_handler, "formed", None):
-            self._waiting = (len(self._log), waiting)
-        return waiting
+        if cached is None or cached[0] != len(self._log):
+            cached = self._waiting = (len(self._log), self._waiting_now())
+        return cached[1]
 
     def _waiting_now(self) -> Waiting:
         if self.phase == NEW:
