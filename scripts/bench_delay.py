@@ -151,7 +151,23 @@ def play(args, rtt: float) -> None:
     code = Invite.decode(invites.get(timeout=60))
     proxy = DelayProxy(code.port, rtt / 2)
     invite = Invite("127.0.0.1", proxy.port, code.host_key, code.table_id)
-    peer = PeerSession(Profile.generate("joiner"), invite, timing=timing, transcript=folder / "joiner.dtt")
+    class Counted(PeerSession):
+        """The joiner, counting its loop turns that sent frames: each is one exchange with the host on the
+        game's path (what a turn opens for it may follow in a second packet of the same turn)."""
+
+        submitted = 0
+        _sent = False
+
+        def to_orderer(self, op, body):
+            self._sent = self._sent or op == "submit"
+            super().to_orderer(op, body)
+
+        def step(self, timeout):
+            self._sent = False
+            super().step(timeout)
+            self.submitted += self._sent
+
+    peer = Counted(Profile.generate("joiner"), invite, timing=timing, transcript=folder / "joiner.dtt")
     peer.connect()
     peer.chooser = bot_chooser(info, "greedy", args.seed + 1)
     start = time.perf_counter()
@@ -169,6 +185,9 @@ def play(args, rtt: float) -> None:
     print(f"  chance steps x RTT {chances * rtt:.1f} s: ratio {took / (chances * rtt):.2f} x; "
           f"(chance steps + joiner moves) x RTT {(chances + joiner_moves) * rtt:.1f} s: "
           f"ratio {took / ((chances + joiner_moves) * rtt):.2f} x")
+    print(f"  exchanges: the joiner sent frames in {peer.submitted} loop turns (the floor counts {chances + joiner_moves}); "
+          f"{took / peer.submitted * 1000:.2f} ms each, {took / peer.submitted * 1000 - measured * 1000:.2f} ms over the "
+          f"bare round trip (both seats' work and the link's jitter)")
 
 
 def main() -> None:

@@ -155,6 +155,9 @@ class Waiting:
         return f"{who} to {self.action}"
 
 
+DECODED_KEPT = 32  # decoded frames a replica keeps (its copies share them)
+
+
 class Replica:
     FIELDS = ("table", "phase", "_seqs", "_seen")  # what an Effect may set on the replica itself
 
@@ -182,8 +185,16 @@ class Replica:
         self.rematches = Rematches(self)
         self.receipts = Receipts(self)
         self.secret_rolls = SecretRolls(self)
-        parts = (self, self.membership, self.play, self.sealed_answers, self.default_claims, self.rematches,
-                 self.receipts, self.secret_rolls)
+        self.built_on: wire.Link | None = None  # a tentative copy's: the head of the log it was copied from
+        self._decoded: dict[bytes, wire.Envelope] = {}  # the last frames decoded (shared with tentative copies)
+        self._waiting: tuple[int, Waiting] | None = None  # (log length, waiting_for then)
+        self._wire()
+
+    PARTS = ("membership", "play", "sealed_answers", "default_claims", "rematches", "receipts", "secret_rolls")
+
+    def _wire(self) -> None:
+        """Who sets each field of an Effect, and the part that checks each kind."""
+        parts = (self, *(getattr(self, name) for name in self.PARTS))
         self._owners = {name: part for part in parts for name in part.FIELDS}  # who sets each field of an Effect
         # The part that checks each kind after the checks every frame shares (wire.SCHEMAS lists the kinds).
         self.handlers: dict[str, Callable[[wire.Envelope], Effect]] = {
@@ -196,6 +207,24 @@ class Replica:
             "rematch": self.rematches.rematch, "receipt": self.receipts.receipt,
             "unveil": self.secret_rolls.unveil, "leave": self.membership.leave, "back": self.membership.back,
         }
+
+    def tentative(self) -> "Replica":
+        """A copy to try frames on (a joiner's own frames not yet ordered: net/table/following.py
+        `act_ahead`): `accept` on it changes nothing here. A frame authored on it builds on this
+        log's head (`head`), not on the frames tried: the orderer may order others between them.
+        Every field a part owns is replaced, never changed in place, by `accept`, so the parts are
+        copied shallowly; the deal handler is shared and must not be fed on the copy."""
+        copy = object.__new__(Replica)
+        copy.__dict__.update(self.__dict__)
+        copy._heads, copy._frames, copy._log = list(self._heads), dict(self._frames), list(self._log)
+        for name in self.PARTS:
+            part = object.__new__(type(getattr(self, name)))
+            part.__dict__.update(getattr(self, name).__dict__)
+            part.replica = copy
+            setattr(copy, name, part)
+        copy.built_on = self.head
+        copy._wire()
+        return copy
 
     # -- views of what the parts own (read-only: only `accept` changes them) ---------------------
     game = property(attrgetter("membership.game"))
@@ -248,6 +277,17 @@ class Replica:
 
     @property
     def waiting_for(self) -> Waiting:
+        """What the table waits for, kept per log length: every field it reads changes only in `accept`,
+        which appends, except a card deal's own state, which a seat's own next message may change (a
+        deck it forms): never kept once a deck is formed (none formed: the deal owes what the state says)."""
+        if getattr(self.deal_handler, "formed", None):
+            return self._waiting_now()
+        cached = self._waiting
+        if cached is None or cached[0] != len(self._log):
+            cached = self._waiting = (len(self._log), self._waiting_now())
+        return cached[1]
+
+    def _waiting_now(self) -> Waiting:
         if self.phase == NEW:
             return Waiting("open", (0,))
         if self.phase == JOINING:
@@ -295,7 +335,10 @@ class Replica:
 
     @property
     def head(self) -> wire.Link:
-        """Where this replica stands in the log: the parent of a frame authored now."""
+        """Where this replica stands in the log: the parent of a frame authored now (on a tentative
+        copy, the log it was copied from)."""
+        if self.built_on is not None:
+            return self.built_on
         return wire.Link(len(self._log), self._heads[-1])
 
     def head_at(self, entries: int) -> bytes:
@@ -308,7 +351,7 @@ class Replica:
         `signed_here`: the frame is, byte for byte, one this process signed with its own seat's key,
         so its signature is not verified again (every other check runs; other seats verify it)."""
         try:
-            env = wire.decode(frame)
+            env = self.decoded(frame)
         except wire.WireError as error:
             raise MalformedFrame(None, str(error)) from None
         seat = env.seat
@@ -345,6 +388,18 @@ class Replica:
         if any(c.state == "pending" for c in self.claims):
             self.default_claims.lapse()
         return record
+
+    def decoded(self, frame: bytes) -> wire.Envelope:
+        """`wire.decode(frame)`, kept for the last DECODED_KEPT frames: a joiner's own frames are tried on a
+        tentative copy before the orderer relays them back (net/table/following.py), and decoding is
+        most of what a reveal costs. Raises what `wire.decode` raises."""
+        env = self._decoded.get(frame)
+        if env is None:
+            env = wire.decode(frame)
+            if len(self._decoded) >= DECODED_KEPT:
+                self._decoded.clear()
+            self._decoded[frame] = env
+        return env
 
     # -- the checks every frame shares (PROTOCOL.md §4.6, §4.7) -----------------------------------
     def _check_place(self, env: wire.Envelope) -> None:

@@ -28,6 +28,8 @@ from dicetable.net.table.events import Cut, Refused
 from dicetable.net.table.seat_part import SeatPart
 
 MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
+AHEAD_KINDS = frozenset({"reveal", "seal", "unseal"})  # frames of mine a next step is tried on before they are ordered
+MAX_AHEAD = 4  # steps of mine one loop turn takes ahead
 RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left
 
 
@@ -128,6 +130,46 @@ class Following(SeatPart):
                                "this seat disputes it: the host's log holds the claim, so this seat leaves the table; "
                                "its transcript keeps the game as it stood, with its signed dispute")
 
+    def act_ahead(self, sent: list[bytes]) -> None:
+        """My frames of this loop turn (`sent`: just sent), tried on a tentative copy of my replica: the
+        next steps of mine they open, if they need nobody's choice but a bot's (my reveal, my sealed
+        answer's opening, a bot's sealed answer: `Seat.act_ahead`), follow at once instead of a round
+        trip later (PROTOCOL.md §10.5). E.g. the last revealer of a roll that opens a sealed step seals
+        right behind its reveal, and the last to open a sealed step with the default answer reveals for the
+        event it opens (never behind another answer: `_is_default`).
+        Tried after the send, so a turn with nothing ahead (most) waits for nothing; only when every
+        frame of mine not yet in the log is of this turn and a reveal or sealed answer. A frame
+        authored ahead builds on the log as this seat holds it, so whatever the orderer orders before
+        it leaves its link valid: only the state at its place decides, as for any frame."""
+        own, peer = self.own, self.peer
+        if self.rejoin is not None or self.disputed_at is not None or not sent:
+            return
+        waiting = self.replica.waiting_for  # cheap first: only a turn that answers what the table waits for from me alone
+        if waiting.action not in AHEAD_KINDS or waiting.seats != (self.seat,):
+            return
+        if len(sent) != len(own.unordered) or any(frame not in sent for _, frame in own.unordered.values()):
+            return  # a frame of an earlier turn is not in the log yet: the orderer may have ordered others first
+        real = own.replica
+        tentative, tried = real.tentative(), 0
+        for _ in range(MAX_AHEAD):
+            frames = [*sent, *peer.submits]
+            try:
+                for frame in frames[tried:]:
+                    env = tentative.decoded(frame)
+                    if env.kind not in AHEAD_KINDS or (env.kind == "unseal" and not _is_default(tentative, env)):
+                        return
+                    tentative.accept(frame, signed_here=True)
+            except (Refusal, wire.WireError):
+                return
+            tried = len(frames)
+            own.replica = tentative  # only while the step is chosen; the app reading `session.replica` from its
+            try:  # own thread in that moment sees a snapshot that already holds this seat's sent frames
+                acted = own.act_ahead()
+            finally:
+                own.replica = real
+            if not acted:
+                return
+
     def _cut(self, index: int) -> None:
         """Cut my copy's tail from `index` on: the transcript rewritten atomically with the cut frames
         kept as refused records, the replica replayed from what is left; the orderer's entries follow.
@@ -205,3 +247,12 @@ class Following(SeatPart):
         if (seat, reason) not in self.own.faults_said:
             self.own.record_refusal(frame, reason)
         self.own.fault(seat, reason)
+
+
+def _is_default(replica, unseal: wire.Envelope) -> bool:
+    """Whether an opening answers what the table would give by default. Nothing goes ahead behind one
+    that does not: the orderer would read my reveal of the event it opens before ordering it, and could
+    refuse it and claim me late, choosing between my answer and the default knowing the roll
+    (PROTOCOL.md §19 point 15)."""
+    default = replica.state.default_move() if replica.state is not None else None
+    return default is not None and default.to_data() == unseal.body["move"]

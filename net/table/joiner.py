@@ -224,16 +224,19 @@ class PeerSession(TableSession):
         makes (a reveal and a move, a seal and its opening) in one packet (`send_submits`)."""
         self.submits.append(frame)
 
-    def send_submits(self) -> None:
+    def send_submits(self) -> list[bytes]:
         """The frames this loop turn made, in `submit` packets of up to MAX_SUBMITTED frames and
-        ENTRIES_CHUNK bytes (a larger frame alone): most turns make one or two (PROTOCOL.md §10.1)."""
+        ENTRIES_CHUNK bytes (a larger frame alone): most turns make one or two (PROTOCOL.md §10.1).
+        Returns them (none while they are kept: before an answer to a hello they would go plain,
+        readable on the path, host_packets.py)."""
         if self.socket is None or not self.link.answered():
-            return  # kept: before an answer to a hello they would go plain, readable on the path (host_packets.py)
+            return []
         frames, self.submits = self.submits, []
         for _, part in chunks(frames, 0):
             for at in range(0, len(part), MAX_SUBMITTED):
                 some = part[at:at + MAX_SUBMITTED]
                 self.to_orderer("submit", {"frame": some[0]} if len(some) == 1 else {"frames": some})
+        return frames
 
     def forward(self, frame: bytes) -> None:
         """My answer boxed to each other joiner, by my own path, else through the orderer (PROTOCOL.md §10.10)."""
@@ -408,6 +411,9 @@ class PeerSession(TableSession):
         if len(self.replica.log) >= self.host_length and (rejoin is None or rejoin.checked(self.host_length)):
             self.orderer_presence.caught_up(now)
             self.own.act()
+            sent = self.send_submits()  # before anything else: the orderer waits for it
+            self.following.act_ahead(sent)  # what my frames of this turn open for me follows them at once
+            self.send_submits()  # and before the clocks below: they rarely add a frame
             self.own.defaults.watch_deadlines(now)
         if now - self.last_ping >= self.timing.heartbeat:
             self.last_ping = now

@@ -48,6 +48,7 @@ from dicetable.net.table.events import ClaimDisputed, Dropped, Failed, Fault, Li
 
 FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that show it cheating, not a race
 MAX_SUBMITTED = 16  # frames in one `submit` (a seat's loop turn makes a few; the packet cap bounds the bytes)
+MAX_OWN_STEPS = 4  # rounds of my own acting in one loop turn (each ordered at once, relayed in one batch)
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
 
 
@@ -253,6 +254,9 @@ class Orderer(TableSession):
                 if opened is not None:
                     self.handle_packet(*opened, now)
                 packet = self.socket.recv(0)
+            if self.reclaim.awaiting is None:  # else a frame of mine (the app's too) would take a place the seats' copies may hold
+                self.take_turn()
+        with self.outbox.relaying():  # the clocks, once this turn's entries are out: they rarely add a frame
             now = time.monotonic()
             self.door.watch_holds(now)
             self.watch_presence(now)
@@ -260,15 +264,24 @@ class Orderer(TableSession):
             if isinstance(self.socket, RelayHostSocket):
                 self.watch_relay()
             self.watchers.step(now)
-            if self.reclaim.awaiting is not None:  # a frame of mine (the app's too) would take a place the seats' copies may hold
+            if self.reclaim.awaiting is not None:
                 self.reclaim.only_stop()
                 return
-            own.drain_commands()
-            if self.replica.phase == "ready" and not own.unordered:
-                own.author("start", {})
+            own.defaults.watch_deadlines(now)
+
+    def take_turn(self) -> None:
+        """The app's commands and my own steps: each ordered at once, relayed with this loop turn's batch."""
+        own = self.own
+        own.drain_commands()
+        if self.replica.phase == "ready" and not own.unordered:
+            own.author("start", {})
+        for _ in range(MAX_OWN_STEPS):  # my frames are ordered at once: act on each until I wait for others
+            length = len(self.replica.log)
             own.act()
             own.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
-            own.defaults.watch_deadlines(now)
+            log = self.replica.log
+            if len(log) == length or log[-1].event is None:
+                break  # acting again only after a reveal of mine that decided an event: my move may be due now
 
     def watch_code(self) -> None:
         """The host's short code at the relay (net/table/host.py); a successor offers none."""

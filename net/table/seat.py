@@ -290,6 +290,10 @@ class Seat:
         pending = replica.pending
         if self.finished or self.unordered or pending is None or not self.seated():
             return False
+        return self._reveal(pending)
+
+    def _reveal(self, pending) -> bool:
+        """My chain value for the open event `pending`, if I have not revealed it yet."""
         if pending.reveals[self.seat] is not None:
             return False
         k = pending.number
@@ -298,6 +302,27 @@ class Seat:
             return False  # my chain ran out: the anchor refresh in act() comes first
         self.author("reveal", wire.reveal_body(k, chain.reveal(k)), sign=False)
         return True
+
+    def act_ahead(self) -> bool:
+        """On a tentative replica that holds my frames of this loop turn (net/table/following.py
+        `act_ahead`), my next step if it needs nobody's choice but a bot's: my reveal, the opening of
+        my sealed answer, or a bot's sealed answer. True if it authored anything."""
+        replica = self.replica
+        if self.finished or replica.phase != "playing" or not self.seated() or replica.state is None:
+            return False
+        if replica.chain_left(self.seat) < REFRESH_MARGIN:
+            return False  # an anchor comes first: act() sends it once my frames are in the log
+        waiting = replica.waiting_for
+        if self.seat not in waiting.seats:
+            return False
+        authored = len(self.unordered)
+        if waiting.action == "reveal":
+            self._reveal(replica.pending)
+        elif waiting.action == "unseal":
+            self.sealed.unseal()
+        elif waiting.action == "seal" and self.chooser is not None and not self.think:
+            self.play(self.chooser(replica.state.asking(self.seat).view(self.seat)))
+        return len(self.unordered) > authored
 
     def deals(self) -> TableDeals | None:
         """This seat's card-deal handler, once it knows its seat."""

@@ -188,3 +188,30 @@ def test_a_seat_out_of_the_game_is_not_asked_and_declines():
     table.step(bots, rng)  # and opens
     assert host.sealing is None or host.sealing.step != sealing.step
     assert host.state.answers[gone] == "no" and all(peer.state == host.state for peer in table.peers)
+
+
+def test_a_frame_sent_ahead_is_tried_on_a_tentative_copy_and_stays_valid_whatever_is_ordered_before_it():
+    # A joiner's seal and opening made in one loop turn (net/table/following.py `act_ahead`): the
+    # opening is tried on a copy of the replica that holds the seal, changing nothing in the replica,
+    # and both build on the log as the seat held it, so a chat ordered between them leaves the opening valid.
+    table = at_the_claim(seed=2)
+    host = table.host
+    step, order = host.sealing.step, host.sealing.asked
+    for seat in order[:2]:
+        table.post(table.seats[seat].seal(step, NO))
+    last = table.seats[order[2]]
+    seal_frame, opening = last.seal(step, YES), last.unseal(step)
+    assert wire.decode(opening).prev == wire.decode(seal_frame).prev == host.head
+    length, sealing, head = len(host.log), host.sealing, host.head
+    tentative = host.tentative()
+    tentative.accept(seal_frame)
+    assert tentative.waiting_for.action == "unseal" and tentative.head == head  # what is authored on it builds on the log
+    tentative.accept(opening)
+    assert tentative.sealing.answers[order[2]] == YES
+    assert len(host.log) == length and host.sealing is sealing and host.head == head  # the replica itself: untouched
+    assert host.waiting_for.action == "seal" and tentative.log[-1].kind == "unseal" and len(tentative.log) == length + 2
+    table.post(seal_frame)
+    table.post(table.seats[order[0]].frame("chat", wire.chat_body("between")))
+    table.post(opening)  # two entries past the log it was built on
+    assert host.log[-1].kind == "unseal" and host.log[-1].envelope.prev.entries == length
+    assert host.sealing.answers[order[2]] == YES and all(peer.log[-1].frame == opening for peer in table.peers)

@@ -51,8 +51,9 @@ class Counting(HostSession):
 
 
 class Prompt(PeerSession):
-    """A joiner that notes, for each event a packet from the host opened, whether it sent its reveal
-    while handling that very packet (no wait for a ping, a timer or a second packet)."""
+    """A joiner that notes, for each event a packet from the host opened, whether its reveal was out by
+    the end of handling that very packet (no wait for a ping, a timer or a second packet); a reveal sent
+    ahead, before the event opened in its copy (net/table/following.py `act_ahead`), counts."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -63,15 +64,16 @@ class Prompt(PeerSession):
         from dicetable.net.log import wire
 
         before = self.replica.pending.number if self.replica.pending is not None else None
-        sent = set(self.own.unordered)
         super().handle(data, now)
         pending = self.replica.pending
         if pending is not None and pending.number != before:
             self.opened.add(pending.number)
-            for seq in set(self.own.unordered) - sent:
+            for seq in self.own.unordered:  # sent while handling it, or ahead of it (Following.act_ahead)
                 envelope = wire.decode(self.own.unordered[seq][1])
                 if envelope.kind == "reveal" and envelope.body["k"] == pending.number:
                     self.answered_at_once.add(pending.number)
+            if pending.reveals[self.seat] is not None:  # sent ahead, and ordered already
+                self.answered_at_once.add(pending.number)
 
 
 def test_each_chance_step_takes_one_frame_from_the_joiner_its_reveal(tmp_path):
@@ -137,7 +139,7 @@ def test_a_roll_in_full_dice_notation_takes_one_frame_from_the_joiner_its_reveal
     assert peer.replica.state.rolls == made
 
 
-# -- a sealed step: the last seat to seal sends its opening in the same packet --------------------------
+# -- a sealed step costs no round trip of its own ------------------------------------------------------
 class Packets(HostSession):
     """A host that notes the kinds of the frames each `submit` packet from the joiner carried."""
 
@@ -154,9 +156,12 @@ class Packets(HostSession):
         super().handle_packet(peer, seat, op, body, now)
 
 
-def test_the_last_seat_to_seal_opens_its_answer_in_the_same_packet(tmp_path):
-    # The host seals the moment a sealed step opens (its own turn's loop), so the joiner seals last:
-    # its opening rides with its seal, a sealed step costs it one round trip, and the log takes both.
+def test_a_sealed_step_rides_on_the_reveals_around_it(tmp_path):
+    # The joiner reveals last for the throw that opens a Latent Dice claim: it knows the outcome, so its
+    # bot's sealed answer follows its reveal in the same loop turn (built on the same copy of the log);
+    # an opening of the default answer ("no") is then followed at once by its reveal for the draw the
+    # claim opens, and an opening of "yes" never is: the host would read that reveal before choosing to
+    # order the opening (PROTOCOL.md §19 point 15). Following.act_ahead.
     host = Packets(Profile.generate("host"), "dicebreaker", 2, {}, timing=FAST, transcript=tmp_path / "h.dtt", games=3)
     host.chooser = bot_chooser(GAME, "greedy", 1)
     invite = host.open()
@@ -166,12 +171,25 @@ def test_the_last_seat_to_seal_opens_its_answer_in_the_same_packet(tmp_path):
     peer.chooser = bot_chooser(GAME, "greedy", 2)
     assert peer.run() is not None
     thread.join(10)
-    sealing = [kinds for kinds in host.submits if "seal" in kinds]
-    assert len(sealing) >= 3  # three games of Latent Dice claims
-    assert all(kinds == ["seal", "unseal"] for kinds in sealing), sealing
-    assert not [kinds for kinds in host.submits if kinds == ["unseal"]]  # no opening sent on its own
-    unseals = [r for r in host.replica.log if r.kind == "unseal" and r.seat == 1]
-    assert len(unseals) == len(sealing) and peer.replica.log[-1].frame == host.replica.log[-1].frame
+    log = host.replica.log
+    joiner = {r.envelope.seq: r for r in log if r.seat == 1}
+
+    def before(record):
+        """The joiner's frame just before `record` in its own sequence."""
+        return joiner[record.envelope.seq - 1]
+
+    seals = [r for r in log if r.kind == "seal" and r.seat == 1]
+    draws = [r for r in log if r.kind == "reveal" and r.seat == 1 and before(r).kind == "unseal"]
+    assert len(seals) >= 3 and draws  # three games of claims, one at least taken by someone
+    # each built on the log its seat held when it sent the frame before it: no entries came in between
+    assert all(before(r).kind == "reveal" and r.envelope.prev == before(r).envelope.prev for r in seals)
+    ahead = [r for r in draws if r.envelope.prev == before(r).envelope.prev]
+    declined = Move("latent", ("no",)).to_data()  # Dice Breaker's default answer
+    assert ahead and all(before(r).envelope.body["move"] == declined for r in ahead)
+    assert all(r.envelope.prev.entries < r.index for r in seals + ahead)  # a place past the log it was built on
+    sealing = [kinds for kinds in host.submits if "seal" in kinds or "unseal" in kinds]
+    assert all(set(kinds) <= {"reveal", "seal", "unseal"} for kinds in sealing)
+    assert peer.replica.log[-1].frame == host.replica.log[-1].frame
 
 
 def test_a_loop_turn_of_many_frames_reaches_the_log_whole_in_packets_the_host_takes(tmp_path):

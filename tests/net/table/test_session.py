@@ -227,6 +227,8 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
         roll = seal(cheater_profile, 2, "move", wire.move_body(Move("roll", ("2d6",))))
         cheater.own.commands.put(("raw", roll))
         wait_until(lambda: host.replica.pending is not None and host.replica.pending.missing == (2,), what="reveals")
+        # the cheater's frames below number from its own copy: it must hold its roll (the honest reveal may be quicker)
+        wait_until(lambda: cheater.replica.pending is not None, what="the roll in the cheater's copy")
         attempt(seal(cheater_profile, 2, "reveal", wire.reveal_body(1, secrets.token_bytes(32)), sign=False), "bad reveal", 2)
         # Replays: its own accepted roll again, and the honest seat's "pass" from the log.
         attempt(roll, "out of order", 2)
