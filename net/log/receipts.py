@@ -79,7 +79,10 @@ class Receipts:
 
     def confirmation(self) -> Confirmation:
         replica = self.replica
-        return Confirmation(self.content_before(len(replica.log)), self.vouched[: replica.seat_count])
+        content = self.content_before(len(replica.log))
+        seats = replica.seats  # a seat nobody took (an open room's free seat) has nothing to confirm
+        return Confirmation(content, tuple(v if seats[s] is not None else content
+                                           for s, v in enumerate(self.vouched[: replica.seat_count])))
 
     def owed_by(self, seat: int) -> bool:
         """The game is over and `seat`'s signed frames do not yet vouch for all of the log's content:
