@@ -88,7 +88,7 @@ class Receipts:
         """The game is over and `seat`'s signed frames do not yet vouch for all of the log's content:
         its receipt is due (the one test every author makes before signing one)."""
         replica = self.replica
-        return (replica.phase == OVER and self.ended_at is not None
+        return (replica.phase == OVER and self.ended_at is not None and replica.seats[seat] is not None  # a free seat owes none
                 and self.vouched[seat] < self.content_before(len(replica.log)))
 
     def receipt(self, env: wire.Envelope) -> Effect:

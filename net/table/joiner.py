@@ -389,7 +389,7 @@ class PeerSession(TableSession):
                 self.ask_who()
             return
         self.own.drain_commands()
-        if self.replica.phase == "joining" and not self._joined_sent and self.replica.log:
+        if not self._joined_sent and self.replica.log and (self.replica.phase == "joining" or self._late_seat()):
             chain = self.own.new_chain()
             self._joined_sent = True
             self.own.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
@@ -414,6 +414,11 @@ class PeerSession(TableSession):
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - presence.away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
+
+    def _late_seat(self) -> bool:
+        """Welcomed to a free seat of an open room that runs already (PROTOCOL.md §5.2): join once caught up."""
+        replica = self.replica
+        return len(replica.log) >= self.host_length and self.own.seat in replica.membership.free_seats()
 
     def _relay_lost(self) -> bool:
         """Whether this seat's relay is out of reach (its connection down since it broke) or says it has no

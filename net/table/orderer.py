@@ -72,6 +72,7 @@ class Orderer(TableSession):
         self.relay = relay  # through a relay: its address (no port of our own)
         self.box = None  # the key the joiners' invite names for tagging (net/table/host_packets.py)
         self.listing: dict | None = None  # through a relay: the owner's signed deputies (net/table/deputies.py)
+        self.start_with: int | None = None  # an open room starts once this many seats joined (None: every seat)
         self.handed: int | None = None  # a successor's log at the hand-over, with the seats' longer copies (None: the host)
         self.routes: dict[bytes, int] = {}  # connection -> seat
         self.links: dict[bytes, host_packets.Tagger] = {}  # routed connection -> the tags of its hello
@@ -260,11 +261,24 @@ class Orderer(TableSession):
                 self.reclaim.only_stop()
                 return
             own.drain_commands()
-            if self.replica.phase == "ready" and not own.unordered:
+            if self.starts_now() and not own.unordered:
                 own.author("start", {})
             own.act()
             own.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
             own.defaults.watch_deadlines(now)
+
+    def starts_now(self) -> bool:
+        """Every seat has joined; or an open room (a free dice room) has the `start_with` seats its host
+        waits for, and takes the others as they come (PROTOCOL.md §5.2)."""
+        replica = self.replica
+        if replica.phase == "ready":
+            return True
+        if replica.phase != "joining" or self.start_with is None:
+            return False
+        if sum(info is not None for info in replica.seats) < self.start_with or replica.seats[0] is None:
+            return False
+        state = replica.game.new(replica.seat_count, replica.game_options)
+        return all(state.welcomes_back(s) for s, info in enumerate(replica.seats) if info is None)
 
     def watch_code(self) -> None:
         """The host's short code at the relay (net/table/host.py); a successor offers none."""

@@ -1,0 +1,109 @@
+"""An open dice room over real sockets on 127.0.0.1 (PROTOCOL.md §5.2, §5.11): a room of two rolls,
+a third person who was not there at the start joins while it runs and rolls; every copy verifies,
+tells the join by name, and `verify A B C` agrees. A newcomer cannot put its value into a roll
+ordered before it joined: the host's replica refuses it and the roll is decided without it."""
+
+from __future__ import annotations
+
+import pytest
+
+from dicetable.core.game import Move
+from dicetable.net.identity import Profile
+from dicetable.net.log import wire
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import compare, verify
+from dicetable.net.table.host import HostSession
+from dicetable.net.table.joiner import PeerSession
+from net_helpers import in_thread, wait_until
+from tests.net.table.test_room_stays import FAST, decided
+
+
+def seated(session, count: int) -> bool:
+    replica = session.replica
+    return replica is not None and replica.phase == "playing" and len(replica.membership.present) >= count
+
+
+def verified(tmp_path, names) -> list[str]:
+    """Every copy verifies and all agree; their verdict lines."""
+    paths = [tmp_path / f"{name}.dtt" for name in names]
+    lines = []
+    for path in paths:
+        verdict = verify(path)
+        assert verdict.valid, verdict.line()
+        lines.append(verdict.line())
+    agreement = compare([read(p) for p in paths])
+    assert agreement.fork is None, agreement
+    return lines
+
+
+@pytest.mark.slow
+def test_a_third_person_joins_a_room_of_two_while_it_runs_and_every_copy_agrees(tmp_path):
+    host = HostSession(Profile.generate("ann"), "diceroom", 4, {"turns": False}, start_with=2, timing=FAST,
+                       transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    bob = PeerSession(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "bob.dtt")
+    sessions = [host, bob]
+    for session in sessions:
+        in_thread(session)
+    try:
+        wait_until(lambda: all(seated(s, 2) for s in sessions), 20, "a room of two to start")
+        host.move(Move("roll", ("1d20+5 [attack]",)))
+        bob.move(Move("roll", ("2d6",)))
+        wait_until(lambda: all(decided(s, 2) for s in sessions), 20, "the two rolls")
+        cy = PeerSession(Profile.generate("cy"), invite, timing=FAST, transcript=tmp_path / "cy.dtt")
+        sessions.append(cy)
+        in_thread(cy)
+        wait_until(lambda: all(seated(s, 3) for s in sessions), 20, "cy to join the room")
+        c = cy.seat
+        assert host.replica.membership.first_event(c) == 3 and cy.own.chains[0].first == 3
+        cy.move(Move("roll", ("1d8+2 [damage]",)))
+        wait_until(lambda: all(decided(s, 3) for s in sessions), 20, "cy's roll")
+        events = host.replica.events
+        assert [e.reveals[c] for e in events[:2]] == [b"", b""] and events[2].reveals[c] not in (None, b"")
+        host.move(Move("close"))
+        wait_until(lambda: all(s.replica.result is not None and s.finished for s in sessions), 20, "the room to close")
+    finally:
+        for session in sessions:
+            session.stop()
+    for line in verified(tmp_path, ("ann", "bob", "cy")):
+        assert line.startswith("valid: dice room (rolls: ann 1, bob 1, cy 1; cy joined)"), line
+
+
+@pytest.mark.slow
+def test_a_newcomer_cannot_change_a_roll_ordered_before_it_joined(tmp_path):
+    bob_profile = Profile.generate("bob")
+    host = HostSession(Profile.generate("ann"), "diceroom", 3, {"turns": False}, start_with=2, timing=FAST,
+                       transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    bob = PeerSession(bob_profile, invite, timing=FAST, transcript=tmp_path / "bob.dtt")
+    sessions = [host, bob]
+    for session in sessions:
+        in_thread(session)
+    try:
+        wait_until(lambda: all(seated(s, 2) for s in sessions), 20, "a room of two to start")
+        bob.stop()  # away (not left): the next roll waits for its reveal
+        wait_until(lambda: bob.stopped, 10, "bob's session to stop")
+        host.move(Move("roll", ("1d20 [initiative]",)))
+        wait_until(lambda: host.replica.pending is not None and host.replica.pending.missing == (1,), 20, "ann's roll")
+        cy = PeerSession(Profile.generate("cy"), invite, timing=FAST, transcript=tmp_path / "cy.dtt")
+        sessions.append(cy)
+        in_thread(cy)
+        wait_until(lambda: seated(host, 2) and cy.replica is not None and cy.own.seated(), 20, "cy to join mid-roll")
+        c, pending = cy.seat, host.replica.pending
+        assert pending.number == 1 and pending.reveals[c] == b""  # ordered before cy joined: decided without it
+        # cy's client sends its chain's value for event 1 anyway: the host's replica refuses it, nothing moves
+        frame = cy.own.author("reveal", wire.reveal_body(1, cy.own.chains[0].values[1]), sign=False)
+        wait_until(lambda: any("already revealed" in r for r in cy.own.refusals), 20, "the host to refuse cy's reveal")
+        assert host.replica.pending == pending and frame not in [r.frame for r in host.replica.log]
+        back = PeerSession(bob_profile, resume=tmp_path / "bob.dtt", timing=FAST)
+        sessions[1] = back
+        in_thread(back)
+        wait_until(lambda: all(decided(s, 1) for s in sessions), 20, "the roll to be decided by ann and bob")
+        assert host.replica.events[0].reveals[c] == b""
+        host.move(Move("close"))
+        wait_until(lambda: all(s.replica.result is not None and s.finished for s in sessions), 20, "the room to close")
+    finally:
+        for session in sessions:
+            session.stop()
+    for line in verified(tmp_path, ("ann", "bob", "cy")):
+        assert line.startswith("valid: dice room (rolls: ann 1; cy joined)"), line
