@@ -134,6 +134,8 @@ def history_lines(view: TableView, seat: int | None = None) -> list[Text]:
         if event is not None and event.reveals:
             line.append("   reveals ")
             for reveal in event.reveals:
+                if reveal.status == OUT and view.seats[reveal.seat].kind == "free":
+                    continue  # a place nobody has taken in an open room
                 mark, style = _MARK.get(reveal.status, ("?", ""))
                 line.append(f"{names[reveal.seat]} {mark} ", style)
         elif event is not None:

@@ -65,8 +65,12 @@ def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
     """The move log from a replica's records: moves, decided events, joins, claims."""
     outcomes = {event.number: event.outcome for event in events}
     log: list[LogEntry] = []
+    started = False
     for record in replica.log:
-        if record.kind in ("move", "unseal") and record.move is not None:
+        started = started or record.kind == "start"
+        if record.kind == "join" and started:  # a newcomer to an open room, in the log's own words (§5.2)
+            log.append(Moved(record.seat, record.note))
+        elif record.kind in ("move", "unseal") and record.move is not None:
             log.append(Moved(record.seat, record.note))
         elif record.event is not None and record.event.outcome is not None:
             outcome = outcomes.get(record.event.number) or Phrase(("every reveal checked",))
@@ -367,7 +371,8 @@ class NetTable(TableController):
             self._ending = session.describe_default(ending).words(names)  # before any screen sees the end
         note = ""
         if replica.phase in ("new", "joining"):
-            note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {replica.seat_count} seated"
+            wanted = self.session.start_with if self.role == "host" and self.session.start_with else replica.seat_count
+            note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {wanted} seated"
         elif waiting.action == "reveal":
             note = "Rolling: waiting for " + ", ".join(names[s] for s in waiting.seats) + " to reveal"
         elif waiting.action == "start":

@@ -1,0 +1,58 @@
+"""An open dice room through the real app (Pilot) over 127.0.0.1 (PROTOCOL.md §5.2): Ann and Bob open a
+room and roll; Cy, who was not there at the start, pastes the same invite, enters the running room,
+sees who is in, rolls, and every app shows the join as a line of the room's log; all copies verify
+and agree."""
+
+import functools
+
+import pytest
+from textual.widgets import Input
+
+from dicetable.net.log.transcript import read
+from dicetable.net.log.verify import compare, verify
+from dicetable.tui.app import DiceTableApp
+from dicetable.tui.widgets.seats import SeatsPanel
+from tui_pilot import open_dice_room, paste_invite
+from tui_pilot import wait_until as wait_a_while
+from tests.tui.test_dice_room_three import SIZE, in_room, type_roll
+
+pytestmark = pytest.mark.usefixtures("quick_idle")
+
+wait_until = functools.partial(wait_a_while, timeout=30.0, step=0.05)
+
+
+@pytest.mark.slow
+async def test_a_late_joiner_enters_a_room_opened_by_two_others(tmp_path, monkeypatch):
+    monkeypatch.setenv("DICETABLE_HOME", str(tmp_path / "data"))
+    apps = [DiceTableApp(profile_dir=tmp_path / name) for name in ("ann", "bob", "cy")]
+    async with apps[0].run_test(size=SIZE) as ann, apps[1].run_test(size=SIZE) as bob, apps[2].run_test(size=SIZE) as cy:
+        pilots = (ann, bob, cy)
+        invite = await open_dice_room(pilots[:2], apps[:2])
+        room = apps[0].screen
+        await type_roll(bob, "1d20+5 [attack]")
+        await wait_until(pilots, lambda: len(room.view.state.rolls) == 1 and room.view.state.pending == "")
+        await paste_invite(cy, apps[2], invite)
+        await wait_until(pilots, lambda: in_room(apps[2]) and len(room.view.names) > 2
+                         and not apps[2].screen.query_one("#roll-input", Input).disabled)
+        c = apps[2].screen.controller.session.seat
+        await wait_until(pilots, lambda: room.view.names[c] in str(room.query_one(SeatsPanel).render()))
+        seats = str(room.query_one(SeatsPanel).render())
+        assert "5 free places" in seats and "seat 7" not in seats, seats  # the room's other places, in one line
+        await type_roll(cy, "2d6 [damage]")
+        await wait_until(pilots, lambda: all(in_room(a) and len(a.screen.view.state.rolls) == 2
+                                             and a.screen.view.state.pending == "" for a in apps))
+        assert room.view.events[0].reveals[c].status == "out" and room.view.events[1].reveals[c].status == "verified"
+        for app in apps:
+            log = [entry.words(app.screen.view.names) for entry in app.screen.view.log]  # the Log tab's lines
+            assert any("joins the room at seat" in line for line in log), log
+        paths = [app.screen.controller.session.transcript_path for app in apps]
+        await ann.press("escape")  # the host's Esc closes the room
+        await wait_until(pilots, lambda: all(not in_room(a) or a.screen.view.result is not None for a in apps))
+        for pilot, app in ((bob, apps[1]), (cy, apps[2])):
+            if in_room(app):
+                await pilot.press("escape")
+        await wait_until(pilots, lambda: all(not in_room(a) for a in apps))
+    for path in paths:
+        verdict = verify(path)
+        assert verdict.valid and f"(seat {c}) joined" in verdict.line(), verdict.line()
+    assert compare([read(p) for p in paths]).fork is None
