@@ -410,7 +410,7 @@ class NetTable(TableController):
             final=replica.forced,
             acting=acting,
             rematch=rematch,
-            out=replica.out,
+            out=replica.out & frozenset(s for s, info in enumerate(replica.seats) if info is not None),  # who left, not free places
             peeked=self._peeked(),
             watching=self.watching[0],
             watchers=self.watching[1],

@@ -19,7 +19,7 @@ class SeatsPanel(TextLine):
         self.view = view
         text = Text()
         open_room = view.state is not None and view.network  # a room that runs: its free places in one line
-        free = [seat for seat, info in enumerate(view.seats) if info.kind == "free"] if open_room else []
+        free = [seat for seat, info in enumerate(view.seats) if info.kind == "free"] if open_room else []  # never in view.out
         for seat, info in enumerate(view.seats):
             if seat in free:
                 continue
