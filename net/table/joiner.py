@@ -409,11 +409,17 @@ class PeerSession(TableSession):
         if presence.away_since is not None and self.invite.fallback is not None and self._relay_lost() \
                 and now - max(presence.away_since, self.moved_at) > MOVE_AFTER:
             self._move_relay(now)
-        if presence.away_since is not None and now - presence.away_since > self.timing.grace \
+        if presence.away_since is not None and now - presence.away_since > self.patience() \
                 and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - presence.away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
+
+    def patience(self) -> float:
+        """How long the orderer may be silent before this seat looks for another: the grace, or nothing
+        once the ordering seat has left its room (its `leave` in the log: it is not coming back, §5.11)."""
+        orderer = self.link.orderer if self.link.orderer is not None else 0
+        return 0.0 if self.replica is not None and orderer in self.replica.out else self.timing.grace
 
     def _late_seat(self) -> bool:
         """Welcomed to a free seat of an open room that runs already (PROTOCOL.md §5.2): join once caught up."""

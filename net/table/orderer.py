@@ -267,6 +267,13 @@ class Orderer(TableSession):
             own.reveal_if_due()  # an event my own move just opened: my reveal rides in the same packet
             own.defaults.watch_deadlines(now)
 
+    def delivered(self) -> bool:
+        """Every seat in the room and routed here has reported the whole log (an orderer leaving its room
+        stops once the others hold its `leave`: the next orderer's copy must have it, §11)."""
+        length, present = len(self.replica.log), self.replica.membership.present
+        routed = set(self.routes.values())
+        return all(self.acked.get(s, 0) >= length for s in present if s in routed and s != self.seat)
+
     def starts_now(self) -> bool:
         """Every seat has joined; or an open room (a free dice room) has the `start_with` seats its host
         waits for, and takes the others as they come (PROTOCOL.md §5.2)."""

@@ -232,13 +232,15 @@ class NetTable(TableController):
         """Leave a table still in play for good: resign (the others see it at once and every copy
         of the log, this one too, ends with it), then stop once the session has it back, or after
         LEAVE_WAIT seconds when the host does not answer. A room that goes on without a seat (a free
-        dice room) is left instead (PROTOCOL.md §5.11), and its host closes it."""
+        dice room) is left instead (PROTOCOL.md §5.11): through a relay its host leaves too, and the room
+        goes on under the next person (§11); a host that others dial directly orders the log, so its room
+        closes with it."""
         if not self.can_resign():  # nothing in play to end, or a table already closed
             self.close()
             return
         replica = self.session.replica
         if replica.game.name == "diceroom" and replica.state.free:
-            if self.session.seat != 0:
+            if self.session.seat != 0 or not self.session.orders_log or self.session.relay is not None:
                 self.session.leave_room()
             else:  # the host's room ends with it (closing opens the secret rolls; a second close does not wait)
                 self.session.move(Move("close"))

@@ -107,3 +107,56 @@ def test_a_newcomer_cannot_change_a_roll_ordered_before_it_joined(tmp_path):
             session.stop()
     for line in verified(tmp_path, ("ann", "bob", "cy")):
         assert line.startswith("valid: dice room (rolls: ann 1; cy joined)"), line
+
+
+@pytest.mark.slow
+def test_the_host_leaves_the_room_goes_on_under_the_next_person_and_ends_with_the_last(tmp_path, monkeypatch):
+    """Through a relay the host's leave hands the room over (§11): the next seat orders the log at once
+    (no grace: the host is not coming back), the others roll on, a second orderer's leave hands it over
+    again, and the last person's leave closes the room."""
+    from dicetable.net.reach.relay import RelayServer
+    from dicetable.net.reach.transport import curve_keypair
+    from dicetable.net.table import succession
+    from net_helpers import Running
+
+    monkeypatch.setattr(succession, "HOST_AWAY", 1.0)  # the seats know the relay's clock
+    relay = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0, host_away=1.0))
+    timing = FAST.__class__(**{**FAST.__dict__, "grace": 60.0})  # a grace no hand-over here waits for
+    host = HostSession(Profile.generate("ann"), "diceroom", 4, {"turns": False}, start_with=3, timing=timing,
+                       relay=relay.line, transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    bob = PeerSession(Profile.generate("bob"), invite, timing=timing, transcript=tmp_path / "bob.dtt")
+    cy = PeerSession(Profile.generate("cy"), invite, timing=timing, transcript=tmp_path / "cy.dtt")
+    sessions = [host, bob, cy]
+    for session in sessions:
+        in_thread(session)
+    try:
+        wait_until(lambda: all(seated(s, 3) for s in sessions), 20, "a room of three to start")
+        host.move(Move("roll", ("1d20 [initiative]",)))
+        wait_until(lambda: all(decided(s, 1) for s in sessions), 20, "ann's roll")
+        wait_until(lambda: bob.listing is not None and cy.listing is not None, 20, "the owner's deputies")
+        host.leave_room()
+        wait_until(lambda: host.stopped and all(s.replica.out == {0, 3} for s in (bob, cy)), 20, "ann to leave")
+        wait_until(lambda: bob.successor is not None or cy.successor is not None, 30, "a seat to order the room")
+        bob.move(Move("roll", ("2d6 [damage]",)))
+        cy.move(Move("roll", ("1d8",)))
+        wait_until(lambda: all(decided(s, 3) for s in (bob, cy)), 30, "the rolls after ann left")
+        first = bob if bob.successor is not None else cy
+        other = cy if first is bob else bob
+        first.leave_room()  # the orderer leaves too: the room goes on under the last person
+        wait_until(lambda: first.stopped and other.successor is not None, 30, "the second hand-over")
+        other.move(Move("roll", ("d4",)))
+        wait_until(lambda: decided(other, 4), 20, "the last person's roll")
+        other.leave_room()
+        wait_until(lambda: other.replica.result is not None and other.finished, 20, "the room to end with the last one out")
+    finally:
+        for session in sessions:
+            session.stop()
+        relay.stop()
+    paths = [tmp_path / f"{name}.dtt" for name in ("ann", "bob", "cy")]
+    last = verify(paths[[bob, cy].index(other) + 1])
+    assert last.valid and "left last: the room is closed" in last.line(), last.line()
+    for path in paths:  # those who left first hold the room up to their leave: checked so far
+        verdict = verify(path)
+        assert verdict.fault_kind in (None, "unfinished"), verdict.line()
+    assert compare([read(p) for p in paths]).fork is None
