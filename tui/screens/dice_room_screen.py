@@ -13,8 +13,11 @@ rolled what, sealed; only this terminal sees its dice (`peeked`) until F6 (or `/
 all, and a closing room opens them by itself. `/s@NAME EXPR` shows it now to NAME alone, the game
 master (§16.6 step 7): their terminal opens the secret boxed to them and shows them the dice; everybody
 else sees "rolled EXPR secretly for NAME: sealed". Esc in a network room leaves it: the others go on
-rolling, and Resume (c on the home screen) brings this seat back while the room is open; the host's
-Esc closes the room for everyone.
+rolling, and Resume (c on the home screen) brings this seat back while the room is open. The room is
+open (PROTOCOL.md §5.2): newcomers join it while it runs; the seats panel shows who is in (the free
+places in one line) and the Log tab tells joins and leaves. Through a relay the host's Esc leaves too
+and the room goes on under the next person; a host others dial directly closes it for everyone; the
+last one out closes it.
 """
 
 from __future__ import annotations

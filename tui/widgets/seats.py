@@ -41,7 +41,7 @@ class SeatsPanel(TextLine):
             if info.fingerprint:
                 text.append(f"\n  {info.fingerprint}", "dim")
         if free:
-            text.append(f"\n{len(free)} free place{'s' if len(free) != 1 else ''}: anyone invited may join", "dim")
+            text.append(f"\n{len(free)} free place{'s' if len(free) != 1 else ''} to join", "dim")
         if view.watching:  # last: a short panel cuts this line before any seat's
             text.append("\n" if view.seats else "")
             text.append(fitted(watchers_line(view), self.content_region.width or 25), "italic")
