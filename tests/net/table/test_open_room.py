@@ -160,3 +160,78 @@ def test_the_host_leaves_the_room_goes_on_under_the_next_person_and_ends_with_th
         verdict = verify(path)
         assert verdict.fault_kind in (None, "unfinished"), verdict.line()
     assert compare([read(p) for p in paths]).fork is None
+
+
+@pytest.mark.slow
+def test_a_room_starts_with_its_host_alone_and_takes_no_one_past_its_places(tmp_path):
+    """The host alone rolls at once; a newcomer takes the one free place; the next hears the room is
+    full and gets no seat (joins are capped by the room's places, each a key's for good)."""
+    from dicetable.net.table.session import SessionError
+
+    host = HostSession(Profile.generate("ann"), "diceroom", 2, {"turns": False}, start_with=1, timing=FAST,
+                       transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    sessions = [host]
+    in_thread(host)
+    try:
+        wait_until(lambda: seated(host, 1), 20, "the host's room to start with the host alone")
+        host.move(Move("roll", ("3d6",)))
+        wait_until(lambda: decided(host, 1), 20, "the host's roll alone")
+        bob = PeerSession(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "bob.dtt")
+        sessions.append(bob)
+        in_thread(bob)
+        wait_until(lambda: seated(host, 2) and seated(bob, 2), 20, "bob to take the free place")
+        eve = PeerSession(Profile.generate("eve"), invite, timing=FAST, transcript=tmp_path / "eve.dtt")
+        with pytest.raises(SessionError, match="every seat is taken: ann, bob"):
+            eve.run()
+        assert host.replica.membership.free_seats() == () and len(host.replica.seats) == 2
+        bob.move(Move("roll", ("d20",)))
+        wait_until(lambda: all(decided(s, 2) for s in sessions), 20, "bob's roll")
+        host.move(Move("close"))
+        wait_until(lambda: all(s.replica.result is not None and s.finished for s in sessions), 20, "the room to close")
+    finally:
+        for session in sessions:
+            session.stop()
+    for line in verified(tmp_path, ("ann", "bob")):
+        assert line.startswith("valid: dice room (rolls: ann 1, bob 1; bob joined)"), line
+
+
+@pytest.mark.slow
+def test_a_newcomer_joins_a_running_room_by_its_short_code(tmp_path):
+    """Through a relay the host keeps offering its short code while the room runs with a place free
+    (PROTOCOL.md §13): a newcomer claims it after the first roll and joins the room."""
+    from dicetable.net.reach.relay import RelayAddress, RelayServer
+    from dicetable.net.reach.relay_link import invite_for_code
+    from dicetable.net.reach.transport import curve_keypair
+    from dicetable.net.table.events import CodeOffered
+    from net_helpers import Running
+
+    relay = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0))
+    host = HostSession(Profile.generate("ann"), "diceroom", 3, {"turns": False}, start_with=1, timing=FAST,
+                       relay=relay.line, transcript=tmp_path / "ann.dtt")
+    heard = []
+    host.on_event = heard.append
+    host.open()
+    sessions = [host]
+    in_thread(host)
+    try:
+        wait_until(lambda: seated(host, 1), 20, "the host's room to start")
+        host.move(Move("roll", ("1d20 [initiative]",)))
+        wait_until(lambda: decided(host, 1), 20, "the host's roll")
+        codes = [e.code for e in heard if isinstance(e, CodeOffered)]
+        assert codes, heard  # still offered: the room runs with places free
+        invite = invite_for_code(RelayAddress.decode(relay.line), codes[-1], timeout=20)
+        bob = PeerSession(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "bob.dtt")
+        sessions.append(bob)
+        in_thread(bob)
+        wait_until(lambda: seated(host, 2) and seated(bob, 2), 20, "bob to join by the code")
+        bob.move(Move("roll", ("2d6",)))
+        wait_until(lambda: all(decided(s, 2) for s in sessions), 20, "bob's roll")
+        host.move(Move("close"))
+        wait_until(lambda: all(s.replica.result is not None and s.finished for s in sessions), 20, "the room to close")
+    finally:
+        for session in sessions:
+            session.stop()
+        relay.stop()
+    for line in verified(tmp_path, ("ann", "bob")):
+        assert line.startswith("valid: dice room (rolls: ann 1, bob 1; bob joined)"), line
