@@ -235,3 +235,38 @@ def test_a_newcomer_joins_a_running_room_by_its_short_code(tmp_path):
         relay.stop()
     for line in verified(tmp_path, ("ann", "bob")):
         assert line.startswith("valid: dice room (rolls: ann 1, bob 1; bob joined)"), line
+
+
+@pytest.mark.slow
+def test_a_running_room_stays_in_this_machines_lobby_while_a_place_is_free_and_a_newcomer_joins_from_it(tmp_path):
+    """The same-machine lobby (PROTOCOL.md §15.4) lists a room while it runs with a place free; a newcomer
+    joins from the listing (its invite) and, the room full, the listing goes."""
+    from dicetable.net.reach import same_machine
+
+    host = HostSession(Profile.generate("ann"), "diceroom", 2, {"turns": False}, start_with=1, timing=FAST,
+                       bind="127.0.0.1", transcript=tmp_path / "ann.dtt")
+    host.open()
+    announcer = same_machine.session_announcer(host, ["127.0.0.1"])
+    sessions = [host]
+    in_thread(host)
+    try:
+        wait_until(lambda: seated(host, 1), 20, "the room to start with the host alone")
+        host.move(Move("roll", ("d20",)))
+        wait_until(lambda: decided(host, 1), 20, "the host's roll")
+        wait_until(lambda: [(a.seats_taken, a.seats_total) for a in same_machine.scan()] == [(1, 2)], 10,
+                   "the running room listed with a place free")
+        [listed] = same_machine.scan()
+        bob = PeerSession(Profile.generate("bob"), listed.invite(), timing=FAST, transcript=tmp_path / "bob.dtt")
+        sessions.append(bob)
+        in_thread(bob)
+        wait_until(lambda: seated(host, 2) and seated(bob, 2), 20, "bob to join from the lobby")
+        wait_until(lambda: same_machine.scan() == [], 10, "the full room to leave the lobby")
+        host.move(Move("close"))
+        wait_until(lambda: all(s.replica.result is not None and s.finished for s in sessions), 20, "the room to close")
+    finally:
+        for session in sessions:
+            session.stop()
+        if announcer is not None:
+            announcer.close()
+    for line in verified(tmp_path, ("ann", "bob")):
+        assert "bob joined" in line, line
