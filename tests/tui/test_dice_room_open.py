@@ -31,6 +31,9 @@ async def test_a_late_joiner_enters_a_room_opened_by_two_others(tmp_path, monkey
         room = apps[0].screen
         await type_roll(bob, "1d20+5 [attack]")
         await wait_until(pilots, lambda: len(room.view.state.rolls) == 1 and room.view.state.pending == "")
+        await ann.press("f7")  # the room's invite, from the room itself: its waiting room is long gone
+        await wait_until(pilots, lambda: any(n.title == "Invite a newcomer" for n in apps[0]._notifications))
+        assert (tmp_path / "ann" / "invite.txt").read_text().strip() == invite
         await paste_invite(cy, apps[2], invite)
         await wait_until(pilots, lambda: in_room(apps[2]) and len(room.view.names) > 2
                          and not apps[2].screen.query_one("#roll-input", Input).disabled)

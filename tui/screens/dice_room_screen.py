@@ -57,7 +57,7 @@ def roll_picture(view: TableView) -> Text:
         text.append(f"No roll yet.{gap}Type a dice expression and press Enter:\n", "bold")
         text.append("  d20 · 3d6+2 · 4d6kh3 · 2d6r1 · 3d6! · 4dF\n  10d10>=8 · 6#4d6kh3 · 1d20+5 [attack], 2d6")
         if view.network:
-            text.append("\n  /s d20: a secret roll · /open shows it")
+            text.append("\n  /s d20: a secret roll · /open shows it\n  F7: the invite for someone new")
         return text
     if last.sealed:
         index = len(state.rolls) - 1
@@ -220,6 +220,7 @@ class DiceRoomScreen(PanelActions, Screen):
         Binding("f4", "dice_stats", "dice"),
         Binding("f5", "share_roll", "share roll"),
         Binding("f6", "open_secret", "open secret", show=False),
+        Binding("f7", "invite", "invite", show=False),
         Binding("escape", "leave", "leave"),
     ]
 
@@ -388,6 +389,20 @@ class DiceRoomScreen(PanelActions, Screen):
                         "(local dice have no transcript to check them against).", severity="warning")
             return
         self.notify(copy(self.app, line, "the roll's line") + f"\n{line}", title="Share this roll", timeout=10)
+
+    def action_invite(self) -> None:
+        """The room's invite (copied, and kept in invite.txt) and short code, for a newcomer: the room is
+        open while a place is free (PROTOCOL.md §5.2)."""
+        from dicetable.tui.screens.waiting_room_screen import keep_invite, relay_where
+
+        invite, code = self.controller.invitation()
+        if not invite:
+            self.notify("This room has no invite: nobody joins a room with local dice.", severity="warning")
+            return
+        said = copy(self.app, invite, "the invite", kept_in=keep_invite(invite, self.app.profile_dir))
+        if code:
+            said = f"Code: {code} — join with it at {relay_where(invite)}\n{said}"
+        self.notify(said, title="Invite a newcomer", timeout=12)
 
     def action_open_secret(self) -> None:
         """Open this terminal's sealed secret rolls to everyone (every seat checks them: PROTOCOL.md §16.6)."""

@@ -210,6 +210,9 @@ class NetTable(TableController):
         if self.can_resign():
             self.session.resign()
 
+    def invitation(self) -> tuple[str, str]:
+        return self.invite or "", self.code
+
     def seat_waits(self) -> float:
         return self.session.timing.grace
 
