@@ -53,8 +53,8 @@ def test_a_third_person_joins_a_room_of_two_while_it_runs_and_every_copy_agrees(
         cy = PeerSession(Profile.generate("cy"), invite, timing=FAST, transcript=tmp_path / "cy.dtt")
         sessions.append(cy)
         in_thread(cy)
-        wait_until(lambda: all(seated(s, 3) for s in sessions), 20, "cy to join the room")
-        c = cy.seat
+        wait_until(lambda: all(seated(s, 3) for s in sessions) and cy.own.chains[0].first == 3, 20, "cy to join the room")
+        c = cy.seat  # its chain placed where its join's record says: after the two rolls before it
         assert host.replica.membership.first_event(c) == 3 and cy.own.chains[0].first == 3
         cy.move(Move("roll", ("1d8+2 [damage]",)))
         wait_until(lambda: all(decided(s, 3) for s in sessions), 20, "cy's roll")
