@@ -98,7 +98,8 @@ def test_the_host_leaves_the_others_roll_on_and_the_last_one_out_closes_the_room
     reveal_all(table, 1, (1,))
     table.post(table.seats[2].join())  # a newcomer while the host is away
     table.post(table.seats[0].frame("back", {}))  # and the host comes back
-    table.post(table.seats[2].move(Move("secret", ("1d20 [perception]", "ab" * 32))))
+    shown = wire.move_body(Move("secret", ("1d20 [perception]", "ab" * 32)), (1, bytes(552)))  # to bob (§16.6 step 7)
+    table.post(table.seats[2].frame("move", shown))
     reveal_all(table, 2, (0, 1, 2))
     for seat in (1, 0):
         table.post(table.seats[seat].frame("leave", {}))
@@ -112,6 +113,7 @@ def test_the_host_leaves_the_others_roll_on_and_the_last_one_out_closes_the_room
     verdict = verify.verify(path)
     line = verdict.line()
     assert verdict.valid, line
-    assert line.startswith("valid: dice room (rolls: bob 1, cy 1, 1 secret; 1 secret roll never opened (cy); "
+    assert line.startswith("valid: dice room (rolls: bob 1, cy 1, 1 secret (cy's secret 1d20 [perception] shown to bob); "
+                           "1 secret roll never opened (cy); "
                            "ann left, came back, left; cy joined, left; bob left)"), line
     assert "cy left last: the room is closed" in line
