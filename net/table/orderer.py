@@ -312,7 +312,8 @@ class Orderer(TableSession):
                     now = time.monotonic()
                     over_at = over_at or now
                     length = len(self.replica.log)
-                    behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length}
+                    behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length
+                              and self.replica.seats[s] is not None}  # an open room's free places hold no copy
                     ended = length  # a seat that left after the game's end needs no rematch offer it never answered
                     while self.replica.log[ended - 1].kind in ("rematch", "receipt"):
                         ended -= 1
