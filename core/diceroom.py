@@ -239,6 +239,10 @@ class DiceRoomState(GameState):
         """A free room goes on without a seat that left and takes it back while it is open."""
         return self.free and self.result is None and not self.closing and 0 <= seat < self.seats
 
+    def chances_ordered(self) -> int:
+        """The roll being decided and the rolls queued behind it: a seat that joins now is not in them."""
+        return bool(self.pending) + len(self.queue)
+
     def without(self, seat: int) -> "DiceRoomState":
         """`seat`, out of the room after a default (FAIRNESS.md §4), passes whenever its turn comes."""
         return self.apply(Move("pass")) if self.actor == seat else self

@@ -270,6 +270,12 @@ class GameState:
         whose rules take a returning seat (a free dice room)."""
         return False
 
+    def chances_ordered(self) -> int:
+        """Chance steps the game has ordered and not had decided yet: the one it asks for now, and any
+        queued behind it (a free dice room's rolls). A seat joining a room that takes newcomers
+        (`welcomes_back`) reveals only from the step after them (PROTOCOL.md §5.2)."""
+        return 1 if self.actor == CHANCE else 0
+
     def without(self, seat: int) -> "GameState | None":
         """The game going on without `seat`, out after a default (FAIRNESS.md §4): skipped where it
         would act, the state as it is elsewhere; None where the rules cannot go on without it."""

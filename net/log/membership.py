@@ -2,18 +2,23 @@
 that goes on without them, "leave" and "back" (§5.11).
 
 `Membership` owns what the opening set (the game, its options, the number of seats, the opener's
-key) and who sits where; it names seats for every other part's notes and refusals."""
+key) and who sits where; it names seats for every other part's notes and refusals.
+
+An open room (a free dice room) starts with the seats joined so far; its free seats count as out
+(§5.11) and a newcomer's `join` takes one while the room runs. Its chain commits from the first
+chance step not ordered yet, so it reveals for no roll ordered before it joined (FAIRNESS.md §1:
+every contribution is fixed before any is seen)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dicetable.core.game import GameError, GameInfo
+from dicetable.core.game import GameError, GameInfo, Result
 from dicetable.core.phrase import Phrase, Seat, phrase
 from dicetable.net.identity import fingerprint
 from dicetable.net.log import wire
 from dicetable.net.log.play import ChainTrack, Commitment
-from dicetable.net.log.records import JOINING, NEW, PLAYING, READY, Effect
+from dicetable.net.log.records import JOINING, NEW, OVER, PLAYING, READY, Effect
 from dicetable.net.refusals import BadJoin, BadOpen, BadSignature, NotDue, NotSeated, SeatTaken
 
 
@@ -53,12 +58,39 @@ class Membership:
             return Seat(seat, self.seats[seat].name)
         return Seat(seat)
 
+    def free_seats(self) -> tuple[int, ...]:
+        """The seats a join may take now: any free one while joining; a free one an open room welcomes
+        while it runs (its number caps the people the room takes, joins included)."""
+        replica = self.replica
+        free = tuple(s for s, info in enumerate(self.seats) if info is None)
+        if replica.phase == JOINING:
+            return free
+        state = replica.play.state
+        if replica.phase == PLAYING and state is not None:
+            return tuple(s for s in free if state.welcomes_back(s))
+        return ()
+
+    @property
+    def present(self) -> tuple[int, ...]:
+        """The seats joined and not out: who is in the room now."""
+        out = self.replica.play.out
+        return tuple(s for s, info in enumerate(self.seats) if info is not None and s not in out)
+
+    def first_event(self, seat: int) -> int | None:
+        """The event the seat's first chain opens with its h[1]: 1, or for a newcomer to an open room the
+        first step not ordered when it joined (its own copy of the chain learns it from the log)."""
+        track = self.replica.play.chains[seat] if seat < len(self.replica.play.chains) else None
+        return track.commitments[0].first if track is not None else None
+
     def comings_and_goings(self) -> dict[int, list[str]]:
         """Per seat that left a room: `left`, `came back`, in log order (verify's story of a room)."""
         went: dict[int, list[str]] = {}
+        started = False
         for record in self.replica.log:
-            if record.kind in ("leave", "back"):
-                went.setdefault(record.seat, []).append("left" if record.kind == "leave" else "came back")
+            started = started or record.kind == "start"
+            if record.kind in ("leave", "back") or (started and record.kind == "join"):
+                said = {"leave": "left", "back": "came back", "join": "joined"}[record.kind]
+                went.setdefault(record.seat, []).append(said)
         return went
 
     # -- kinds ---------------------------------------------------------------------------------
@@ -95,12 +127,15 @@ class Membership:
 
     def join(self, env: wire.Envelope) -> Effect:
         replica, seat, body = self.replica, env.seat, env.body
-        if replica.phase != JOINING:
+        late = replica.phase == PLAYING  # a newcomer to an open room
+        if replica.phase != JOINING and not late:
             raise NotDue(seat, "the table is not taking players")
         if seat >= self.seat_count:
             raise NotSeated(seat, f"the table has seats 0 to {self.seat_count - 1}")
         if self.seats[seat] is not None:
             raise SeatTaken(seat, f"seat {seat} is already taken by {self.seats[seat].name}")
+        if late and seat not in self.free_seats():
+            raise NotDue(seat, "the table is not taking players: its game has started")
         if not env.signed_by(body["key"]):
             raise BadSignature(seat, "the join is not signed by the key it names")
         replica.check_seq(env)
@@ -117,7 +152,14 @@ class Membership:
         seats = list(self.seats)
         seats[seat] = info
         chains = list(play.chains)
-        chains[seat] = ChainTrack((Commitment(body["anchor"], body["length"], 1),), 0, body["anchor"])
+        # A newcomer's chain opens the first chance step not ordered yet: the rolls under way are decided
+        # without it (their reveals were asked of the seats in when they were ordered).
+        first = len(play.events) + play.state.chances_ordered() + 1 if late else 1
+        chains[seat] = ChainTrack((Commitment(body["anchor"], body["length"], first),), 0, body["anchor"])
+        if late:
+            changes = {"seats": tuple(seats), "chains": tuple(chains), "out": play.out - {seat}}
+            return Effect(changes, Phrase((f"{body['name']} joins the room at seat {seat} ({info.fingerprint}); "
+                                           f"reveals from event {first}",)))
         phase = READY if all(seats) else JOINING
         changes = {"seats": tuple(seats), "chains": tuple(chains), "phase": phase}
         return Effect(changes, Phrase((f"{body['name']} joins at seat {seat} ({info.fingerprint})",)))  # the seat as a number: it is what it takes
@@ -132,13 +174,16 @@ class Membership:
             raise NotDue(seat, "there is no room in play to leave")
         if seat in play.out:
             raise NotDue(seat, f"seat {seat} is already out of the room")
-        if seat == 0:
-            raise NotDue(seat, "the host does not leave its room: it closes it")
         if not play.state.welcomes_back(seat):
             raise NotDue(seat, "this table does not go on without a seat: resign instead")
         if play.pending is not None and play.pending.reveals[seat] is None:
             raise NotDue(seat, f"event {play.pending.number} waits for its reveal: reveal, then leave")
-        return Effect({"out": play.out | {seat}}, phrase(self.who(seat), " leaves the room; it goes on"))
+        out = play.out | {seat}
+        if all(s in out for s, info in enumerate(self.seats) if info is not None):  # the last one out ends it
+            ending = phrase(self.who(seat), " leaves last: the room is closed")
+            result = Result((), (0.0,) * self.seat_count, phrase(Seat(seat), " left last: the room is closed"))
+            return Effect({"out": out, "forced": result, "phase": OVER, "pending": None}, ending)
+        return Effect({"out": out}, phrase(self.who(seat), " leaves the room; it goes on"))
 
     def back(self, env: wire.Envelope) -> Effect:
         """A seat out of a room comes back while the room is open: it reveals again from the next event."""

@@ -71,9 +71,7 @@ class Play:
         replica = self.replica
         if env.seat != 0:
             raise NotDue(env.seat, "only the host (seat 0) starts the game")
-        if replica.phase != READY:
-            if replica.phase == JOINING:
-                raise NotDue(env.seat, f"cannot start: {replica.waiting_for}")
+        if replica.phase not in (READY, JOINING):
             if replica.phase == OVER:
                 raise NotDue(env.seat, "a next game starts only once every seat has agreed to a rematch")
             raise NotDue(env.seat, "the game has already started")
@@ -81,7 +79,10 @@ class Play:
             state = replica.game.new(replica.seat_count, replica.game_options)
         except GameError as error:
             raise BadOpen(env.seat, str(error)) from None
-        changes = {"phase": PLAYING, "game_start": len(replica.log), **self.after(state, self.events)}
+        free = frozenset(s for s, info in enumerate(replica.seats) if info is None)
+        if free and not all(state.welcomes_back(s) for s in free):  # only an open room starts with seats free
+            raise NotDue(env.seat, f"cannot start: {replica.waiting_for}")
+        changes = {"phase": PLAYING, "game_start": len(replica.log), "out": free, **self.after(state, self.events, free)}
         return Effect(changes, phrase(Seat(0), " starts the game"))
 
     def move(self, env: wire.Envelope) -> Effect:
@@ -230,8 +231,10 @@ class Play:
         elif state.actor == CHANCE:
             chance = state.chance()
             if not chance.hidden:  # a hidden-card step is resolved by the deal handler instead
-                reveals = tuple(b"" if s in out else None for s in range(seat_count))
-                changes["pending"] = Event(len(events) + 1, chance.label, chance, reveals)
+                number = len(events) + 1  # a seat whose chain starts later joined after this step was ordered (§5.2)
+                reveals = tuple(b"" if s in out or self.chains[s].commitments[0].first > number else None
+                                for s in range(seat_count))
+                changes["pending"] = Event(number, chance.label, chance, reveals)
         elif order := state.sealed():
             none = (None,) * seat_count
             asked = tuple(s for s in order if s not in out)

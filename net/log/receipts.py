@@ -79,13 +79,16 @@ class Receipts:
 
     def confirmation(self) -> Confirmation:
         replica = self.replica
-        return Confirmation(self.content_before(len(replica.log)), self.vouched[: replica.seat_count])
+        content = self.content_before(len(replica.log))
+        seats = replica.seats  # a seat nobody took (an open room's free seat) has nothing to confirm
+        return Confirmation(content, tuple(v if seats[s] is not None else content
+                                           for s, v in enumerate(self.vouched[: replica.seat_count])))
 
     def owed_by(self, seat: int) -> bool:
         """The game is over and `seat`'s signed frames do not yet vouch for all of the log's content:
         its receipt is due (the one test every author makes before signing one)."""
         replica = self.replica
-        return (replica.phase == OVER and self.ended_at is not None
+        return (replica.phase == OVER and self.ended_at is not None and replica.seats[seat] is not None  # a free seat owes none
                 and self.vouched[seat] < self.content_before(len(replica.log)))
 
     def receipt(self, env: wire.Envelope) -> Effect:

@@ -109,14 +109,15 @@ class Transcript:
 
 
 def header_for(replica) -> dict:
-    """The header of a replica's table, once every seat has joined."""
-    if replica.game is None or any(s is None for s in replica.seats):
+    """The header of a replica's table, once every seat has joined, or once an open room started with
+    seats free: a free seat is named "" with an empty key (a newcomer's join in the log names it)."""
+    if replica.game is None or (any(s is None for s in replica.seats) and replica.phase in ("new", "joining", "ready")):
         raise ValueError("a transcript header needs the game opened and every seat joined")
     return {
         "game": replica.game.name,
         "options": dict(replica.options),
         "table": replica.table,
-        "seats": [{"name": s.name, "key": s.key} for s in replica.seats],
+        "seats": [{"name": s.name, "key": s.key} if s is not None else {"name": "", "key": b""} for s in replica.seats],
         "receipts": 1,  # its seats sign end receipts (PROTOCOL.md §5.13): verify asks every end for them
     }
 

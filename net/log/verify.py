@@ -70,6 +70,11 @@ class Verdict:
         if secret:  # PROTOCOL.md §16.6: a secret roll never opened is said as such
             sealed = [r for r in secret if r.sealed]
             said += f", {len(secret)} secret"
+            shown = self.replica.shown  # §16.6 step 7: the seat each was shown to, by its roll's commitment
+            told = [f"{self.named(phrase(Seat(r.seat)))}'s secret {r.expr} shown to {self.named(phrase(Seat(shown[r.secret][1])))}"
+                    for r in secret if r.secret in shown]
+            if told:
+                said += f" ({', '.join(told)})"
             if sealed:
                 who = ", ".join(sorted({self.named(phrase(Seat(r.seat))) for r in sealed}))
                 said += f"; {len(sealed)} secret roll{'s' if len(sealed) != 1 else ''} never opened ({who})"
@@ -278,6 +283,8 @@ def _header_mismatch(header: dict, replica: Replica) -> str | None:
     if len(header["seats"]) != len(replica.seats):
         return f"names {len(header['seats'])} seats, the log {len(replica.seats)}"
     for seat, (named, joined) in enumerate(zip(header["seats"], replica.seats)):
+        if named["key"] == b"" and replica.phase != "joining":  # free when the header was written (an open room)
+            continue
         if joined is None or named["key"] != joined.key or named["name"] != joined.name:
             return f"seat {seat}'s name or key differs from its join in the log"
     return None
@@ -345,7 +352,7 @@ def compare(transcripts: list[Transcript]) -> Agreement:
     tables = {t.header["table"] for t in transcripts}
     if len(tables) != 1:
         raise ValueError("the transcripts are of different tables: compare copies of one table")
-    keys = {seat: s["key"] for seat, s in enumerate(transcripts[0].header["seats"])}
+    keys = _seat_keys(transcripts)
     longest = max(transcripts, key=lambda t: len(t.frames))
     first_fork = None
     for copy in transcripts:
@@ -370,6 +377,7 @@ def compare(transcripts: list[Transcript]) -> Agreement:
                 disputed = (f"seat {claim.seat}'s claim against seat {other.seat} is disputed by seat {other.seat}'s "
                             f"{signed}{other.kind} on the same log")
     # signed proof: one seat, one sequence number, two different frames
+    names = {seat: s["name"] for seat, s in enumerate(transcripts[0].header["seats"]) if s["key"]}
     placed: dict[tuple[int, int], bytes] = {}
     for copy in transcripts:
         for frame in copy.frames:
@@ -378,10 +386,27 @@ def compare(transcripts: list[Transcript]) -> Agreement:
                 continue
             other = placed.setdefault((env.seat, env.seq), frame)
             if other != frame:
-                text = (f"seat {env.seat} ({transcripts[0].header['seats'][env.seat]['name']}) signed two different "
+                text = (f"seat {env.seat} ({names.get(env.seat, '?')}) signed two different "
                         f"frames with sequence number {env.seq}: it forked the log")
                 return Agreement(len(transcripts), len(longest.frames), text + (f"; {disputed}" if disputed else ""), env.seat)
     if disputed:
         return Agreement(len(transcripts), len(longest.frames), f"{where}; {disputed}")
     where += "; no seat signed both branches: the host ordered different logs, or a copy was cut and added to"
     return Agreement(len(transcripts), len(longest.frames), where)
+
+
+def _seat_keys(transcripts) -> dict[int, bytes]:
+    """Each seat's key: the first copy's header's, and for a seat free when it was written (a newcomer to
+    an open room, PROTOCOL.md §5.2) the key of the first join for that seat in any copy."""
+    from dicetable.net.log import wire
+
+    keys = {seat: s["key"] for seat, s in enumerate(transcripts[0].header["seats"]) if s["key"]}
+    for copy in transcripts:
+        for frame in copy.frames:
+            try:
+                env = wire.decode(frame)
+            except wire.WireError:
+                continue
+            if env.kind == "join" and env.seat not in keys and env.signed_by(env.body["key"]):
+                keys[env.seat] = env.body["key"]
+    return keys

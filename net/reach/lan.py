@@ -180,7 +180,8 @@ class SessionAnnouncer:
                     self.errors.append(str(error))
                     return
             taken = sum(seat is not None for seat in session.replica.seats)
-            self.advertiser.update(taken, session.replica.phase in ("new", "joining") and not session.finished)
+            free = session.replica.phase == "new" or bool(session.replica.membership.free_seats())  # an open room too
+            self.advertiser.update(taken, free and not session.finished)
         if self.advertiser is not None:
             self.advertiser.close()
 

@@ -198,14 +198,14 @@ class Door:
         """The seat held for `key` (moved to this connection), or a free one held for it now; else
         (None, why not): the table is full, or the connection's source let holds lapse (PROTOCOL.md §10.3)."""
         replica = self.replica
-        if replica.phase != "joining":
+        if not replica.membership.free_seats():  # joining, or an open room with a free seat (PROTOCOL.md §5.2)
             return None, self._full_reason(now)
         self.watch_holds(now)
         for seat, (owner, _, since) in list(self.reserved.items()):
             if owner == key:
                 self.reserved[seat] = (key, peer, since)  # one hold per key, however often it reconnects
                 return seat, None
-        free = [seat for seat, info in enumerate(replica.seats) if info is None and seat not in self.reserved]
+        free = [seat for seat in replica.membership.free_seats() if seat not in self.reserved]
         if not free:
             return None, self._full_reason(now)
         source = self.orderer.socket.source_of(peer)  # None: unknown (a relay that tags nothing), so not counted
@@ -226,7 +226,7 @@ class Door:
         """Why a hello gets no seat: who sits at the table, and which seats are held for a join."""
         replica = self.replica
         players = ", ".join(info.name for info in replica.seats if info is not None)
-        if replica.phase != "joining":
+        if replica.phase != "joining" and not replica.membership.free_seats():
             return f"the game has already started and every seat is taken: {players}"
         held = [f"seat {seat} held for a joiner for {max(self.orderer.own.timing.seat_hold - (now - since), 0):.0f} s more"
                 for seat, (_, _, since) in sorted(self.reserved.items())]
@@ -272,7 +272,7 @@ class Door:
     # -- joins -----------------------------------------------------------------------------------------
     def check_join(self, frame: bytes, origin: bytes) -> None:
         """A joiner's join takes the seat reserved for it, with the key its hello proved."""
-        if self.replica.phase != "joining":
+        if not self.replica.membership.free_seats():
             return  # no seat is free: the replica refuses any join, so play frames are decoded once
         try:
             envelope = wire.decode(frame)

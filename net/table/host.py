@@ -90,7 +90,7 @@ class CodeOffer:
                     self.emit(code_event(kind, text))
             elif kind != "joined":  # the seat's own join is told when it lands in the log
                 self.emit(code_event(kind, text))
-        if self.host.replica.phase != "joining":
+        if not self.host.replica.membership.free_seats():  # an open room keeps it while a seat is free
             self._send_mail(offer.withdraw())  # every seat is taken: the code opens nothing any more
             self.offer = None
         elif offer.done:  # used up (a one-seat code), burned by a wrong guess, or expired
@@ -119,8 +119,11 @@ class HostSession(Orderer):
         relay: RelayAddress | str | list | None = None,
         code_uses: str = "table",
         code_ttl: float = 1800.0,
+        start_with: int | None = None,
         **kwargs: Any,
     ) -> None:
+        """`start_with`: an open room (a free dice room) starts once this many seats have joined and takes
+        newcomers into its other seats while it runs (PROTOCOL.md §5.2); None: the table starts full."""
         relays = list(relay) if isinstance(relay, (list, tuple)) else [] if relay is None else [relay]
         if len(relays) > 2:
             raise SessionError("a table names at most two relays: its relay, and a second one it moves to if that one dies")
@@ -130,6 +133,7 @@ class HostSession(Orderer):
         self.invite = None
         self.code = CodeOffer(self, code_uses, code_ttl)  # through a relay: the short code for the invite
         self.resumed = resume is not None
+        self.start_with = start_with
         if resume is not None:
             self._resume(Path(resume))
         else:
@@ -169,7 +173,8 @@ class HostSession(Orderer):
             self.own.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
         code = self.invite.encode()
         self.emit(Invited(code))
-        if self.relay is not None and self.replica.phase in ("new", "joining") and self.code.offer is None:
+        if self.relay is not None and (self.replica.phase == "new" or self.replica.membership.free_seats()) \
+                and self.code.offer is None:
             self.code.renew()
         return code
 

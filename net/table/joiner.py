@@ -401,7 +401,7 @@ class PeerSession(TableSession):
             return
         self.own.drain_commands()
         self.paths.step()
-        if self.replica.phase == "joining" and not self._joined_sent and self.replica.log:
+        if not self._joined_sent and self.replica.log and (self.replica.phase == "joining" or self._late_seat()):
             chain = self.own.new_chain()
             self._joined_sent = True
             self.own.author("join", wire.join_body(self.profile.name, self.profile.public_key, chain.anchor, chain.length, self.profile.curve_public))
@@ -424,11 +424,22 @@ class PeerSession(TableSession):
         if presence.away_since is not None and self.invite.fallback is not None and self._relay_lost() \
                 and now - max(presence.away_since, self.moved_at) > MOVE_AFTER:
             self._move_relay(now)
-        if presence.away_since is not None and now - presence.away_since > self.timing.grace \
+        if presence.away_since is not None and now - presence.away_since > self.patience() \
                 and not succession.follow(self, now):  # on a relay, a seat takes over ordering first
             since = time.strftime("%H:%M", time.localtime(time.time() - (now - presence.away_since)))
             raise SessionError(f"the host has been unreachable since {since} (more than {self.timing.grace:g} s): "
                                f"{self.stranded()}")
+
+    def patience(self) -> float:
+        """How long the orderer may be silent before this seat looks for another: the grace, or nothing
+        once the ordering seat has left its room (its `leave` in the log: it is not coming back, §5.11)."""
+        orderer = self.link.orderer if self.link.orderer is not None else 0
+        return 0.0 if self.replica is not None and orderer in self.replica.out else self.timing.grace
+
+    def _late_seat(self) -> bool:
+        """Welcomed to a free seat of an open room that runs already (PROTOCOL.md §5.2): join once caught up."""
+        replica = self.replica
+        return len(replica.log) >= self.host_length and self.own.seat in replica.membership.free_seats()
 
     def _relay_lost(self) -> bool:
         """Whether this seat's relay is out of reach (its connection down since it broke) or says it has no

@@ -89,6 +89,9 @@ class ProtocolSeat:
         return sealed.nonce_for(self.chains[0].secret, self.table, step, self.seat)
 
     def reveal(self, k: int, sign: bool = False) -> bytes:
+        first = self.view.membership.first_event(self.seat) if self.view is not None else None
+        if first is not None:  # a newcomer to an open room: its chain opens where the log placed it (§5.2)
+            self.chains[0].first = first
         chain = next(c for c in self.chains if c.covers(k))
         return self.frame("reveal", wire.reveal_body(k, chain.reveal(k)), sign=sign)
 
@@ -106,7 +109,10 @@ class Table:
     """A host replica ordering the log and one checking replica per seat, all in one process."""
 
     def __init__(self, game: GameInfo, options: dict, names: Sequence[str], chain_length: int = DEFAULT_LENGTH,
-                 transcript: Path | None = None, games=None, refresh_margin: int = REFRESH_MARGIN) -> None:
+                 transcript: Path | None = None, games=None, refresh_margin: int = REFRESH_MARGIN,
+                 present: int | None = None) -> None:
+        """`present`: how many of the seats join before the start (an open room starts with them and
+        takes the others later, each by its `join`); None: every seat."""
         self.game = game
         self.table = secrets.token_bytes(16)
         self.seats = [ProtocolSeat(Profile.generate(name), s, self.table, chain_length, refresh_margin)
@@ -121,7 +127,7 @@ class Table:
         self._pending: list[bytes] = []  # accepted before the header could be written
         self.results_written = 0  # games whose result is in the transcript
         self.post(self.seats[0].open(game, options, len(names)))
-        for seat in self.seats:
+        for seat in self.seats[:present]:
             self.post(seat.join())
         self.post(self.seats[0].start())
 
@@ -133,7 +139,7 @@ class Table:
         if self.transcript_path is not None:
             if self.writer is None:
                 self._pending.append(frame)
-                if all(self.host.seats) and self.host.seats:
+                if self.host.phase not in ("new", "joining", "ready"):  # every seat in, or an open room started
                     self.writer = TranscriptWriter.create(self.transcript_path, header_for(self.host))
                     for early in self._pending:
                         self.writer.append_frame(early)

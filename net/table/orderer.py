@@ -74,6 +74,7 @@ class Orderer(TableSession):
         self.relay = relay  # through a relay: its address (no port of our own)
         self.box = None  # the key the joiners' invite names for tagging (net/table/host_packets.py)
         self.listing: dict | None = None  # through a relay: the owner's signed deputies (net/table/deputies.py)
+        self.start_with: int | None = None  # an open room starts once this many seats joined (None: every seat)
         self.handed: int | None = None  # a successor's log at the hand-over, with the seats' longer copies (None: the host)
         self.routes: dict[bytes, int] = {}  # connection -> seat
         self.links: dict[bytes, host_packets.Tagger] = {}  # routed connection -> the tags of its hello
@@ -273,7 +274,7 @@ class Orderer(TableSession):
         """The app's commands and my own steps: each ordered at once, relayed with this loop turn's batch."""
         own = self.own
         own.drain_commands()
-        if self.replica.phase == "ready" and not own.unordered:
+        if self.starts_now() and not own.unordered:
             own.author("start", {})
         for _ in range(MAX_OWN_STEPS):  # my frames are ordered at once: act on each until I wait for others
             length = len(self.replica.log)
@@ -282,6 +283,26 @@ class Orderer(TableSession):
             log = self.replica.log
             if len(log) == length or log[-1].event is None:
                 break  # acting again only after a reveal of mine that decided an event: my move may be due now
+
+    def delivered(self) -> bool:
+        """Every seat in the room and routed here has reported the whole log (an orderer leaving its room
+        stops once the others hold its `leave`: the next orderer's copy must have it, §11)."""
+        length, present = len(self.replica.log), self.replica.membership.present
+        routed = set(self.routes.values())
+        return all(self.acked.get(s, 0) >= length for s in present if s in routed and s != self.seat)
+
+    def starts_now(self) -> bool:
+        """Every seat has joined; or an open room (a free dice room) has the `start_with` seats its host
+        waits for, and takes the others as they come (PROTOCOL.md §5.2)."""
+        replica = self.replica
+        if replica.phase == "ready":
+            return True
+        if replica.phase != "joining" or self.start_with is None:
+            return False
+        if sum(info is not None for info in replica.seats) < self.start_with or replica.seats[0] is None:
+            return False
+        state = replica.game.new(replica.seat_count, replica.game_options)
+        return all(state.welcomes_back(s) for s, info in enumerate(replica.seats) if info is None)
 
     def watch_code(self) -> None:
         """The host's short code at the relay (net/table/host.py); a successor offers none."""
@@ -308,7 +329,8 @@ class Orderer(TableSession):
                     now = time.monotonic()
                     over_at = over_at or now
                     length = len(self.replica.log)
-                    behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length}
+                    behind = {s for s in range(self.replica.seat_count) if s != self.seat and self.acked.get(s, 0) < length
+                              and self.replica.seats[s] is not None}  # an open room's free places hold no copy
                     ended = length  # a seat that left after the game's end needs no rematch offer it never answered
                     while self.replica.log[ended - 1].kind in ("rematch", "receipt"):
                         ended -= 1

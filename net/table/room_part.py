@@ -21,6 +21,8 @@ transcript, or back from a drop that a claim turned into a default) signs `back`
 
 from __future__ import annotations
 
+import time
+
 from dicetable.core.dice_expr import parse
 from dicetable.core.game import Move
 from dicetable.net.chance import secret_roll
@@ -36,6 +38,7 @@ class RoomPart(SeatPart):
         self.secrets: dict[str, bytes] = {}  # commitment (hex) -> this seat's secret
         self.leaving = False
         self.left = False  # this run left the room: it does not come back by itself
+        self.left_at: float | None = None  # when this run's leave was in the log
         self.opening_all = False  # the person asked to open every sealed roll of theirs
         self.shown_secrets: dict[str, bytes] = {}  # commitment (hex) -> a secret shown to this seat, checked
         self.shown_checked: set[str] = set()  # the commitments shown to this seat whose box was tried
@@ -148,7 +151,12 @@ class RoomPart(SeatPart):
         if replica.phase != "playing" or replica.game.name != "diceroom":
             return False  # the other games have no secret rolls and no seat that leaves or comes back
         if self.left and self.seat in replica.out:
-            self.own.stopped = True  # my leave is in the log: this seat is gone (a Resume starts a new session)
+            if self.left_at is None:
+                self.left_at = time.monotonic()
+            # my leave is in the log: this seat is gone (a Resume starts a new session); an orderer first
+            # lets the others hold it (or a heartbeat's few turns pass), so the next orderer's copy has it (§11)
+            if self.own.driver.delivered() or time.monotonic() - self.left_at > 4 * self.own.timing.heartbeat + 1.0:
+                self.own.stopped = True
             return True
         if self.opening_all or self.leaving or replica.state.closing:  # the room's end opens them too
             owed = self.owed()

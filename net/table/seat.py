@@ -172,6 +172,8 @@ class Seat:
         self.own_frame_landed(record)
         index, kind, body = record.index, record.kind, record.envelope.body
         if kind == "join":
+            if record.seat == self.seat:
+                self.chain_placed()
             self.emit(Joined(record.seat, body["name"], index))
         elif kind == "start":
             self.emit(Started(index))
@@ -385,6 +387,14 @@ class Seat:
         self.chains = [chain]
         return chain
 
+    def chain_placed(self) -> None:
+        """My first chain opens the event my join's record placed it at: 1, or for a newcomer to an open
+        room the first roll not ordered when it joined (PROTOCOL.md §5.2)."""
+        first = self.replica.membership.first_event(self.seat) if self.seat is not None else None
+        if first is not None and self.chains and self.chains[0].first != first:
+            self.chains[0].first = first
+            self.transcript.save_secrets()
+
     def seat_data(self) -> dict:
         """What the seat file keeps: this seat's secrets, and what its driver needs to resume it."""
         data = {
@@ -404,6 +414,7 @@ class Seat:
         self.replica, self.seat = replica, data["seat"]
         replica.claim_check = self.defaults.check_claim  # a replayed claim was checked live
         self.restore_chains(data)
+        self.chain_placed()  # a seat file written before its join landed
         self.room.restore(data)
         self.transcript.reopened(writer, path)
         self.series.resumed()

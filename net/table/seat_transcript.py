@@ -38,8 +38,8 @@ class SeatTranscript:
         replica = self.own.replica
         if self.writer is None:
             self._unwritten.append(frame)
-            if replica.phase in ("new", "joining") or self.own.seat is None:
-                return
+            if replica.phase in ("new", "joining") or self.own.seat is None or not self.own.seated():
+                return  # a newcomer to an open room: its header names its own seat (its join is in)
             path = self.path or self.default_path(replica.table)
             self.path = path
             self.writer = TranscriptWriter.create(path, header_for(replica))

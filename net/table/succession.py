@@ -132,14 +132,14 @@ def follow(peer, now: float) -> bool:
         peer.link.trust(orderers(replica, peer.seat))  # the orderer is gone: the next one may tag with its seat key
     wait, seats = step(peer.timing), order(replica)
     # From when the relay surely lets a seat serve (its host silent for HOST_AWAY), seat by seat in turn.
-    late = now - peer.orderer_presence.away_since - max(peer.timing.grace, HOST_AWAY)
+    late = now - peer.orderer_presence.away_since - max(peer.patience(), HOST_AWAY)
     turn = peer.seat in seats and late >= 0 and int(late // wait) % len(seats) == seats.index(peer.seat)
     if turn and now - peer.succession.tried >= wait:
         peer.succession.tried = now
         peer.successor = take_over(peer)
         if peer.successor is not None:
             return True
-    return late < 2 * len(seats) * wait + peer.timing.connect_timeout  # every seat has had two turns
+    return bool(seats) and late < 2 * len(seats) * wait + peer.timing.connect_timeout  # every seat has had two turns
 
 
 def take_over(peer) -> Orderer | None:

@@ -31,14 +31,14 @@ def test_the_host_session_gets_the_whole_where():
                                     "code_uses": "one", "code_ttl": 120}
 
 
-@pytest.mark.parametrize("game, asked, seats", [("diceroom", 2, 2), ("diceroom", 8, 8), ("dicebreaker", 6, 6),
+@pytest.mark.parametrize("game, asked, seats", [("diceroom", 1, 1), ("diceroom", 2, 2), ("diceroom", 8, 8), ("dicebreaker", 6, 6),
                                                 ("trice", 5, None), ("triad", 0, None)])
 def test_the_seats_of_a_hosted_table(game, asked, seats):
     assert hosting_seats(game, asked) == seats
 
 
-@pytest.mark.parametrize("game, asked, why", [("diceroom", 1, "A dice room with friends has 2 to 8 seats."),
-                                              ("diceroom", 9, "A dice room with friends has 2 to 8 seats."),
+@pytest.mark.parametrize("game, asked, why", [("diceroom", 0, "A dice room starts with 1 to 8 people; more join while it is open."),
+                                              ("diceroom", 9, "A dice room starts with 1 to 8 people; more join while it is open."),
                                               ("dicebreaker", 7, "Dice Breaker is played by 2 to 6.")])
 def test_seats_a_hosted_table_cannot_have(game, asked, why):
     with pytest.raises(ValueError) as error:

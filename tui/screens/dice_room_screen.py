@@ -13,8 +13,11 @@ rolled what, sealed; only this terminal sees its dice (`peeked`) until F6 (or `/
 all, and a closing room opens them by itself. `/s@NAME EXPR` shows it now to NAME alone, the game
 master (§16.6 step 7): their terminal opens the secret boxed to them and shows them the dice; everybody
 else sees "rolled EXPR secretly for NAME: sealed". Esc in a network room leaves it: the others go on
-rolling, and Resume (c on the home screen) brings this seat back while the room is open; the host's
-Esc closes the room for everyone.
+rolling, and Resume (c on the home screen) brings this seat back while the room is open. The room is
+open (PROTOCOL.md §5.2): newcomers join it while it runs; the seats panel shows who is in (the free
+places in one line) and the Log tab tells joins and leaves. Through a relay the host's Esc leaves too
+and the room goes on under the next person; a host others dial directly closes it for everyone; the
+last one out closes it.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def roll_picture(view: TableView) -> Text:
         text.append(f"No roll yet.{gap}Type a dice expression and press Enter:\n", "bold")
         text.append("  d20 · 3d6+2 · 4d6kh3 · 2d6r1 · 3d6! · 4dF\n  10d10>=8 · 6#4d6kh3 · 1d20+5 [attack], 2d6")
         if view.network:
-            text.append("\n  /s d20: a secret roll · /open shows it")
+            text.append("\n  /s d20: a secret roll · /open shows it\n  F7: the invite for someone new")
         return text
     if last.sealed:
         index = len(state.rolls) - 1
@@ -134,6 +137,8 @@ def history_lines(view: TableView, seat: int | None = None) -> list[Text]:
         if event is not None and event.reveals:
             line.append("   reveals ")
             for reveal in event.reveals:
+                if reveal.status == OUT and view.seats[reveal.seat].kind == "free":
+                    continue  # a place nobody has taken in an open room
                 mark, style = _MARK.get(reveal.status, ("?", ""))
                 line.append(f"{names[reveal.seat]} {mark} ", style)
         elif event is not None:
@@ -215,6 +220,7 @@ class DiceRoomScreen(PanelActions, Screen):
         Binding("f4", "dice_stats", "dice"),
         Binding("f5", "share_roll", "share roll"),
         Binding("f6", "open_secret", "open secret", show=False),
+        Binding("f7", "invite", "invite", show=False),
         Binding("escape", "leave", "leave"),
     ]
 
@@ -383,6 +389,20 @@ class DiceRoomScreen(PanelActions, Screen):
                         "(local dice have no transcript to check them against).", severity="warning")
             return
         self.notify(copy(self.app, line, "the roll's line") + f"\n{line}", title="Share this roll", timeout=10)
+
+    def action_invite(self) -> None:
+        """The room's invite (copied, and kept in invite.txt) and short code, for a newcomer: the room is
+        open while a place is free (PROTOCOL.md §5.2)."""
+        from dicetable.tui.screens.waiting_room_screen import keep_invite, relay_where
+
+        invite, code = self.controller.invitation()
+        if not invite:
+            self.notify("This room has no invite: nobody joins a room with local dice.", severity="warning")
+            return
+        said = copy(self.app, invite, "the invite", kept_in=keep_invite(invite, self.app.profile_dir))
+        if code:
+            said = f"Code: {code} — join with it at {relay_where(invite)}\n{said}"
+        self.notify(said, title="Invite a newcomer", timeout=12)
 
     def action_open_secret(self) -> None:
         """Open this terminal's sealed secret rolls to everyone (every seat checks them: PROTOCOL.md §16.6)."""

@@ -117,11 +117,10 @@ class Served:
             view = table.view() if getattr(table, "role", "") == "host" and table.invite else None
             if view is None or view.game is None or getattr(table, "closed_reason", ""):
                 continue
-            if view.state is None:
-                free = sum(seat.kind == "free" for seat in view.seats)
-                if free:
-                    return OpenTable(view.game.name, view.game.title, table.invite, free)
-            elif view.result is None and under_way is None:
+            free = sum(seat.kind == "free" for seat in view.seats)  # an open dice room has some while it runs
+            if free and view.result is None:
+                return OpenTable(view.game.name, view.game.title, table.invite, free)
+            if view.state is not None and view.result is None and under_way is None:
                 under_way = OpenTable(view.game.name, view.game.title, table.invite, 0)
         return under_way
 

@@ -106,9 +106,10 @@ class HostScreen(Screen):
                         for name in registry.board_games():
                             yield Choice(registry.get(name).title, value=name == self.game, name=name)
                 seats = Input("2", id="host-seats", restrict=r"[0-9]*", max_length=1)
-                seats.border_title = "Seats"
+                seats.border_title = "People" if self.game == "diceroom" else "Seats"  # a room: to start with
                 yield seats
-            hint = (f"Seats, you included: {FRIENDS} to {registry.get('diceroom').max_seats}."
+            hint = (f"People to start with, you included: {FRIENDS} to {registry.get('diceroom').max_seats} "
+                    f"(others join later, up to {registry.get('diceroom').max_seats})."
                     if self.game == "diceroom" else
                     "Seats, you included: Dice Breaker 2-6 (battle), Tricolor Line 2-8, others 2.")
             yield Static(hint, classes="net-hint")

@@ -37,7 +37,8 @@ class Unfinished:
     seat: int
 
     def words(self) -> str:
-        names = " vs ".join(f"{name} (you)" if seat == self.seat else name for seat, name in enumerate(self.names))
+        names = " vs ".join(f"{name} (you)" if seat == self.seat else name for seat, name in enumerate(self.names)
+                            if name)  # "": a free seat of an open room
         who = "you host" if self.seat == 0 else "you joined"
         return f"{self.game}: {names}, {moves_words(self.moves)}, {when_words(self.when)}, {who}"
 
@@ -70,6 +71,7 @@ def read_unfinished(path: Path, key: bytes | None) -> Unfinished | None:
         except wire.WireError as error:
             raise ValueError(f"a frame is unreadable: {error}") from None
     names = told_apart([s["name"] for s in seats], [fingerprint(s["key"]) for s in seats])
+    names = tuple(name if s["key"] else "" for name, s in zip(names, seats))  # an open room's free seats: nobody
     return Unfinished(path, game_title(transcript.header["game"]), names, moves, path.stat().st_mtime, seat)
 
 

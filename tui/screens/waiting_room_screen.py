@@ -110,7 +110,8 @@ class WaitingRoomScreen(Screen):
                 "Code: ", (code, "bold reverse"), f" — join with it at {relay_where(self.table.invite)} (30 min)"))
         self.query_one("#room-status", Static).update(view.note or "Starting…")
         if view.game is not None:
-            self.query_one("#room-title", Static).update(f"Waiting room: {view.game.title}, {len(view.seats)} seats")
+            places = f"up to {len(view.seats)} people" if view.game.name == "diceroom" else f"{len(view.seats)} seats"  # an open room
+            self.query_one("#room-title", Static).update(f"Waiting room: {view.game.title}, {places}")
             self.query_one(SeatsPanel).show(view)
         if view.state is not None and not self.started:
             self.started = True

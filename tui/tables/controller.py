@@ -107,6 +107,11 @@ class TableController:
         (net/log/roll_line.py); None at a table with no log to check it against (local dice)."""
         return None
 
+    def invitation(self) -> tuple[str, str]:
+        """The table's invite and, through a relay, its short code, for a newcomer to an open room
+        (PROTOCOL.md §5.2); ("", "") where nobody can join (a local table)."""
+        return "", ""
+
     def seat_waits(self) -> float:
         """Seconds a seat that leaves mid-game is waited for before the others may claim it (0: none)."""
         return 0.0

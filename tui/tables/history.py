@@ -91,7 +91,7 @@ class Played:
     def words(self) -> str:
         where = "network" if self.network else "local"
         result = self.result if self.result is not None else "unfinished"
-        return f"{when_words(self.when)} · {self.game} ({where}): {' vs '.join(self.names)} · {result} · {moves_words(self.moves)}"
+        return f"{when_words(self.when)} · {self.game} ({where}): {' vs '.join(n for n in self.names if n)} · {result} · {moves_words(self.moves)}"
 
 
 def game_title(name: str) -> str:
@@ -152,7 +152,8 @@ def network_games(directory: Path, key: bytes | None = None) -> tuple[list[Playe
             header = transcript.header
             names = told_apart([seat["name"] for seat in header["seats"]],
                                [fingerprint(seat["key"]) for seat in header["seats"]])
-            names = tuple(f"{name} (you)" if seat["key"] == key else name for name, seat in zip(names, header["seats"]))
+            names = tuple(f"{name} (you)" if seat["key"] == key else name if seat["key"] else ""  # "": an open room's free seat
+                          for name, seat in zip(names, header["seats"]))
             moves = sum(wire.kind_of(frame) in ("move", "unseal") for frame in transcript.frames)
             when = path.stat().st_mtime
         except (NotATranscript, DamagedTranscript, OSError, KeyError, TypeError) as error:

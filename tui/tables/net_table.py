@@ -66,8 +66,12 @@ def replica_log(replica, events: tuple[FairEvent, ...]) -> list[LogEntry]:
     """The move log from a replica's records: moves, decided events, joins, claims."""
     outcomes = {event.number: event.outcome for event in events}
     log: list[LogEntry] = []
+    started = False
     for record in replica.log:
-        if record.kind in ("move", "unseal") and record.move is not None:
+        started = started or record.kind == "start"
+        if record.kind == "join" and started:  # a newcomer to an open room, in the log's own words (§5.2)
+            log.append(Moved(record.seat, record.note))
+        elif record.kind in ("move", "unseal") and record.move is not None:
             log.append(Moved(record.seat, record.note))
         elif record.event is not None and record.event.outcome is not None:
             outcome = outcomes.get(record.event.number) or Phrase(("every reveal checked",))
@@ -207,6 +211,9 @@ class NetTable(TableController):
         if self.can_resign():
             self.session.resign()
 
+    def invitation(self) -> tuple[str, str]:
+        return self.invite or "", self.code
+
     def seat_waits(self) -> float:
         return self.session.timing.grace
 
@@ -229,13 +236,15 @@ class NetTable(TableController):
         """Leave a table still in play for good: resign (the others see it at once and every copy
         of the log, this one too, ends with it), then stop once the session has it back, or after
         LEAVE_WAIT seconds when the host does not answer. A room that goes on without a seat (a free
-        dice room) is left instead (PROTOCOL.md §5.11), and its host closes it."""
+        dice room) is left instead (PROTOCOL.md §5.11): through a relay its host leaves too, and the room
+        goes on under the next person (§11); a host that others dial directly orders the log, so its room
+        closes with it."""
         if not self.can_resign():  # nothing in play to end, or a table already closed
             self.close()
             return
         replica = self.session.replica
         if replica.game.name == "diceroom" and replica.state.free:
-            if self.session.seat != 0:
+            if self.session.seat != 0 or not self.session.orders_log or self.session.relay is not None:
                 self.session.leave_room()
             else:  # the host's room ends with it (closing opens the secret rolls; a second close does not wait)
                 self.session.move(Move("close"))
@@ -370,7 +379,8 @@ class NetTable(TableController):
             self._ending = session.describe_default(ending).words(names)  # before any screen sees the end
         note = ""
         if replica.phase in ("new", "joining"):
-            note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {replica.seat_count} seated"
+            wanted = self.session.start_with if self.role == "host" and self.session.start_with else replica.seat_count
+            note = f"Waiting for players: {len([s for s in replica.seats if s is not None])} of {wanted} seated"
         elif waiting.action == "reveal":
             note = "Rolling: waiting for " + ", ".join(names[s] for s in waiting.seats) + " to reveal"
         elif waiting.action == "start":
@@ -408,7 +418,7 @@ class NetTable(TableController):
             final=replica.forced,
             acting=acting,
             rematch=rematch,
-            out=replica.out,
+            out=replica.out & frozenset(s for s, info in enumerate(replica.seats) if info is not None),  # who left, not free places
             peeked=self._peeked(),
             watching=self.watching[0],
             watchers=self.watching[1],

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 INVITE_PREFIXES = ("dt1-", "dr1-", "invite:")  # an invite as typed; anything else is taken for a short code
 DICE_ROOM = "diceroom"
-FRIENDS = 2  # a dice room hosted has at least this many seats: alone, it is a local table
+FRIENDS = 1  # a dice room hosted starts once this many people are in (the host alone: 1); more join while it is open
 ANYONE_ROLLS = {"turns": False}  # a dice room among friends: anyone rolls at any moment, the host closes it
 
 
@@ -95,7 +95,7 @@ def hosting_seats(game: str, seats: int) -> int | None:
     info = registry.get(game)
     if game == DICE_ROOM:
         if not FRIENDS <= seats <= info.max_seats:
-            raise ValueError(f"A dice room with friends has {FRIENDS} to {info.max_seats} seats.")
+            raise ValueError(f"A dice room starts with {FRIENDS} to {info.max_seats} people; more join while it is open.")
         return seats
     if info.max_seats > 2:  # a table for more than two (Dice Breaker): as many seats as asked
         if not info.min_seats <= seats <= info.max_seats:
@@ -143,10 +143,14 @@ def announce(host: HostSession, where: Where):
 
 def host_table(profile, game: str, seats: int | None, where: Where, **session: Any) -> NetTable:
     """A table the app hosts, announced where `where` says; its session opens in the table's thread.
-    A dice room hosted is among friends (ANYONE_ROLLS)."""
+    A dice room hosted is among friends (ANYONE_ROLLS) and open: it starts once `seats` people are in and
+    takes newcomers while it runs, up to the game's most seats (PROTOCOL.md §5.2)."""
     from dicetable.tui.tables.net_table import NetTable
 
-    host = hosted(profile, game, seats, ANYONE_ROLLS if game == DICE_ROOM else None, where, **session)
+    if game == DICE_ROOM:
+        host = hosted(profile, game, registry.get(game).max_seats, ANYONE_ROLLS, where, start_with=seats, **session)
+    else:
+        host = hosted(profile, game, seats, None, where, **session)
     try:
         announce(host, where)
     except DiscoveryError:

@@ -18,7 +18,11 @@ class SeatsPanel(TextLine):
     def show(self, view: TableView) -> None:
         self.view = view
         text = Text()
+        open_room = view.state is not None and view.network  # a room that runs: its free places in one line
+        free = [seat for seat, info in enumerate(view.seats) if info.kind == "free"] if open_room else []  # never in view.out
         for seat, info in enumerate(view.seats):
+            if seat in free:
+                continue
             due = view.actor == seat and view.result is None
             you = " (you)" if seat in view.local_seats and len(view.local_seats) == 1 else ""
             you = "" if info.name.lower() == "you" else you
@@ -27,7 +31,7 @@ class SeatsPanel(TextLine):
             text.append(f"{info.name}{you}", "bold" if due else "")
             if due:
                 text.append(" · thinking…" if view.thinking == seat else " · to act")
-            details = [info.detail]
+            details = [info.detail] if seat not in view.out or not open_room else ["left the room"]
             if view.network and info.kind == "remote":
                 details.append("connected" if info.connected else "DISCONNECTED")
             if info.deadline is not None:
@@ -36,6 +40,8 @@ class SeatsPanel(TextLine):
             text.append(f"\n  {' · '.join(d for d in details if d)}", "dim")
             if info.fingerprint:
                 text.append(f"\n  {info.fingerprint}", "dim")
+        if free:
+            text.append(f"\n{len(free)} free place{'s' if len(free) != 1 else ''} to join", "dim")
         if view.watching:  # last: a short panel cuts this line before any seat's
             text.append("\n" if view.seats else "")
             text.append(fitted(watchers_line(view), self.content_region.width or 25), "italic")
