@@ -144,15 +144,17 @@ def thread_heaps_mb(pid: int) -> float:
     return total / 1024
 
 
-def hold_idle(args, middle: subprocess.Popen, spec: dict, name: str) -> None:
+def hold_idle(args, middle: subprocess.Popen, spec: dict, name: str) -> list[float]:
     """`args.idle` idle tables at `middle`: its memory once they are served, and once every host has sent
     `args.settle` keepalives, past libzmq's 256-message pipe chunk (an idle table's connection gets
-    there after some four minutes of one ping a second, and stays there)."""
+    there after some four minutes of one ping a second, and stays there). Returns the MB at each point."""
     def memory() -> str:
         rss, heaps = rss_mb(middle.pid), thread_heaps_mb(middle.pid)
+        held_mb.append(rss)
         return (f"{rss:.0f} MB ({(rss - base) * 1024 / args.idle:.1f} KB per table: {(heaps - base_heaps) * 1024 / args.idle:.1f} "
                 f"in libzmq's I/O thread heap, {(rss - heaps - base + base_heaps) * 1024 / args.idle:.1f} in the rest)")
 
+    held_mb: list[float] = []
     base, base_heaps, start = rss_mb(middle.pid), thread_heaps_mb(middle.pid), time.monotonic()
     held = Load(args.load_core, args.procs, args.idle, spec)
     try:
@@ -170,6 +172,7 @@ def hold_idle(args, middle: subprocess.Popen, spec: dict, name: str) -> None:
             print(f"  {name} after {args.settle} keepalives from every host ({time.monotonic() - start:.0f} s): {memory()}")
     finally:
         held.close()
+    return held_mb
 
 
 def run_stage(args, middle: subprocess.Popen | None, spec: dict, count: int, rate: float) -> dict:
@@ -215,20 +218,28 @@ def main() -> None:
     print(f"relay pinned to core {args.relay_core}, {args.procs} load processes to core {args.load_core}; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (shared with whatever else runs)")
     try:
+        summary = []
         if args.idle:
-            hold_idle(args, relay, {**via_relay, "mode": "idle"}, "relay")
-            hold_idle(args, forwarder, {**via_forwarder, "mode": "forward-idle"}, "forwarder")
-        knee = {}
+            held = hold_idle(args, relay, {**via_relay, "mode": "idle"}, "relay")
+            floor_held = hold_idle(args, forwarder, {**via_forwarder, "mode": "forward-idle"}, "forwarder")
+            summary.append(f"{args.idle:,} idle tables: relay " + " / ".join(f"{mb:.0f}" for mb in held) + " MB (served / settled), "
+                           "forwarder " + " / ".join(f"{mb:.0f}" for mb in floor_held) + " MB")
+        knee, efficiency = {}, {}  # tables -> (forwarder, relay): packets/s, and packets per CPU-second of the middle
         for count in [int(n) for n in args.flood.split(",") if n]:
             floor = run_stage(args, forwarder, via_forwarder, count, 0.0)
             ours = run_stage(args, relay, via_relay, count, 0.0)
             knee[count] = (floor["rate"], ours["rate"])
+            efficiency[count] = (floor["rate"] / max(floor["cpu"], 1e-9), ours["rate"] / max(ours["cpu"], 1e-9))
             print(f"flood {count:>5} tables: forwarder {floor['rate']:>8,.0f} packets/s ({floor['cpu']:.0%} of a core); "
                   f"relay {ours['rate']:>8,.0f} packets/s ({ours['cpu']:.0%} of a core); relay/forwarder "
                   f"{ours['rate'] / floor['rate']:.0%}; per CPU-second {ours['rate'] / max(ours['cpu'], 1e-9):,.0f} "
                   f"vs {floor['rate'] / max(floor['cpu'], 1e-9):,.0f}")
         if knee:
             best = max(knee, key=lambda n: knee[n][1])
+            summary.append(f"knee {knee[best][1]:,.0f} packets/s at {best} tables, "
+                           f"{knee[best][1] / max(f for f, _ in knee.values()):.0%} of the forwarder's best (whose load core may run "
+                           f"out first: per CPU-second of the middle at {best} tables, relay {efficiency[best][1]:,.0f} vs "
+                           f"forwarder {efficiency[best][0]:,.0f}, {efficiency[best][1] / efficiency[best][0]:.0%})")
             print(f"knee: the relay carries at most {knee[best][1]:,.0f} packets/s (at {best} flooding tables); "
                   f"the forwarder at most {max(f for f, _ in knee.values()):,.0f}: "
                   f"{knee[best][1] / max(f for f, _ in knee.values()):.0%}")
@@ -239,12 +250,15 @@ def main() -> None:
                                        ("forwarder", via_forwarder, forwarder), ("relay", via_relay, relay)):
                 figures[name] = run_stage(args, middle, spec, count, args.rate)
             d99 = percentile(figures["direct"]["times"], 99)
+            summary.append(f"added p99 at {count:,} busy tables: relay {percentile(figures['relay']['times'], 99) - d99:+.2f} ms, "
+                           f"forwarder {percentile(figures['forwarder']['times'], 99) - d99:+.2f} ms")
             shown = "; ".join(f"{name} p50 {percentile(f['times'], 50):.2f} p99 {percentile(f['times'], 99):.2f} ms"
                               for name, f in figures.items())
             print(f"busy {count:>5} tables at {args.rate:g} round trips/s each ({figures['relay']['rate']:,.0f} packets/s, "
                   f"relay {figures['relay']['cpu']:.0%} of a core): {shown}; added p99: relay "
                   f"{percentile(figures['relay']['times'], 99) - d99:+.2f} ms, forwarder "
                   f"{percentile(figures['forwarder']['times'], 99) - d99:+.2f} ms")
+        print("summary: " + "; ".join(summary))
     finally:
         forwarder.kill()
         relay.terminate()
