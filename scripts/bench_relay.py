@@ -21,7 +21,9 @@ sending packets built before the run, so the middle, not the load, is what runs 
 - added latency: `--busy` stages of tables each doing `--rate` round trips a second (a lively game),
   timed joiner to joiner: directly to a host's own ROUTER, through the forwarder, through the relay;
   p50 and p99, and what the relay adds at p99 over the direct round trip.
-The machine may be shared: the middle's CPU share says how much of its core it had.
+The machine may be shared: the middle's CPU share says how much of its core it had, and the load's
+(all its processes, of their one core) whether the load, not the middle, ran out: a middle well
+under its core while its load is near all of its own is the load's ceiling, not the middle's.
 """
 
 from __future__ import annotations
@@ -182,13 +184,16 @@ def run_stage(args, middle: subprocess.Popen | None, spec: dict, count: int, rat
     try:
         load.go()
         time.sleep(args.warmup)
-        cpu_start, wall_start = (cpu_seconds(middle.pid) if middle else 0.0), time.monotonic()
+        load_cpu = lambda: sum(cpu_seconds(worker.pid) for worker in load.workers)  # noqa: E731
+        cpu_start, load_start, wall_start = (cpu_seconds(middle.pid) if middle else 0.0), load_cpu(), time.monotonic()
         time.sleep(args.seconds)
-        cpu = (cpu_seconds(middle.pid) - cpu_start) / (time.monotonic() - wall_start) if middle else float("nan")
+        wall = time.monotonic() - wall_start
+        cpu = (cpu_seconds(middle.pid) - cpu_start) / wall if middle else float("nan")
+        load_share = (load_cpu() - load_start) / wall
         packets, times = load.results()
     finally:
         load.close()
-    return {"rate": packets / args.seconds, "times": times, "cpu": cpu}
+    return {"rate": packets / args.seconds, "times": times, "cpu": cpu, "load": load_share}
 
 
 def main() -> None:
@@ -230,8 +235,9 @@ def main() -> None:
             ours = run_stage(args, relay, via_relay, count, 0.0)
             knee[count] = (floor["rate"], ours["rate"])
             efficiency[count] = (floor["rate"] / max(floor["cpu"], 1e-9), ours["rate"] / max(ours["cpu"], 1e-9))
-            print(f"flood {count:>5} tables: forwarder {floor['rate']:>8,.0f} packets/s ({floor['cpu']:.0%} of a core); "
-                  f"relay {ours['rate']:>8,.0f} packets/s ({ours['cpu']:.0%} of a core); relay/forwarder "
+            print(f"flood {count:>5} tables: forwarder {floor['rate']:>8,.0f} packets/s ({floor['cpu']:.0%} of a core, its load "
+                  f"{floor['load']:.0%}); relay {ours['rate']:>8,.0f} packets/s ({ours['cpu']:.0%} of a core, its load "
+                  f"{ours['load']:.0%}); relay/forwarder "
                   f"{ours['rate'] / floor['rate']:.0%}; per CPU-second {ours['rate'] / max(ours['cpu'], 1e-9):,.0f} "
                   f"vs {floor['rate'] / max(floor['cpu'], 1e-9):,.0f}")
         if knee:
@@ -255,7 +261,7 @@ def main() -> None:
             shown = "; ".join(f"{name} p50 {percentile(f['times'], 50):.2f} p99 {percentile(f['times'], 99):.2f} ms"
                               for name, f in figures.items())
             print(f"busy {count:>5} tables at {args.rate:g} round trips/s each ({figures['relay']['rate']:,.0f} packets/s, "
-                  f"relay {figures['relay']['cpu']:.0%} of a core): {shown}; added p99: relay "
+                  f"relay {figures['relay']['cpu']:.0%} of a core, its load {figures['relay']['load']:.0%}): {shown}; added p99: relay "
                   f"{percentile(figures['relay']['times'], 99) - d99:+.2f} ms, forwarder "
                   f"{percentile(figures['forwarder']['times'], 99) - d99:+.2f} ms")
         print("summary: " + "; ".join(summary))

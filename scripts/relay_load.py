@@ -202,10 +202,17 @@ class Ends:
     def run(self, rate: float, seconds: float, warmup: float, window: int = 1) -> dict:
         """Ping-pong on every table for `warmup` + `seconds`; counts and times only the last `seconds`.
         Paced (`rate`): one ping in flight per table, timed. A flood (rate 0): `window` pings in flight per
-        table, each answered one sent again, so the middle always has work waiting (not timed)."""
-        poller = zmq.Poller()
-        for socket in self.joiners + self.hosts + ([self.router] if self.router is not None else []):
-            poller.register(socket, zmq.POLLIN)
+        table, each answered one sent again, so the middle always has work waiting (not timed).
+
+        It waits on the sockets' ZMQ_FDs with epoll, not zmq.Poller: a poll over thousands of sockets
+        costs as much per call as they are many, and made this load, not the middle, the ceiling at 1,000
+        tables. A ZMQ_FD only tells that the socket has news, and a send may take that news in, so a
+        socket is drained (until zmq.Again) whenever it was sent on or its FD fires."""
+        sockets = self.joiners + self.hosts + ([self.router] if self.router is not None else [])
+        by_fd = {socket.getsockopt(zmq.FD): socket for socket in sockets}
+        ready = select.epoll(len(by_fd))
+        for fd in by_fd:
+            ready.register(fd, select.EPOLLIN)
         joiner_of = {id(s): s for s in self.joiners}
         host_of = {id(s): s for s in self.hosts}
         period = 1.0 / rate if rate else 0.0
@@ -216,7 +223,37 @@ class Ends:
         next_at = {key: start + spread.random() * period for key in joiner_of}  # spread over the period
         due = sorted((at, key) for key, at in next_at.items())
         times: list[float] = []
-        packets, checked = 0, start
+        packets = 0
+
+        def drain(socket) -> None:
+            nonlocal packets
+            key = id(socket)
+            while True:
+                try:
+                    frames = receive(socket)
+                except zmq.Again:
+                    return
+                now = time.monotonic()
+                counting = counting_from <= now < end
+                packets += counting
+                if socket is self.router:
+                    send(socket, [frames[0].bytes, self.direct_pong])
+                elif key in host_of:
+                    send(socket, self.pong[key])
+                else:
+                    if period and counting and sent_at[key]:
+                        times.append((now - sent_at[key]) * 1000)
+                    if period:
+                        sent_at[key] = 0.0
+                        next_at[key] = max(next_at[key] + period, now)
+                        heapq.heappush(due, (next_at[key], key))
+                    else:
+                        send(socket, self.ping[key])
+                        sent_at[key] = now
+
+        for socket in sockets:  # what came before the FDs were watched
+            drain(socket)
+        checked = start
         while True:
             now = time.monotonic()
             if now >= end:
@@ -226,37 +263,18 @@ class Ends:
                 for _ in range(1 if period else window):
                     send(joiner_of[key], self.ping[key])
                 sent_at[key] = now
+                drain(joiner_of[key])
             if period and now - checked > RESEND:  # a guard: nothing is lost on loopback, but a lost ping must not stop a table
                 checked = now
                 for key, at in sent_at.items():
                     if at and now - at > RESEND:
-                        joiner_of[key].send_multipart(self.ping[key])
+                        send(joiner_of[key], self.ping[key])
                         sent_at[key] = now
+                        drain(joiner_of[key])
             wait = min(due[0][0] - now, 0.05) if due else 0.05
-            for socket, _ in poller.poll(max(0, int(wait * 1000))):
-                key = id(socket)
-                while True:
-                    try:
-                        frames = receive(socket)
-                    except zmq.Again:
-                        break
-                    now = time.monotonic()
-                    counting = counting_from <= now < end
-                    packets += counting
-                    if socket is self.router:
-                        send(socket, [frames[0].bytes, self.direct_pong])
-                    elif key in host_of:
-                        send(socket, self.pong[key])
-                    else:
-                        if period and counting and sent_at[key]:
-                            times.append((now - sent_at[key]) * 1000)
-                        if period:
-                            sent_at[key] = 0.0
-                            next_at[key] = max(next_at[key] + period, now)
-                            heapq.heappush(due, (next_at[key], key))
-                        else:
-                            send(socket, self.ping[key])
-                            sent_at[key] = now
+            for fd, _ in ready.poll(max(0.0, wait)):
+                drain(by_fd[fd])
+        ready.close()
         return {"packets": packets, "times": times}
 
 
@@ -264,7 +282,7 @@ def keepalive(mode: str) -> list[bytes]:
     """What an idle host sends its middle a second: the relay's keepalive, or, through the forwarder, a
     packet to an id nobody holds (dropped there, as the relay answers no keepalive): each crosses the
     middle's inbound pipe of that connection once, as a seat's pings do."""
-    return [pack("relay_ping", {})] if mode == "idle" else [NOBODY, b"k"]
+    return [pack("relay_ping", {})] if mode in ("idle", "relay") else [NOBODY, b"k"]
 
 
 def settle(ends: Ends, mode: str, pings: int, rate: float) -> None:
@@ -284,15 +302,16 @@ def worker(spec: dict) -> None:
     print("ready", flush=True)
     idle = spec["mode"] in ("idle", "forward-idle")
     frames = keepalive(spec["mode"])
-    while True:
-        while not select.select([sys.stdin], [], [], 1.0)[0]:  # idle hosts keep their tables as seats do: a ping a second
-            for socket in ends.hosts if idle else ():
-                send(socket, frames)
-        command = sys.stdin.readline().split()
-        if command[:1] != ["settle"] or not idle:
-            break
-        settle(ends, spec["mode"], int(command[1]), float(command[2]))
-        print("settled", flush=True)
+    pinging = ends.hosts if spec["mode"] in ("idle", "forward-idle", "relay") else []
+    while True:  # hosts keep their tables as seats do, a ping a second: a host silent for the relay's HOST_AWAY
+        for socket in pinging:  # (as while the other tables were served) has its joiners' packets dropped
+            send(socket, frames)
+        if select.select([sys.stdin], [], [], 1.0)[0]:
+            command = sys.stdin.readline().split()
+            if command[:1] != ["settle"] or not idle:
+                break
+            settle(ends, spec["mode"], int(command[1]), float(command[2]))
+            print("settled", flush=True)
     if command == ["go"]:
         result = ends.run(spec.get("rate", 0.0), spec.get("seconds", 3.0), spec.get("warmup", 1.0), spec.get("window", 1))
         print(json.dumps(result), flush=True)
