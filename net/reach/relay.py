@@ -76,7 +76,7 @@ import zmq
 from zmq.utils import z85
 
 from dicetable.net.table import deputies
-from dicetable.net.reach import mailbox, relay_key
+from dicetable.net.reach import mailbox, relay_key, relay_memory
 from dicetable.net.reach import sources
 from dicetable.net.identity import verify_signature
 from dicetable.net.reach.transport import (
@@ -232,6 +232,7 @@ class RelayServer:
         self.boxes = mailbox.Mailboxes(clock=clock)
         self._secret = secrets.token_bytes(32)
         self._swept = self.started = clock()
+        self._trimmer = relay_memory.Trimmer(self.started)  # closed connections' memory back to the system
         self.stopped = False
         self.forwarded = 0  # packets carried between hosts and joiners
 
@@ -456,6 +457,7 @@ class RelayServer:
         for table in [t for t, e in self.tables.items() if e.host is None and now - e.touched > TABLE_IDLE]:
             self._drop_table(table)
         self.boxes.expire()
+        self._trimmer.maybe(now)
 
     def _room_from(self, source: str, now: float) -> bool:
         """Whether `source` may make one more table: under TABLES_PER_SOURCE, or once its least recently
