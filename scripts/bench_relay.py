@@ -1,6 +1,6 @@
 """What one relay process holds and carries, beside a minimal pyzmq forwarder in the same run as the floor.
 
-    .venv/bin/python scripts/bench_relay.py [--idle 10000] [--settle 300] [--flood 10,100,300,1000]
+    .venv/bin/python scripts/bench_relay.py [--idle 10000] [--settle 600] [--flood 10,100,300,1000]
                                             [--busy 100,1000] [--rate 10] [--procs 2] [--seconds 3]
 
 The relay runs as `dicetable relay` in its own process, pinned to one core (`taskset -c
@@ -12,8 +12,9 @@ sending packets built before the run, so the middle, not the load, is what runs 
 - tables held: `--idle` hosts each serve a table at the relay (proving their key) and stay
   connected, a keepalive a second each; the relay's resident memory before, once they are served, and
   once each has sent `--settle` keepalives (an idle table's steady state: libzmq's inbound pipe of a
-  connection fills its 256-message chunk, and keeps it and a spare, after some four minutes), split
-  into libzmq's I/O thread heap and the rest; then the forwarder with as many connections, likewise;
+  connection writes its 256-message chunks in turn and keeps two, both written through after 512
+  messages, some nine minutes of a ping a second), split into libzmq's I/O thread heap and the rest;
+  then the forwarder with as many connections, likewise;
 - the knee: `--flood` stages of that many tables, each a host and a joiner ping-ponging 200-byte
   packets as fast as they answer each other (`--window` in flight per table), through the forwarder and then the relay; packets
   carried per second (each hop joiner -> host and back counts one) and the middle's CPU (of one
@@ -148,8 +149,8 @@ def thread_heaps_mb(pid: int) -> float:
 
 def hold_idle(args, middle: subprocess.Popen, spec: dict, name: str) -> list[float]:
     """`args.idle` idle tables at `middle`: its memory once they are served, and once every host has sent
-    `args.settle` keepalives, past libzmq's 256-message pipe chunk (an idle table's connection gets
-    there after some four minutes of one ping a second, and stays there). Returns the MB at each point."""
+    `args.settle` keepalives, past libzmq's two 256-message pipe chunks (an idle table's connection gets
+    there after some nine minutes of one ping a second, and stays there). Returns the MB at each point."""
     def memory() -> str:
         rss, heaps = rss_mb(middle.pid), thread_heaps_mb(middle.pid)
         held_mb.append(rss)
@@ -200,7 +201,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--idle", type=int, default=10_000, help="idle tables the relay holds")
     parser.add_argument("--flood", default="10,100,300,1000", help="table counts of the knee's stages")
-    parser.add_argument("--settle", type=int, default=300,
+    parser.add_argument("--settle", type=int, default=600,
                         help="keepalives from every idle host before the settled memory figure (0: none)")
     parser.add_argument("--settle-rate", type=float, default=20_000.0, help="keepalives a second while settling, in all")
     parser.add_argument("--busy", default="100,1000", help="table counts of the latency stages")
