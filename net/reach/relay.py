@@ -53,8 +53,11 @@ same across restarts; it also tells that key on the next port, so `HOST:PORT` al
 (net/reach/relay_key.py).
 
 Scale (scripts/bench_relay.py, its load in other processes on the other core): one process held
-10,000 idle tables in 420-500 MB (about 40-49 KB a table, some 29 KB of it libzmq's own per
-connection, as a bare forwarder shows) and carried up to ~90,000 packets/s on one core. Relays scale out side by side: each is its own process, port and
+10,000 idle tables in 335 MB once served (31.6 KB a table: 1.5 KB the relay's own, the rest libzmq's
+per connection). A connection's libzmq part grows to some 57 KB once its inbound pipe has carried
+512 packets (nine minutes of keepalives), as much as a bare forwarder's (net/reach/relay_memory.py),
+so long-idle tables take some 59 KB each; the relay gives back what closed connections held. It
+carried 73,000-89,000 packets/s on one core of a busy machine. Relays scale out side by side: each is its own process, port and
 key (its own RELAY line), tables and codes live at the relay that took them, and relays share
 nothing, so an operator runs as many as the load needs and gives each group of players one line (a
 code's number is only meaningful at the relay that issued it). A table may name a second relay to
