@@ -52,12 +52,10 @@ catch up by log index as after any drop. The relay's key is kept in a file, so i
 same across restarts; it also tells that key on the next port, so `HOST:PORT` alone reaches it
 (net/reach/relay_key.py).
 
-Scale (scripts/bench_relay.py, its load in other processes on the other core): one process held
-10,000 idle tables in 335 MB once served (31.6 KB a table: 1.5 KB the relay's own, the rest libzmq's
-per connection). A connection's libzmq part grows to some 57 KB once its inbound pipe has carried
-512 packets (nine minutes of keepalives), as much as a bare forwarder's (net/reach/relay_memory.py),
-so long-idle tables take some 59 KB each; the relay gives back what closed connections held. It
-carried 73,000-89,000 packets/s on one core of a busy machine. Relays scale out side by side: each is its own process, port and
+Scale (scripts/bench_relay.py, its load in other processes on the other core): 10,000 idle tables in
+335 MB once served (1.5 KB a table the relay's own, ~30 KB libzmq's per connection, ~57 KB once that
+has carried 512 packets, as a bare forwarder's: net/reach/relay_memory.py), and 73,000-89,000
+packets/s on one core of a busy machine. Relays scale out side by side: each is its own process, port and
 key (its own RELAY line), tables and codes live at the relay that took them, and relays share
 nothing, so an operator runs as many as the load needs and gives each group of players one line (a
 code's number is only meaningful at the relay that issued it). A table may name a second relay to
