@@ -293,6 +293,14 @@ def settle(ends: Ends, mode: str, pings: int, rate: float) -> None:
         for socket in ends.hosts:
             send(socket, frames)
         time.sleep(max(0.0, start + done * period - time.monotonic()))
+    # Then until the middle has read them all (a middle behind leaves them in the kernel's buffers, which
+    # its memory does not show): each host asks for an answer after them, and a connection keeps its order.
+    for socket in ends.hosts:
+        send(socket, [pack("relay_hello", {})] if mode == "idle" else [socket.getsockopt(zmq.ROUTING_ID), b"m"])
+    for socket in ends.hosts:
+        if not socket.poll(600_000):
+            raise SystemExit("the middle did not answer after the keepalives")
+        socket.recv_multipart()
 
 
 def worker(spec: dict) -> None:
