@@ -1,7 +1,7 @@
 """What one relay process holds and carries, beside a minimal pyzmq forwarder in the same run as the floor.
 
-    .venv/bin/python scripts/bench_relay.py [--idle 10000] [--flood 10,100,300,1000] [--busy 100,1000]
-                                            [--rate 10] [--procs 4] [--seconds 3]
+    .venv/bin/python scripts/bench_relay.py [--idle 10000] [--settle 600] [--flood 10,100,300,1000]
+                                            [--busy 100,1000] [--rate 10] [--procs 2] [--seconds 3]
 
 The relay runs as `dicetable relay` in its own process, pinned to one core (`taskset -c
 --relay-core`); the floor forwarder (scripts/relay_load.py: a CurveZMQ ROUTER sending every packet
@@ -10,7 +10,11 @@ other core (`--load-core`), each holding its share of the tables on plain CurveZ
 sending packets built before the run, so the middle, not the load, is what runs out.
 
 - tables held: `--idle` hosts each serve a table at the relay (proving their key) and stay
-  connected; the relay's resident memory before and after;
+  connected, a keepalive a second each; the relay's resident memory before, once they are served, and
+  once each has sent `--settle` keepalives (an idle table's steady state: libzmq's inbound pipe of a
+  connection writes its 256-message chunks in turn and keeps two, both written through after 512
+  messages, some nine minutes of a ping a second), split into libzmq's I/O thread heap and the rest;
+  then the forwarder with as many connections, likewise;
 - the knee: `--flood` stages of that many tables, each a host and a joiner ping-ponging 200-byte
   packets as fast as they answer each other (`--window` in flight per table), through the forwarder and then the relay; packets
   carried per second (each hop joiner -> host and back counts one) and the middle's CPU (of one
@@ -18,7 +22,9 @@ sending packets built before the run, so the middle, not the load, is what runs 
 - added latency: `--busy` stages of tables each doing `--rate` round trips a second (a lively game),
   timed joiner to joiner: directly to a host's own ROUTER, through the forwarder, through the relay;
   p50 and p99, and what the relay adds at p99 over the direct round trip.
-The machine may be shared: the middle's CPU share says how much of its core it had.
+The machine may be shared: the middle's CPU share says how much of its core it had, and the load's
+(all its processes, of their one core) whether the load, not the middle, ran out: a middle well
+under its core while its load is near all of its own is the load's ceiling, not the middle's.
 """
 
 from __future__ import annotations
@@ -77,15 +83,28 @@ def start_forwarder(core: int) -> tuple[subprocess.Popen, str, str]:
 class Load:
     """`procs` load processes sharing `count` tables of one mode; `run()` returns their packets and times."""
 
+    made = 0  # tables made so far in this run: each gets source addresses of its own (relay_load.source_address),
+    # so no stage's tables count against the per-source cap with an earlier stage's, still held at the relay
+
     def __init__(self, core: int, procs: int, count: int, spec: dict):
         shares = [count // procs + (i < count % procs) for i in range(procs)]
-        self.workers = [pinned(core, sys.executable, str(LOAD), "worker", json.dumps({**spec, "count": share}),
-                               stdin=subprocess.PIPE) for share in shares if share]
+        firsts = [Load.made + sum(shares[:i]) for i in range(procs)]
+        Load.made += count
+        self.workers = [pinned(core, sys.executable, str(LOAD), "worker", json.dumps({**spec, "count": share, "first": first}),
+                               stdin=subprocess.PIPE) for share, first in zip(shares, firsts) if share]
         for worker in self.workers:
             line = worker.stdout.readline()
             if line.strip() != "ready":
                 self.close()
                 raise SystemExit(f"a load process did not start: {line!r}")
+
+    def settle(self, pings: int, rate: float) -> None:
+        for worker in self.workers:
+            worker.stdin.write(f"settle {pings} {rate / len(self.workers)}\n")
+            worker.stdin.flush()
+        for worker in self.workers:
+            if worker.stdout.readline().strip() != "settled":
+                raise SystemExit("a load process did not settle")
 
     def go(self) -> None:
         for worker in self.workers:
@@ -114,6 +133,51 @@ class Load:
                 worker.kill()
 
 
+def thread_heaps_mb(pid: int) -> float:
+    """Resident MB in glibc's per-thread heaps (64 MiB-aligned anonymous mappings): in the relay and the
+    forwarder these are libzmq's I/O thread's, where every connection's pipes, buffers and CurveZMQ state
+    live; the rest of the process (Python's objects, the main heap, the libraries) is everything else."""
+    total, counted = 0, False
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if "-" in head[0] and len(head) >= 5 and ":" in head[3]:  # a mapping's first line: start-end perms offset dev inode [name]
+            counted = len(head) == 5 and int(head[0].split("-")[0], 16) % (64 << 20) == 0
+        elif counted and head[0] == "Rss:":
+            total += int(head[1])
+    return total / 1024
+
+
+def hold_idle(args, middle: subprocess.Popen, spec: dict, name: str) -> list[float]:
+    """`args.idle` idle tables at `middle`: its memory once they are served, and once every host has sent
+    `args.settle` keepalives, past libzmq's two 256-message pipe chunks (an idle table's connection gets
+    there after some nine minutes of one ping a second, and stays there). Returns the MB at each point."""
+    def memory() -> str:
+        rss, heaps = rss_mb(middle.pid), thread_heaps_mb(middle.pid)
+        held_mb.append(rss)
+        return (f"{rss:.0f} MB ({(rss - base) * 1024 / args.idle:.1f} KB per table: {(heaps - base_heaps) * 1024 / args.idle:.1f} "
+                f"in libzmq's I/O thread heap, {(rss - heaps - base + base_heaps) * 1024 / args.idle:.1f} in the rest)")
+
+    held_mb: list[float] = []
+    base, base_heaps, start = rss_mb(middle.pid), thread_heaps_mb(middle.pid), time.monotonic()
+    held = Load(args.load_core, args.procs, args.idle, spec)
+    try:
+        took = time.monotonic() - start
+        time.sleep(1.0)
+        fresh, cpu = memory(), cpu_seconds(middle.pid)
+        time.sleep(2.0)
+        idle_cpu = (cpu_seconds(middle.pid) - cpu) / 2.0
+        print(f"{name}: {args.idle:,} idle tables held in {took:.0f} s, from {base:.0f} MB to {fresh}; holding them "
+              f"costs {idle_cpu:.0%} of a core (heartbeats and the hosts' keepalives a second)")
+        if args.settle:
+            start = time.monotonic()
+            held.settle(args.settle, args.settle_rate)
+            time.sleep(1.0)
+            print(f"  {name} after {args.settle} keepalives from every host ({time.monotonic() - start:.0f} s): {memory()}")
+    finally:
+        held.close()
+    return held_mb
+
+
 def run_stage(args, middle: subprocess.Popen | None, spec: dict, count: int, rate: float) -> dict:
     """One stage: `count` tables of `spec`'s mode for `args.seconds` after a warm-up; packets/s, times, CPU."""
     load = Load(args.load_core, args.procs, count, {**spec, "rate": rate, "seconds": args.seconds, "warmup": args.warmup,
@@ -121,19 +185,25 @@ def run_stage(args, middle: subprocess.Popen | None, spec: dict, count: int, rat
     try:
         load.go()
         time.sleep(args.warmup)
-        cpu_start, wall_start = (cpu_seconds(middle.pid) if middle else 0.0), time.monotonic()
+        load_cpu = lambda: sum(cpu_seconds(worker.pid) for worker in load.workers)  # noqa: E731
+        cpu_start, load_start, wall_start = (cpu_seconds(middle.pid) if middle else 0.0), load_cpu(), time.monotonic()
         time.sleep(args.seconds)
-        cpu = (cpu_seconds(middle.pid) - cpu_start) / (time.monotonic() - wall_start) if middle else float("nan")
+        wall = time.monotonic() - wall_start
+        cpu = (cpu_seconds(middle.pid) - cpu_start) / wall if middle else float("nan")
+        load_share = (load_cpu() - load_start) / wall
         packets, times = load.results()
     finally:
         load.close()
-    return {"rate": packets / args.seconds, "times": times, "cpu": cpu}
+    return {"rate": packets / args.seconds, "times": times, "cpu": cpu, "load": load_share}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--idle", type=int, default=10_000, help="idle tables the relay holds")
     parser.add_argument("--flood", default="10,100,300,1000", help="table counts of the knee's stages")
+    parser.add_argument("--settle", type=int, default=600,
+                        help="keepalives from every idle host before the settled memory figure (0: none)")
+    parser.add_argument("--settle-rate", type=float, default=20_000.0, help="keepalives a second while settling, in all")
     parser.add_argument("--busy", default="100,1000", help="table counts of the latency stages")
     parser.add_argument("--rate", type=float, default=10.0, help="round trips a second per table in the latency stages")
     parser.add_argument("--window", type=int, default=8, help="pings in flight per flooding table")
@@ -154,37 +224,29 @@ def main() -> None:
     print(f"relay pinned to core {args.relay_core}, {args.procs} load processes to core {args.load_core}; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (shared with whatever else runs)")
     try:
+        summary = []
         if args.idle:
-            base, start = rss_mb(relay.pid), time.monotonic()
-            held = Load(args.load_core, args.procs, args.idle, {**via_relay, "mode": "idle"})
-            took = time.monotonic() - start
-            time.sleep(1.0)
-            grown = rss_mb(relay.pid)
-            cpu = cpu_seconds(relay.pid)
-            time.sleep(2.0)
-            idle_cpu = (cpu_seconds(relay.pid) - cpu) / 2.0
-            print(f"tables held: {args.idle:,} idle tables served in {took:.1f} s; relay memory {base:.0f} -> {grown:.0f} MB "
-                  f"({(grown - base) * 1024 / args.idle:.1f} KB per table with its connection); holding them idle costs "
-                  f"{idle_cpu:.0%} of a core (each connection's heartbeats and the hosts' keepalives)")
-            held.close()
-            base = rss_mb(forwarder.pid)
-            held = Load(args.load_core, args.procs, args.idle, {**via_forwarder, "mode": "forward-idle"})
-            time.sleep(1.0)
-            floor = rss_mb(forwarder.pid)
-            print(f"  the forwarder with as many connections: {base:.0f} -> {floor:.0f} MB "
-                  f"({(floor - base) * 1024 / args.idle:.1f} KB per connection: libzmq's own share)")
-            held.close()
-        knee = {}
+            held = hold_idle(args, relay, {**via_relay, "mode": "idle"}, "relay")
+            floor_held = hold_idle(args, forwarder, {**via_forwarder, "mode": "forward-idle"}, "forwarder")
+            summary.append(f"{args.idle:,} idle tables: relay " + " / ".join(f"{mb:.0f}" for mb in held) + " MB (served / settled), "
+                           "forwarder " + " / ".join(f"{mb:.0f}" for mb in floor_held) + " MB")
+        knee, efficiency = {}, {}  # tables -> (forwarder, relay): packets/s, and packets per CPU-second of the middle
         for count in [int(n) for n in args.flood.split(",") if n]:
             floor = run_stage(args, forwarder, via_forwarder, count, 0.0)
             ours = run_stage(args, relay, via_relay, count, 0.0)
             knee[count] = (floor["rate"], ours["rate"])
-            print(f"flood {count:>5} tables: forwarder {floor['rate']:>8,.0f} packets/s ({floor['cpu']:.0%} of a core); "
-                  f"relay {ours['rate']:>8,.0f} packets/s ({ours['cpu']:.0%} of a core); relay/forwarder "
+            efficiency[count] = (floor["rate"] / max(floor["cpu"], 1e-9), ours["rate"] / max(ours["cpu"], 1e-9))
+            print(f"flood {count:>5} tables: forwarder {floor['rate']:>8,.0f} packets/s ({floor['cpu']:.0%} of a core, its load "
+                  f"{floor['load']:.0%}); relay {ours['rate']:>8,.0f} packets/s ({ours['cpu']:.0%} of a core, its load "
+                  f"{ours['load']:.0%}); relay/forwarder "
                   f"{ours['rate'] / floor['rate']:.0%}; per CPU-second {ours['rate'] / max(ours['cpu'], 1e-9):,.0f} "
                   f"vs {floor['rate'] / max(floor['cpu'], 1e-9):,.0f}")
         if knee:
             best = max(knee, key=lambda n: knee[n][1])
+            summary.append(f"knee {knee[best][1]:,.0f} packets/s at {best} tables, "
+                           f"{knee[best][1] / max(f for f, _ in knee.values()):.0%} of the forwarder's best (whose load core may run "
+                           f"out first: per CPU-second of the middle at {best} tables, relay {efficiency[best][1]:,.0f} vs "
+                           f"forwarder {efficiency[best][0]:,.0f}, {efficiency[best][1] / efficiency[best][0]:.0%})")
             print(f"knee: the relay carries at most {knee[best][1]:,.0f} packets/s (at {best} flooding tables); "
                   f"the forwarder at most {max(f for f, _ in knee.values()):,.0f}: "
                   f"{knee[best][1] / max(f for f, _ in knee.values()):.0%}")
@@ -195,12 +257,15 @@ def main() -> None:
                                        ("forwarder", via_forwarder, forwarder), ("relay", via_relay, relay)):
                 figures[name] = run_stage(args, middle, spec, count, args.rate)
             d99 = percentile(figures["direct"]["times"], 99)
+            summary.append(f"added p99 at {count:,} busy tables: relay {percentile(figures['relay']['times'], 99) - d99:+.2f} ms, "
+                           f"forwarder {percentile(figures['forwarder']['times'], 99) - d99:+.2f} ms")
             shown = "; ".join(f"{name} p50 {percentile(f['times'], 50):.2f} p99 {percentile(f['times'], 99):.2f} ms"
                               for name, f in figures.items())
             print(f"busy {count:>5} tables at {args.rate:g} round trips/s each ({figures['relay']['rate']:,.0f} packets/s, "
-                  f"relay {figures['relay']['cpu']:.0%} of a core): {shown}; added p99: relay "
+                  f"relay {figures['relay']['cpu']:.0%} of a core, its load {figures['relay']['load']:.0%}): {shown}; added p99: relay "
                   f"{percentile(figures['relay']['times'], 99) - d99:+.2f} ms, forwarder "
                   f"{percentile(figures['forwarder']['times'], 99) - d99:+.2f} ms")
+        print("summary: " + "; ".join(summary))
     finally:
         forwarder.kill()
         relay.terminate()

@@ -11,10 +11,19 @@ this one, should be what runs out. Modes:
 
 - idle: `count` hosts each serve a table at the relay (relay_hello, the relay's nonce signed, serve)
   and stay connected, each sending the relay a keepalive a second as a host does (net/reach/relay_link.py);
-- forward-idle: `count` connections to the forwarder, each used once (what libzmq alone keeps per connection);
+- forward-idle: `count` connections to the forwarder, each used once, then a keepalive a second to
+  an id nobody holds (what libzmq alone keeps per connection).
+An idle worker told `settle PINGS RATE` sends PINGS keepalives from every host at once, RATE packets
+a second in all, and says `settled`: how an idle table's connection looks after PINGS seconds.
 - relay: `count` tables, a host and a joiner each, through the relay (dial; from/to);
 - forward: the same ends through the floor forwarder (`[to, data]` in, `[from, data]` out);
 - direct: `count` joiners to this process's own ROUTER, which answers at once (no middle at all).
+
+A relay serves at most TABLES_PER_SOURCE tables per source address (net/reach/relay.py, PROTOCOL.md
+§12.5), so each group of that many tables leaves from an address of its own in 127.1.0.0/16 (every
+127/8 address is loopback on Linux; connections still go to 127.0.0.1, as tests/stranger.py does):
+the load looks like many players' machines, and the relay's cap stays as it is. The forwarder's
+ends leave from the same addresses, so both middles see the same connections.
 
 Each table's joiner sends a 200-byte ping and its host answers with a pong of the same size, `rate`
 times a second (0: as soon as the last came back); a round trip is timed joiner to joiner.
@@ -38,6 +47,7 @@ from zmq.utils import z85
 PAYLOAD = b"x" * 200
 CONNECT_BATCH = 250  # hosts connecting at once: thousands of CurveZMQ handshakes together time out on a busy core
 RENEW = 10.0  # seconds before a host not yet served tries again on a new connection
+NOBODY = b"\x00nobody"  # a routing id no connection has: the forwarder drops what is sent to it
 RESEND = 2.0  # seconds before a ping not answered is sent again (none are lost on loopback; a guard)
 
 
@@ -63,7 +73,15 @@ def pack(op: str, body: dict) -> bytes:
     return msgpack.packb([op, body], use_bin_type=True)
 
 
-def dealer(context, endpoint: str, server_key: bytes, routing_id: bytes | None = None):
+def source_address(table: int) -> str:
+    """The loopback address the host of the load's `table`-th table (counted over every process) leaves from."""
+    from dicetable.net.reach.relay import TABLES_PER_SOURCE
+
+    group = table // TABLES_PER_SOURCE
+    return f"127.1.{group // 250}.{group % 250 + 1}"
+
+
+def dealer(context, endpoint: str, server_key: bytes, routing_id: bytes | None = None, source: str | None = None):
     from dicetable.net.reach.transport import _heartbeat, curve_keypair, fresh_routing_id
 
     public, secret = curve_keypair()
@@ -73,11 +91,12 @@ def dealer(context, endpoint: str, server_key: bytes, routing_id: bytes | None =
     socket.curve_serverkey, socket.curve_publickey, socket.curve_secretkey = (
         z85.encode(server_key), z85.encode(public), z85.encode(secret))
     socket.setsockopt(zmq.ROUTING_ID, routing_id or fresh_routing_id())
-    socket.connect(endpoint)
+    socket.connect(f"tcp://{source}:0;{endpoint.removeprefix('tcp://')}" if source else endpoint)
     return socket
 
 
-def serve_all(context, endpoint: str, relay_key: bytes, tables: list[bytes], profile, timeout: float = 600.0) -> list:
+def serve_all(context, endpoint: str, relay_key: bytes, tables: list[bytes], profile, sources: list[str],
+              timeout: float = 600.0) -> list:
     """A host for each table that proves its key on its connection and serves the table (net/reach/relay.py
     `serve`); a connection not served within RENEW seconds is replaced by a new one, as a seat's socket
     renews itself (net/reach/transport.py), and the hosts are returned in the tables' order."""
@@ -88,7 +107,7 @@ def serve_all(context, endpoint: str, relay_key: bytes, tables: list[bytes], pro
     poller = zmq.Poller()
 
     def fresh(index: int) -> None:
-        socket = dealer(context, endpoint, relay_key)
+        socket = dealer(context, endpoint, relay_key, source=sources[index])
         socket.send(pack("relay_hello", {}))
         poller.register(socket, zmq.POLLIN)
         waiting[id(socket)] = (socket, index, time.monotonic())
@@ -146,12 +165,13 @@ class Ends:
             endpoint, key = f"tcp://127.0.0.1:{port}", curve_public(secret)
         profile = Profile.generate("load") if mode in ("relay", "idle") else None
         tables = [secrets.token_bytes(16) for _ in range(count)]
+        sources = [source_address(spec.get("first", 0) + index) for index in range(count)]
         for first in range(0, count if mode != "direct" else 0, CONNECT_BATCH):
             chunk = tables[first:first + CONNECT_BATCH]
             if mode in ("forward", "forward-idle"):
-                self.hosts += [dealer(context, endpoint, key) for _ in chunk]
+                self.hosts += [dealer(context, endpoint, key, source=source) for source in sources[first:first + CONNECT_BATCH]]
             else:
-                self.hosts += serve_all(context, endpoint, key, chunk, profile)
+                self.hosts += serve_all(context, endpoint, key, chunk, profile, sources[first:first + CONNECT_BATCH])
         if mode == "forward-idle":  # each host sends itself one packet through the forwarder: its connection is in use
             for socket in self.hosts:
                 socket.send_multipart([socket.getsockopt(zmq.ROUTING_ID), b"x"])
@@ -182,10 +202,17 @@ class Ends:
     def run(self, rate: float, seconds: float, warmup: float, window: int = 1) -> dict:
         """Ping-pong on every table for `warmup` + `seconds`; counts and times only the last `seconds`.
         Paced (`rate`): one ping in flight per table, timed. A flood (rate 0): `window` pings in flight per
-        table, each answered one sent again, so the middle always has work waiting (not timed)."""
-        poller = zmq.Poller()
-        for socket in self.joiners + self.hosts + ([self.router] if self.router is not None else []):
-            poller.register(socket, zmq.POLLIN)
+        table, each answered one sent again, so the middle always has work waiting (not timed).
+
+        It waits on the sockets' ZMQ_FDs with epoll, not zmq.Poller: a poll over thousands of sockets
+        costs as much per call as they are many, and made this load, not the middle, the ceiling at 1,000
+        tables. A ZMQ_FD only tells that the socket has news, and a send may take that news in, so a
+        socket is drained (until zmq.Again) whenever it was sent on or its FD fires."""
+        sockets = self.joiners + self.hosts + ([self.router] if self.router is not None else [])
+        by_fd = {socket.getsockopt(zmq.FD): socket for socket in sockets}
+        ready = select.epoll(len(by_fd))
+        for fd in by_fd:
+            ready.register(fd, select.EPOLLIN)
         joiner_of = {id(s): s for s in self.joiners}
         host_of = {id(s): s for s in self.hosts}
         period = 1.0 / rate if rate else 0.0
@@ -196,7 +223,37 @@ class Ends:
         next_at = {key: start + spread.random() * period for key in joiner_of}  # spread over the period
         due = sorted((at, key) for key, at in next_at.items())
         times: list[float] = []
-        packets, checked = 0, start
+        packets = 0
+
+        def drain(socket) -> None:
+            nonlocal packets
+            key = id(socket)
+            while True:
+                try:
+                    frames = receive(socket)
+                except zmq.Again:
+                    return
+                now = time.monotonic()
+                counting = counting_from <= now < end
+                packets += counting
+                if socket is self.router:
+                    send(socket, [frames[0].bytes, self.direct_pong])
+                elif key in host_of:
+                    send(socket, self.pong[key])
+                else:
+                    if period and counting and sent_at[key]:
+                        times.append((now - sent_at[key]) * 1000)
+                    if period:
+                        sent_at[key] = 0.0
+                        next_at[key] = max(next_at[key] + period, now)
+                        heapq.heappush(due, (next_at[key], key))
+                    else:
+                        send(socket, self.ping[key])
+                        sent_at[key] = now
+
+        for socket in sockets:  # what came before the FDs were watched
+            drain(socket)
+        checked = start
         while True:
             now = time.monotonic()
             if now >= end:
@@ -206,38 +263,44 @@ class Ends:
                 for _ in range(1 if period else window):
                     send(joiner_of[key], self.ping[key])
                 sent_at[key] = now
+                drain(joiner_of[key])
             if period and now - checked > RESEND:  # a guard: nothing is lost on loopback, but a lost ping must not stop a table
                 checked = now
                 for key, at in sent_at.items():
                     if at and now - at > RESEND:
-                        joiner_of[key].send_multipart(self.ping[key])
+                        send(joiner_of[key], self.ping[key])
                         sent_at[key] = now
+                        drain(joiner_of[key])
             wait = min(due[0][0] - now, 0.05) if due else 0.05
-            for socket, _ in poller.poll(max(0, int(wait * 1000))):
-                key = id(socket)
-                while True:
-                    try:
-                        frames = receive(socket)
-                    except zmq.Again:
-                        break
-                    now = time.monotonic()
-                    counting = counting_from <= now < end
-                    packets += counting
-                    if socket is self.router:
-                        send(socket, [frames[0].bytes, self.direct_pong])
-                    elif key in host_of:
-                        send(socket, self.pong[key])
-                    else:
-                        if period and counting and sent_at[key]:
-                            times.append((now - sent_at[key]) * 1000)
-                        if period:
-                            sent_at[key] = 0.0
-                            next_at[key] = max(next_at[key] + period, now)
-                            heapq.heappush(due, (next_at[key], key))
-                        else:
-                            send(socket, self.ping[key])
-                            sent_at[key] = now
+            for fd, _ in ready.poll(max(0.0, wait)):
+                drain(by_fd[fd])
+        ready.close()
         return {"packets": packets, "times": times}
+
+
+def keepalive(mode: str) -> list[bytes]:
+    """What an idle host sends its middle a second: the relay's keepalive, or, through the forwarder, a
+    packet to an id nobody holds (dropped there, as the relay answers no keepalive): each crosses the
+    middle's inbound pipe of that connection once, as a seat's pings do."""
+    return [pack("relay_ping", {})] if mode in ("idle", "relay") else [NOBODY, b"k"]
+
+
+def settle(ends: Ends, mode: str, pings: int, rate: float) -> None:
+    """`pings` keepalives from every idle host, `rate` a second from this process in all, one round over
+    the hosts at a time: what an idle table's connection has carried after `pings` seconds."""
+    frames, period, start = keepalive(mode), len(ends.hosts) / rate, time.monotonic()
+    for done in range(1, pings + 1):
+        for socket in ends.hosts:
+            send(socket, frames)
+        time.sleep(max(0.0, start + done * period - time.monotonic()))
+    # Then until the middle has read them all (a middle behind leaves them in the kernel's buffers, which
+    # its memory does not show): each host asks for an answer after them, and a connection keeps its order.
+    for socket in ends.hosts:
+        send(socket, [pack("relay_hello", {})] if mode == "idle" else [socket.getsockopt(zmq.ROUTING_ID), b"m"])
+    for socket in ends.hosts:
+        if not socket.poll(600_000):
+            raise SystemExit("the middle did not answer after the keepalives")
+        socket.recv_multipart()
 
 
 def worker(spec: dict) -> None:
@@ -245,12 +308,19 @@ def worker(spec: dict) -> None:
     context.set(zmq.MAX_SOCKETS, 4 * spec["count"] + 64)
     ends = Ends(spec, context)
     print("ready", flush=True)
-    ping = pack("relay_ping", {})
-    while not select.select([sys.stdin], [], [], 1.0)[0]:  # idle hosts keep their tables as seats do: a ping a second
-        for socket in ends.hosts if spec["mode"] == "idle" else ():
-            socket.send(ping)
-    command = sys.stdin.readline().strip()
-    if command == "go":
+    idle = spec["mode"] in ("idle", "forward-idle")
+    frames = keepalive(spec["mode"])
+    pinging = ends.hosts if spec["mode"] in ("idle", "forward-idle", "relay") else []
+    while True:  # hosts keep their tables as seats do, a ping a second: a host silent for the relay's HOST_AWAY
+        for socket in pinging:  # (as while the other tables were served) has its joiners' packets dropped
+            send(socket, frames)
+        if select.select([sys.stdin], [], [], 1.0)[0]:
+            command = sys.stdin.readline().split()
+            if command[:1] != ["settle"] or not idle:
+                break
+            settle(ends, spec["mode"], int(command[1]), float(command[2]))
+            print("settled", flush=True)
+    if command == ["go"]:
         result = ends.run(spec.get("rate", 0.0), spec.get("seconds", 3.0), spec.get("warmup", 1.0), spec.get("window", 1))
         print(json.dumps(result), flush=True)
         sys.stdin.readline()

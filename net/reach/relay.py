@@ -52,9 +52,10 @@ catch up by log index as after any drop. The relay's key is kept in a file, so i
 same across restarts; it also tells that key on the next port, so `HOST:PORT` alone reaches it
 (net/reach/relay_key.py).
 
-Scale (scripts/bench_relay.py, its load in other processes on the other core): one process held
-10,000 idle tables in 420-500 MB (about 40-49 KB a table, some 29 KB of it libzmq's own per
-connection, as a bare forwarder shows) and carried up to ~90,000 packets/s on one core. Relays scale out side by side: each is its own process, port and
+Scale (scripts/bench_relay.py, its load in other processes on the other core): 10,000 idle tables in
+335 MB once served (1.5 KB a table the relay's own, ~30 KB libzmq's per connection, ~57 KB once that
+has carried 512 packets, as a bare forwarder's: net/reach/relay_memory.py), and 73,000-89,000
+packets/s on one core of a busy machine. Relays scale out side by side: each is its own process, port and
 key (its own RELAY line), tables and codes live at the relay that took them, and relays share
 nothing, so an operator runs as many as the load needs and gives each group of players one line (a
 code's number is only meaningful at the relay that issued it). A table may name a second relay to
@@ -76,7 +77,7 @@ import zmq
 from zmq.utils import z85
 
 from dicetable.net.table import deputies
-from dicetable.net.reach import mailbox, relay_key
+from dicetable.net.reach import mailbox, relay_key, relay_memory
 from dicetable.net.reach import sources
 from dicetable.net.reach import seat_boxes
 from dicetable.net.identity import verify_signature
@@ -234,6 +235,7 @@ class RelayServer:
         self.seat_boxes = seat_boxes.SeatBoxes(self)  # answers seat to seat, not through the host (§12.8)
         self._secret = secrets.token_bytes(32)
         self._swept = self.started = clock()
+        self._trimmer = relay_memory.Trimmer(self.started)  # closed connections' memory back to the system
         self.stopped = False
         self.forwarded = 0  # packets carried between hosts and joiners
 
@@ -461,6 +463,7 @@ class RelayServer:
         for table in [t for t, e in self.tables.items() if e.host is None and now - e.touched > TABLE_IDLE]:
             self._drop_table(table)
         self.boxes.expire()
+        self._trimmer.maybe(now)
 
     def _room_from(self, source: str, now: float) -> bool:
         """Whether `source` may make one more table: under TABLES_PER_SOURCE, or once its least recently
