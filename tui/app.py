@@ -80,8 +80,12 @@ class DiceTableApp(App):
     def on_mount(self) -> None:
         from dicetable.tui.screens.home_screen import HomeScreen
 
-        self.push_screen(HomeScreen(behind=self.home_later))
-        if self.first_table is None and os.environ.get("DICETABLE_SERVED"):  # served over SSH: the lobby first
+        served = self.first_table is None and bool(os.environ.get("DICETABLE_SERVED"))
+        # Under the lobby or a table from the start, the home screen is built when first shown: a
+        # served app idles in the lobby without the menu's widgets (memory held per session), and
+        # the table's first frame waits for no menu.
+        self.push_screen(HomeScreen(behind=self.home_later or served))
+        if served:  # served over SSH: the lobby first
             from dicetable.tui.screens.lobby_screen import open_served
 
             open_served(self, lambda: player_name(self.profile_dir))
@@ -91,6 +95,7 @@ class DiceTableApp(App):
             self.ask_for_name()
         self._check_size()
         leave_on_hangup(self)  # a kill or a dropped SSH connection still leaves the terminal clean
+        self.call_after_refresh(gc.enable)  # `run` held the collector off until the first frame
 
     # -- notices --------------------------------------------------------------------------------
     def on_notify(self, event: Notify) -> None:
@@ -237,9 +242,15 @@ class DiceTableApp(App):
 
 def run(app: DiceTableApp) -> int:
     # What is loaded by now (modules, classes) lives as long as the app: the garbage collector's full
-    # passes need not walk it again (one such pass cost the first frame about 15 ms).
+    # passes need not walk it again (one such pass cost the first frame about 15 ms). Until the first
+    # frame is painted (DiceTableApp.on_mount) the collector stays off: mounting creates thousands of
+    # objects that live on, and the young passes over them cost the first frame about 10 ms.
     gc.freeze()
-    app.run()
+    gc.disable()
+    try:
+        app.run()
+    finally:
+        gc.enable()
     if app.return_code == INTERRUPTED:
         raise KeyboardInterrupt  # the terminal is clean again: the CLI says it in one line, as for every command
     return 0
