@@ -123,7 +123,8 @@ def preload() -> None:
 
     for module in ("dicetable.net.identity", "dicetable.tui.app", "dicetable.tui.screens.home_screen",
                    "dicetable.tui.screens.lobby_screen", "dicetable.tui.screens.too_small_screen",
-                   "dicetable.tui.screens.welcome_screen", "textual.drivers.linux_driver"):
+                   "dicetable.tui.screens.welcome_screen", "textual.drivers.linux_driver",
+                   "textual.scrollbar"):  # the lobby's table scrolls (else imported by each app)
         importlib.import_module(module)
     share_parsed_css()
     warm_up()
