@@ -90,12 +90,20 @@ class DiceTableApp(App):
 
             open_served(self, lambda: player_name(self.profile_dir))
         if self.first_table is not None:
-            self.open_table(self.first_table)
-        elif self.needs_name():
-            self.ask_for_name()
-        self._check_size()
+            # Once the app's mount is over: Textual holds repaints back while it mounts the app, and a
+            # screen pushed meanwhile is rendered whole and that render thrown away, then rendered
+            # again (a tenth of `dicetable play`'s first frame)
+            self.call_later(self._open_first_table)
+        else:
+            if self.needs_name():
+                self.ask_for_name()
+            self._check_size()
         leave_on_hangup(self)  # a kill or a dropped SSH connection still leaves the terminal clean
         self.call_after_refresh(gc.enable)  # `run` held the collector off until the first frame
+
+    def _open_first_table(self) -> None:
+        self.open_table(self.first_table)
+        self._check_size()  # the size guard on top of the table
 
     # -- notices --------------------------------------------------------------------------------
     def on_notify(self, event: Notify) -> None:
