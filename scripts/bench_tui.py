@@ -92,6 +92,28 @@ def launch(command: list[str]) -> tuple[int, int, float]:
     return pid, fd, started
 
 
+HUNG = []  # apps that did not end within 5 s of SIGTERM (killed)
+
+
+def stop(pid: int, fd: int) -> None:
+    """SIGTERM, as a closed terminal's app gets, reading what it still writes as a terminal would
+    (an app whose output nobody reads blocks in its last write and never ends); SIGKILL after 5 s
+    (counted in HUNG)."""
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return
+        if select.select([fd], [], [], 0.01)[0]:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                pass
+    HUNG.append(pid)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
 def painted(data: bytes) -> bool:
     return b"Pool:" in data and b"act" in data
 
@@ -114,8 +136,7 @@ def first_frame(command: list[str]) -> tuple[float, float]:
         _, at = read_until(fd, painted, 30.0)
         cpu = cpu_seconds(pid)
     finally:
-        os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
+        stop(pid, fd)
         os.close(fd)
     return at - started, cpu
 
@@ -139,8 +160,7 @@ def main() -> int:
             os.read(fd, 65536)
         times = [repaint_time(fd, b"l" if i % 2 == 0 else b"h") for i in range(args.keys)]
     finally:
-        os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
+        stop(pid, fd)
     a, b = statistics.median(app) * 1000, statistics.median(bare) * 1000
     print(f"start to first frame: median {a:.0f} ms (min {min(app) * 1000:.0f}, max {max(app) * 1000:.0f}, "
           f"{len(app)} starts)")
@@ -150,6 +170,8 @@ def main() -> int:
     print(f"CPU to the first frame: app median {ac:.0f} ms, bare Textual {bc:.0f} ms: ratio {ac / bc:.2f} x")
     print(f"key press to repaint: median {statistics.median(times) * 1000:.1f} ms "
           f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}, {len(times)} keys)")
+    if HUNG:
+        print(f"{len(HUNG)} app(s) did not end within 5 s of SIGTERM (killed)")
     return 0
 
 

@@ -99,11 +99,13 @@ class DiceTableApp(App):
                 self.ask_for_name()
             self._check_size()
         leave_on_hangup(self)  # a kill or a dropped SSH connection still leaves the terminal clean
-        self.call_after_refresh(gc.enable)  # `run` held the collector off until the first frame
+        if self.first_table is None:
+            self.call_after_refresh(gc.enable)  # `run` held the collector off until the first frame
 
     def _open_first_table(self) -> None:
         self.open_table(self.first_table)
         self._check_size()  # the size guard on top of the table
+        self.call_after_refresh(gc.enable)  # `run` held the collector off until the table's first frame
 
     # -- notices --------------------------------------------------------------------------------
     def on_notify(self, event: Notify) -> None:
