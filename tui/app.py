@@ -89,17 +89,20 @@ class DiceTableApp(App):
             from dicetable.tui.screens.lobby_screen import open_served
 
             open_served(self, lambda: player_name(self.profile_dir))
-        if self.first_table is not None:
-            # Once the app's mount is over: Textual holds repaints back while it mounts the app, and a
-            # screen pushed meanwhile is rendered whole and that render thrown away, then rendered
-            # again (a tenth of `dicetable play`'s first frame)
+        if self.home_later:
+            # `dicetable play`: the table once the app's mount is over. Textual holds repaints back
+            # while it mounts the app, and a screen pushed meanwhile is rendered whole and that render
+            # thrown away, then rendered again (a tenth of the first frame)
             self.call_later(self._open_first_table)
+        elif self.first_table is not None:
+            self.open_table(self.first_table)
+            self._check_size()
         else:
             if self.needs_name():
                 self.ask_for_name()
             self._check_size()
         leave_on_hangup(self)  # a kill or a dropped SSH connection still leaves the terminal clean
-        if self.first_table is None:
+        if not self.home_later:
             self.call_after_refresh(gc.enable)  # `run` held the collector off until the first frame
 
     def _open_first_table(self) -> None:

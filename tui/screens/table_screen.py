@@ -139,12 +139,14 @@ class TableScreen(PanelActions, Screen):
     def on_mount(self) -> None:
         self.keep_keys_on_board()
         self.controller.attach(self)
-        if not (self.controller.network or self.controller.replayed):
-            # A local table's first view is drawn now, so the screen's first frame shows it (its
+        view = self.controller.view() if not (self.controller.network or self.controller.replayed) else None
+        if view is not None and view.result is None:
+            # A local game in play is drawn now, so the screen's first frame shows it (its
             # TableChanged, which comes after that frame, draws the same again); a network table's
-            # messages keep their order (a banner before the view may take the screen away), and a
-            # replay's screen has a handler of its own before the game's
-            self.on_table_changed(TableChanged(self.controller.view()))
+            # messages keep their order (a banner before the view may take the screen away), a
+            # replay's screen has a handler of its own before the game's, and a game already over
+            # opens its dialog from the message, over a screen that is up
+            self.on_table_changed(TableChanged(view))
         self.started()
 
     def on_unmount(self) -> None:
