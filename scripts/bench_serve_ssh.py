@@ -12,9 +12,14 @@ sent to the client; and the server's own memory and CPU. `--no-preload` measures
 fresh Python each (the server's `--no-preload`). `--ksm` switches the kernel's same-page merging on
 for the run (root only; /sys/kernel/mm/ksm, put back as it was after), as an operator may: the apps
 opt in (tui/zygote.py) and KSM shares again the pages they hold alike; give it `--settle` time to
-scan (about 30 s a pass for 200 apps).
+scan (about 30 s a pass for 200 apps). `--returning` measures members who have been here before: each
+key logs in once (its name asked), leaves and logs in again, straight to the lobby, as a club's members
+mostly do. As root it also says where an app's private pages come from (/proc/PID/pagemap): pages of
+the preloaded parent the app wrote to after fork (reference counts, caches, specialised bytecode), how
+many of those hold the parent's bytes again (what KSM merges), and the app's own new pages.
 
 Usage: .venv/bin/python scripts/bench_serve_ssh.py [--sessions 20] [--settle 5] [--idle 60] [--no-preload] [--ksm]
+       [--returning]
 """
 
 from __future__ import annotations
@@ -66,6 +71,56 @@ def wakeups(pid: int) -> int:
     return total
 
 
+def _pfns(pid: int, start: int, end: int) -> list[int | None]:
+    """The physical page of each page in [start, end) of `pid` (None: not present); all 0 without root."""
+    import struct
+
+    with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+        pagemap.seek(start // 4096 * 8)
+        data = pagemap.read((end - start) // 4096 * 8)
+    return [v & ((1 << 55) - 1) if v >> 63 else None for (v,) in struct.iter_unpack("<Q", data)]
+
+
+def private_origin(parent: int, app: int) -> tuple[float, float, float] | None:
+    """Where an app's private pages come from, in MB: (copied from the preloaded parent: a page of the
+    parent's the app wrote to after fork; of those, holding the same bytes as the parent's again: a
+    count raised and lowered, what KSM merges; the app's own new pages). None without root (the
+    kernel hides physical pages)."""
+    def writable(pid: int) -> list[tuple[int, int]]:
+        spans = []
+        for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+            fields = line.split()
+            if "w" in fields[1]:
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                spans.append((start, end))
+        return spans
+
+    try:
+        theirs = writable(parent)
+        copied = same = new = 0
+        with open(f"/proc/{app}/mem", "rb") as app_mem, open(f"/proc/{parent}/mem", "rb") as parent_mem:
+            for start, end in writable(app):
+                mine = _pfns(app, start, end)
+                inherited = any(a <= start and end <= b for a, b in theirs)
+                parents = _pfns(parent, start, end) if inherited else [None] * len(mine)
+                for i, (page, their_page) in enumerate(zip(mine, parents)):
+                    if page is None:
+                        continue
+                    if page == 0:
+                        return None  # not root: no physical pages to compare
+                    if their_page is None:
+                        new += 1
+                    elif page != their_page:
+                        copied += 1
+                        address = start + i * 4096
+                        app_mem.seek(address)
+                        parent_mem.seek(address)
+                        same += app_mem.read(4096) == parent_mem.read(4096)
+    except OSError:
+        return None
+    return copied * 4 / 1024, same * 4 / 1024, new * 4 / 1024
+
+
 def children(pid: int) -> tuple[list[int], list[int]]:
     """The server's apps, and its preloaded parent (tui/zygote.py) if any."""
     apps, zygote = [], []
@@ -79,9 +134,10 @@ def children(pid: int) -> tuple[list[int], list[int]]:
     return apps, zygote
 
 
-def local_start(lobby: Path) -> float:
+def local_start(lobby: Path, returning: bool = False) -> float:
     """Seconds from starting `dicetable` in an 80 × 24 pty (a fresh home) to its lobby drawn, with
-    the name asked for answered by Enter, as a served login does."""
+    the name asked for answered by Enter, as a served login does; `returning`: a profile made before
+    (no name asked), as for a member's second login."""
     import fcntl
     import os
     import pty
@@ -91,6 +147,10 @@ def local_start(lobby: Path) -> float:
     import termios
 
     home = Path(tempfile.mkdtemp())
+    if returning:
+        from dicetable.net import identity
+
+        identity.load_or_create(name="local", directory=home)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color", "LANG": "C.UTF-8",
            "HOME": str(home), "DICETABLE_HOME": str(home), "USER": "local", "DICETABLE_SERVED": str(lobby)}
     began = time.monotonic()
@@ -101,7 +161,7 @@ def local_start(lobby: Path) -> float:
             os.execve(sys.executable, [sys.executable, "-m", "dicetable.tui.cli"], env)
         finally:
             os._exit(127)
-    seen, answered = b"", False
+    seen, answered = b"", returning
     try:
         while b"who is here now" not in CONTROLS.sub(b"", seen):
             if not select.select([master], [], [], 60)[0]:
@@ -117,8 +177,11 @@ def local_start(lobby: Path) -> float:
         os.close(master)
 
 
-async def login(port: int, n: int):
-    key = asyncssh.generate_private_key("ssh-ed25519")
+async def login(port: int, n: int, key=None):
+    """Session `n` logged in to the lobby drawn; with `key` (a member who has been here before) the
+    name is not asked again."""
+    first = key is None
+    key = key or asyncssh.generate_private_key("ssh-ed25519")
     conn = await asyncssh.connect("127.0.0.1", port, username=f"p{n}", client_keys=[key], known_hosts=None, agent_path=None)
     process = await conn.create_process(term_type="xterm-256color", term_size=(80, 24), encoding=None)
     seen = bytearray()
@@ -128,12 +191,24 @@ async def login(port: int, n: int):
             if time.monotonic() > deadline:
                 raise SystemExit(f"session {n}: {word!r} never appeared")
             seen.extend(await asyncio.wait_for(process.stdout.read(65536), timeout))
-    await until(b"Welcome")
-    process.stdin.write(b"\r")
+    if first:
+        await until(b"Welcome")
+        process.stdin.write(b"\r")
     await until(b"who is here now")
     received = [0]
     reader = asyncio.create_task(_drain(process, received))
-    return conn, reader, received
+    return conn, reader, received, key
+
+
+async def returning(port: int, n: int):
+    """A member's second login: the first (name chosen) is left with ctrl+q, then the same key again."""
+    conn, reader, _, key = await login(port, n)
+    conn.close()
+    await conn.wait_closed()
+    reader.cancel()
+    await asyncio.sleep(0.2)  # the server sees the first session end before the same key comes back
+    began = time.monotonic()
+    return await login(port, n, key), time.monotonic() - began
 
 
 async def _drain(process, received: list[int]) -> None:
@@ -175,10 +250,15 @@ async def measure(args) -> None:
         sessions, logins, locals_ = [], [], []
         for n in range(args.sessions):  # one after another: logins compete for 2 cores otherwise
             if n < args.local:  # the yardstick, interleaved with the first logins so both see the same machine
-                locals_.append(local_start(Path(data) / "lobby"))
-            began = time.monotonic()
-            sessions.append(await login(port, n))
-            logins.append(time.monotonic() - began)
+                locals_.append(local_start(Path(data) / "lobby", args.returning))
+            if args.returning:
+                session, took = await returning(port, n)
+            else:
+                began = time.monotonic()
+                session = await login(port, n)
+                took = time.monotonic() - began
+            sessions.append(session[:3])
+            logins.append(took)
         print(f"{args.sessions} sessions in the lobby after {time.monotonic() - started:.1f} s; one login "
               f"(connect to lobby drawn): median {statistics.median(logins):.2f} s, first {logins[0]:.2f} s, "
               f"max {max(logins):.2f} s")
@@ -208,6 +288,12 @@ async def measure(args) -> None:
               f"PSS median {statistics.median(pss):.1f} MB (sum {sum(pss):.0f} MB), "
               f"own pages median {statistics.median(own):.1f} MB, "
               f"peak address space median {statistics.median(peak):.0f} MB (max {max(peak):.0f})")
+        origins = [o for o in (private_origin(zygote[0], p) for p in apps[:3]) if o] if zygote else []
+        if origins:
+            copied, same, new = (statistics.median(o[i] for o in origins) for i in range(3))
+            print(f"an app's private pages ({len(origins)} apps, median): {copied:.1f} MB copied from the preloaded "
+                  f"parent (written after fork; {same:.1f} MB of them hold the parent's bytes again, what KSM "
+                  f"merges), {new:.1f} MB its own new pages")
         print(f"per session, apps and preloaded parent ({parent:.0f} MB) together: "
               f"{(sum(pss) + parent) / len(apps):.1f} MB proportional ({sum(pss) + parent:.0f} MB for {len(apps)})")
         print(f"per app, idle in the lobby for {args.idle:g} s: CPU {statistics.median(idle):.2f} s a minute median "
@@ -229,5 +315,7 @@ if __name__ == "__main__":
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle measured (CPU, wake-ups, bytes)")
     parser.add_argument("--local", type=int, default=5, help="local starts timed as the yardstick (default 5)")
     parser.add_argument("--no-preload", action="store_true", help="serve each app as a fresh Python")
+    parser.add_argument("--returning", action="store_true",
+                        help="members who have logged in before (no name asked): each key logs in, leaves, and is measured on its second login")
     parser.add_argument("--ksm", action="store_true", help="switch KSM on for the run (root; put back after)")
     asyncio.run(main(parser.parse_args()))

@@ -4,6 +4,10 @@
 - start: from launching `dicetable play trice` to the first painted frame (the table on screen),
   beside a bare Textual app with one widget started the same way in the same run (the baseline:
   what any Textual app costs on this machine); medians of --starts launches each;
+- CPU to the first frame: the processor time the app (all its threads, /proc/PID/task/*/schedstat)
+  had used when its first frame was read, beside the bare app's: on a machine busy with other work
+  the wall-clock times include waiting for a core and the CPU times do not (though a reading that
+  comes late also counts what the app did just after its frame);
 - key: the median time from a key press (cursor left/right) to the end of the repaint it causes.
 
 Usage: .venv/bin/python scripts/bench_tui.py [--keys 40] [--starts 5]
@@ -88,20 +92,53 @@ def launch(command: list[str]) -> tuple[int, int, float]:
     return pid, fd, started
 
 
+HUNG = []  # apps that did not end within 5 s of SIGTERM (killed)
+
+
+def stop(pid: int, fd: int) -> None:
+    """SIGTERM, as a closed terminal's app gets, reading what it still writes as a terminal would
+    (an app whose output nobody reads blocks in its last write and never ends); SIGKILL after 5 s
+    (counted in HUNG)."""
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return
+        if select.select([fd], [], [], 0.01)[0]:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                pass
+    HUNG.append(pid)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
 def painted(data: bytes) -> bool:
     return b"Pool:" in data and b"act" in data
 
 
-def first_frame(command: list[str]) -> float:
-    """Seconds from launch to the first painted frame."""
+def cpu_seconds(pid: int) -> float:
+    """Processor time used so far by every thread of `pid` (nanoseconds in schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
+
+def first_frame(command: list[str]) -> tuple[float, float]:
+    """Seconds from launch to the first painted frame, and the CPU seconds the app used until then."""
     pid, fd, started = launch(command)
     try:
         _, at = read_until(fd, painted, 30.0)
+        cpu = cpu_seconds(pid)
     finally:
-        os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
+        stop(pid, fd)
         os.close(fd)
-    return at - started
+    return at - started, cpu
 
 
 def main() -> int:
@@ -109,10 +146,12 @@ def main() -> int:
     parser.add_argument("--keys", type=int, default=40, help="key presses to time")
     parser.add_argument("--starts", type=int, default=5, help="launches of each app to take the median of")
     args = parser.parse_args()
-    app, bare = [], []
+    app, bare, app_cpu, bare_cpu = [], [], [], []
     for _ in range(args.starts):  # interleaved, so both see the same machine
-        app.append(first_frame(APP))
-        bare.append(first_frame([PYTHON, "-c", BARE]))
+        for times, cpus, command in ((app, app_cpu, APP), (bare, bare_cpu, [PYTHON, "-c", BARE])):
+            took, cpu = first_frame(command)
+            times.append(took)
+            cpus.append(cpu)
     pid, fd, _ = launch(APP)
     try:
         read_until(fd, painted, 30.0)
@@ -121,15 +160,18 @@ def main() -> int:
             os.read(fd, 65536)
         times = [repaint_time(fd, b"l" if i % 2 == 0 else b"h") for i in range(args.keys)]
     finally:
-        os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
+        stop(pid, fd)
     a, b = statistics.median(app) * 1000, statistics.median(bare) * 1000
     print(f"start to first frame: median {a:.0f} ms (min {min(app) * 1000:.0f}, max {max(app) * 1000:.0f}, "
           f"{len(app)} starts)")
     print(f"bare Textual app:     median {b:.0f} ms (min {min(bare) * 1000:.0f}, max {max(bare) * 1000:.0f})")
     print(f"first frame ratio: {a / b:.2f} x (app {a:.0f} ms / bare Textual {b:.0f} ms)")
+    ac, bc = statistics.median(app_cpu) * 1000, statistics.median(bare_cpu) * 1000
+    print(f"CPU to the first frame: app median {ac:.0f} ms, bare Textual {bc:.0f} ms: ratio {ac / bc:.2f} x")
     print(f"key press to repaint: median {statistics.median(times) * 1000:.1f} ms "
           f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}, {len(times)} keys)")
+    if HUNG:
+        print(f"{len(HUNG)} app(s) did not end within 5 s of SIGTERM (killed)")
     return 0
 
 

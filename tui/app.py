@@ -80,17 +80,35 @@ class DiceTableApp(App):
     def on_mount(self) -> None:
         from dicetable.tui.screens.home_screen import HomeScreen
 
-        self.push_screen(HomeScreen(behind=self.home_later))
-        if self.first_table is None and os.environ.get("DICETABLE_SERVED"):  # served over SSH: the lobby first
+        served = self.first_table is None and bool(os.environ.get("DICETABLE_SERVED"))
+        # Under the lobby or a table from the start, the home screen is built when first shown: a
+        # served app idles in the lobby without the menu's widgets (memory held per session), and
+        # the table's first frame waits for no menu.
+        self.push_screen(HomeScreen(behind=self.home_later or served))
+        if served:  # served over SSH: the lobby first
             from dicetable.tui.screens.lobby_screen import open_served
 
             open_served(self, lambda: player_name(self.profile_dir))
-        if self.first_table is not None:
+        if self.home_later:
+            # `dicetable play`: the table once the app's mount is over. Textual holds repaints back
+            # while it mounts the app, and a screen pushed meanwhile is rendered whole and that render
+            # thrown away, then rendered again (a tenth of the first frame)
+            self.call_later(self._open_first_table)
+        elif self.first_table is not None:
             self.open_table(self.first_table)
-        elif self.needs_name():
-            self.ask_for_name()
-        self._check_size()
+            self._check_size()
+        else:
+            if self.needs_name():
+                self.ask_for_name()
+            self._check_size()
         leave_on_hangup(self)  # a kill or a dropped SSH connection still leaves the terminal clean
+        if not self.home_later:
+            self.call_after_refresh(gc.enable)  # `run` held the collector off until the first frame
+
+    def _open_first_table(self) -> None:
+        self.open_table(self.first_table)
+        self._check_size()  # the size guard on top of the table
+        self.call_after_refresh(gc.enable)  # `run` held the collector off until the table's first frame
 
     # -- notices --------------------------------------------------------------------------------
     def on_notify(self, event: Notify) -> None:
@@ -237,9 +255,15 @@ class DiceTableApp(App):
 
 def run(app: DiceTableApp) -> int:
     # What is loaded by now (modules, classes) lives as long as the app: the garbage collector's full
-    # passes need not walk it again (one such pass cost the first frame about 15 ms).
+    # passes need not walk it again (one such pass cost the first frame about 15 ms). Until the first
+    # frame is painted (DiceTableApp.on_mount) the collector stays off: mounting creates thousands of
+    # objects that live on, and the young passes over them cost the first frame about 10 ms.
     gc.freeze()
-    app.run()
+    gc.disable()
+    try:
+        app.run()
+    finally:
+        gc.enable()
     if app.return_code == INTERRUPTED:
         raise KeyboardInterrupt  # the terminal is clean again: the CLI says it in one line, as for every command
     return 0

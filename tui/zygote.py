@@ -21,9 +21,13 @@ What stays shared. Before forking, the parent runs the app once, headless, to th
 in a home of its own thrown away after: the profile made there is a throwaway), so the modules the
 lobby imports late, Textual's and Rich's caches and the specialised bytecode are the parent's; and
 each CSS source is parsed once for all apps (`share_parsed_css`). Still, CPython writes a reference
-count into every object it touches, so an app running the lobby unshares ~12 MB of the parent's
-pages besides its own ~5 MB: about 17 MB proportional per idle app with 10 in the lobby (24 MB
-with 200, whose rows it holds) against 33 MB for a fresh Python. Many of those touched pages hold
+count into every object it touches, so an app running the lobby unshares the parent's pages it
+touches. Measured page by page (/proc/PID/pagemap, `scripts/bench_serve_ssh.py` as root), an app in
+the lobby holds ~17 MB of pages copied from this parent and well under 1 MB of new ones: its own
+objects fit in the parent's free blocks, so filling those before fork (tried) only moves them, and
+the cost is the code it runs (code objects and constants counted, bytecode counters, caches
+reordered), not what it keeps. Measured so, ~20 MB proportional per idle app with 30 in the lobby
+against 33 MB for a fresh Python. Many of those touched pages hold
 the same bytes in every app (a count raised and lowered again), so the parent opts itself and every
 app into the kernel's same-page merging (PR_SET_MEMORY_MERGE, kept across fork): where the operator
 runs KSM (`echo 1 > /sys/kernel/mm/ksm/run`) identical pages are shared again (~14 MB per app with
@@ -123,7 +127,8 @@ def preload() -> None:
 
     for module in ("dicetable.net.identity", "dicetable.tui.app", "dicetable.tui.screens.home_screen",
                    "dicetable.tui.screens.lobby_screen", "dicetable.tui.screens.too_small_screen",
-                   "dicetable.tui.screens.welcome_screen", "textual.drivers.linux_driver"):
+                   "dicetable.tui.screens.welcome_screen", "textual.drivers.linux_driver",
+                   "textual.scrollbar"):  # the lobby's table scrolls (else imported by each app)
         importlib.import_module(module)
     share_parsed_css()
     warm_up()

@@ -57,7 +57,7 @@ class HomeScreen(Screen):
 
     def __init__(self, behind: bool = False) -> None:
         super().__init__()
-        # Under a table from the start (`dicetable play`): built when first shown, so the table's
+        # Under a table (`dicetable play`) or the served lobby from the start: built when first shown, so the table's
         # first frame waits for no menu (and no footer recomposed three times while hidden).
         self.behind = behind
 

@@ -28,7 +28,7 @@ from dicetable.core.game import Move
 from dicetable.core.phrase import Phrase
 from dicetable.tui.tables.controller import TableController
 from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
-from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableClosed
+from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.tables.view import TableView
 from dicetable.tui.widgets.chat import ChatPanel
 from dicetable.tui.widgets.fairness import FairnessPanel
@@ -139,6 +139,14 @@ class TableScreen(PanelActions, Screen):
     def on_mount(self) -> None:
         self.keep_keys_on_board()
         self.controller.attach(self)
+        view = self.controller.view() if not (self.controller.network or self.controller.replayed) else None
+        if view is not None and view.result is None:
+            # A local game in play is drawn now, so the screen's first frame shows it (its
+            # TableChanged, which comes after that frame, draws the same again); a network table's
+            # messages keep their order (a banner before the view may take the screen away), a
+            # replay's screen has a handler of its own before the game's, and a game already over
+            # opens its dialog from the message, over a screen that is up
+            self.on_table_changed(TableChanged(view))
         self.started()
 
     def on_unmount(self) -> None:
