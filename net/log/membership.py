@@ -132,6 +132,8 @@ class Membership:
             raise NotDue(seat, "the table is not taking players")
         if seat >= self.seat_count:
             raise NotSeated(seat, f"the table has seats 0 to {self.seat_count - 1}")
+        if late and not self.free_seats():  # a game under way that takes nobody new: said before whose seat it is
+            raise NotDue(seat, "the table is not taking players: its game has started")
         if self.seats[seat] is not None:
             raise SeatTaken(seat, f"seat {seat} is already taken by {self.seats[seat].name}")
         if late and seat not in self.free_seats():
