@@ -36,7 +36,7 @@ from dicetable.net.reach.transport import pack
 
 MAX_WATCHERS = 100  # watchers per table
 WATCH_WINDOW = 256 * 1024  # bytes of entries a watcher may have unacknowledged
-WATCH_EVERY = 0.1  # seconds between sweeps that send new entries to the watchers
+WATCH_EVERY = 0.25  # seconds between sweeps that send new entries to the watchers
 WATCH_BATCH = 20  # watchers sent to per loop turn (a sweep spreads over turns: no burst inside a roll's round trip)
 WATCHERS_TOLD_EVERY = 1.0  # seconds between the seats' `watchers` notices
 MAX_NAME = 32  # characters of a watcher's name
