@@ -70,6 +70,20 @@ def play_in_thread(peer: PeerSession):
     return done, runner
 
 
+def assert_alice_gets_a_code(relay_line: str, tmp_path) -> None:
+    """Alice, at 127.0.0.1, serves a table at the relay and is offered a short code (after a stranger's flood)."""
+    events = []
+    host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=relay_line,
+                       transcript=tmp_path / "alice.dtt", on_event=events.append)
+    host.open()
+    in_thread(host)
+    try:
+        wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
+        assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
+    finally:
+        stop_all(host)
+
+
 def test_the_relay_line_reads_back_and_bad_lines_say_what_is_wrong():
     address = RelayAddress("relay.example.org", 7070, bytes(range(32)))
     line = address.encode()
@@ -142,16 +156,7 @@ def test_one_address_holds_at_most_four_codes_however_many_connections_it_uses(r
         f"your address holds {CODES_PER_SOURCE} open codes at this relay already; one frees when it is used, burned or expires",
         "only the host of a table served at this relay takes a code (serve the table first)",
     }, reasons
-    events = []
-    host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=relay.line,
-                       transcript=tmp_path / "alice.dtt", on_event=events.append)
-    host.open()
-    in_thread(host)
-    try:
-        wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
-        assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
-    finally:
-        stop_all(host)
+    assert_alice_gets_a_code(relay.line, tmp_path)
 
 
 def test_taking_and_burning_codes_in_a_loop_cannot_fill_the_relay(relay, tmp_path):
@@ -169,16 +174,7 @@ def test_taking_and_burning_codes_in_a_loop_cannot_fill_the_relay(relay, tmp_pat
     reasons = {body["reason"].rsplit(" in ", 1)[0] for op, body in answers if op == "mb_error"}
     assert reasons == {"too many codes taken from your address; try again"}, reasons
     assert len(relay.server.boxes.boxes) <= granted
-    events = []
-    host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=relay.line,
-                       transcript=tmp_path / "alice.dtt", on_event=events.append)
-    host.open()
-    in_thread(host)
-    try:
-        wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
-        assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
-    finally:
-        stop_all(host)
+    assert_alice_gets_a_code(relay.line, tmp_path)
 
 
 def test_one_address_holds_at_most_sixteen_tables_so_it_cannot_fill_the_relay(monkeypatch, tmp_path):
@@ -202,16 +198,7 @@ def test_one_address_holds_at_most_sixteen_tables_so_it_cannot_fill_the_relay(mo
                    what="its hosts silent past host_away")
         assert hoard(running.line, tables=40, each=0, bare=0) == first  # 16 more served in place of its own
         assert len(server.tables) == relay_module.TABLES_PER_SOURCE and not old & set(server.tables)
-        events = []
-        host = HostSession(Profile.generate("alice"), "trice", 2, {}, timing=FAST, relay=running.line,
-                           transcript=tmp_path / "alice.dtt", on_event=events.append)
-        host.open()
-        in_thread(host)
-        try:
-            wait_until(lambda: [e for e in events if isinstance(e, (CodeOffered, Failed))], what="alice's code, or why not")
-            assert [type(e) for e in events if isinstance(e, (CodeOffered, Failed))][0] is CodeOffered, events
-        finally:
-            stop_all(host)
+        assert_alice_gets_a_code(running.line, tmp_path)
     finally:
         running.stop()
 
