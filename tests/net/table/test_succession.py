@@ -422,13 +422,20 @@ def test_a_successor_whose_log_does_not_fit_a_seats_copy_is_named_and_left(relay
 
 
 class Dropping(Orderer):
-    """A successor that never orders seat 2's frames once the host seat is out of the game."""
+    """A successor that never orders seat 2's frames once the host seat is out of the game, whoever
+    brings them: nor the reveals seat 2 boxed to it, which an honest seat carries to the log itself
+    (PROTOCOL.md §10.10); and it forgets holding them, so its clock claims."""
 
     def order(self, frame, origin):
-        if origin is not None and self.routes.get(origin) == 2 and 0 in self.replica.out:
+        if 0 in self.replica.out and (self.routes.get(origin) == 2 or wire.decode(frame).seat == 2):
             self.dropped = getattr(self, "dropped", 0) + 1
             return
         super().order(frame, origin)
+
+    def step(self, timeout: float) -> None:
+        if 0 in self.replica.out:
+            self.own.held.held.pop(2, None)
+        super().step(timeout)
 
 
 @pytest.mark.slow
@@ -438,7 +445,7 @@ def test_a_successor_that_drops_a_seats_frames_is_disputed_with_the_seats_own_fr
                               timing=replace(QUICK, reveal_deadline=2.0, turn_deadline=2.0))
     kill_host([ann, bob, cy], after=12)
     cy.end(90)
-    assert cy.error is not None and "disputes it" in str(cy.error), cy.error
+    assert cy.error is not None and "disputes it" in str(cy.error), (cy.error, cy.result, [str(e)[:90] for e in cy.events][-12:])  # what ended it, if not the dispute
     assert any("claims this seat is in default" in text for text in cy.said(ClaimDisputed))
     kept = read(tmp_path / "cy.dtt")
     dispute = [wire.decode(f) for f in kept.frames if wire.decode(f).kind == "dispute"][-1]
