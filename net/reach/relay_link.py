@@ -25,6 +25,7 @@ from typing import Any, Callable
 from dicetable.net.table import deputies
 from dicetable.net.identity import fingerprint
 from dicetable.net.reach import relay_key
+from dicetable.net.reach.handshake_clock import HandshakeClock
 from dicetable.net.reach.invite import Invite
 from dicetable.net.reach.relay import TABLE_BYTES, WRAP, RelayAddress, serve_bytes
 from dicetable.net.reach.transport import (
@@ -84,9 +85,13 @@ class RelayHostSocket:
         self._early: list[tuple[bytes, bytes]] = []  # joiner packets that came before the relay took the table
         self.sources: dict[bytes, str] = {}  # joiner connection -> the relay's tag of its source address
         where = f"{relay.address}:{relay.port}"
+        # each step that shows progress (the secure handshake, the relay's `relay_who`) restarts the clock,
+        # and a step gets `timeout` plus twice the link's slowest exchange so far (PROTOCOL.md §3.4)
+        self.handshake: HandshakeClock | None = HandshakeClock(timeout)
         self.link = dial_relay(relay, table, timeout, context, greeting=pack("relay_hello"), max_packet=MAX_PACKET + WRAP)
+        self.handshake.answered("handshake", asked_at=self.handshake.since)
+        self.handshake.asked()  # the greeting, relay_hello, went out with the handshake
         self._renewals = self.link.renewals  # the link's renewals this socket has seen (each one ends the serving)
-        deadline = time.monotonic() + timeout
         while not self.serving:
             if self.taken is not None:
                 self.close()
@@ -95,13 +100,14 @@ class RelayHostSocket:
             if self.refusal is not None:
                 self.close()
                 raise RelayRefused(f"the relay at {where} refused the table: {self.refusal}")
-            left = deadline - time.monotonic()
+            left = self.handshake.left()
             if left <= 0:
                 self.close()
-                raise TransportError(f"the relay at {where} did not take the table within {timeout:g} s")
+                raise TransportError(f"the relay at {where} did not take the table {self.handshake.within()}")
             packet = self.recv(min(left, 0.1))
             if packet is not None:
                 self._early.append(packet)
+        self.handshake = None
         self._served_at = time.monotonic()
 
     def source_of(self, peer: bytes) -> str | None:
@@ -198,6 +204,9 @@ class RelayHostSocket:
                 if self.listing is not None:  # a relay that lost the list (it restarted) learns it back
                     serve["deputies"] = self.listing
                 self._send("serve", serve)
+                if self.handshake is not None:
+                    self.handshake.answered("relay_who")  # the relay is there: the serve's step starts
+                    self.handshake.asked()
         elif op == "serving" and body.get("table") == self.table:
             self.serving = True
         elif op == "relay_taken" and type(body.get("key")) is bytes:

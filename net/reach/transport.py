@@ -74,6 +74,9 @@ HEARTBEAT_TIMEOUT_MS = 5000
 # A renewed socket dials while the link may still be down: a SYN lost in silence would otherwise wait
 # for the kernel's backoff (up to minutes), so an unanswered dial is dropped after 3 s and retried.
 CONNECT_TIMEOUT_MS = 3000
+# Once a dial is answered, the secure handshake is about three exchanges (greetings, HELLO/WELCOME,
+# INITIATE/READY): each gets the connect timeout, so a 2 s link's handshake is not taken for no host (§3.4).
+HANDSHAKE_EXCHANGES = 3
 _PEER_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
@@ -336,13 +339,18 @@ class PeerSocket:
         self._open()
 
     def connect(self, timeout: float) -> None:
-        """Wait until the secure handshake with the host succeeds, or raise a clear error."""
+        """Wait until the secure handshake with the host succeeds, or raise a clear error. `timeout` is for
+        reaching the address; once a connection is made, the handshake's exchanges (ZMTP's greetings,
+        CURVE's HELLO/WELCOME and INITIATE/READY) get `timeout` each: a slow link is not an absent host (§3.4)."""
         deadline = time.monotonic() + timeout
+        reached = False
         while not self.connected and not self._failed:  # a wrong key fails every retry: no need to wait
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             self._watch(left)
+            if self._reached and not reached:
+                reached, deadline = True, time.monotonic() + HANDSHAKE_EXCHANGES * timeout
         if self.connected:
             return
         where = f"{self.invite.address}:{self.invite.port}"

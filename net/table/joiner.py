@@ -35,6 +35,7 @@ from dicetable.net.table.deadlines import Timing
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.invite import BadInvite, Invite
 from dicetable.net.reach.relay_link import MOVE_AFTER
+from dicetable.net.reach.handshake_clock import HandshakeClock
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
 from dicetable.net.table.following import Following, Rejoin
@@ -114,6 +115,7 @@ class PeerSession(TableSession):
         self.moved_at = float("-inf")  # when this seat last moved to the table's other relay (net/reach/relay_link.py)
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
+        self.handshake: HandshakeClock | None = None  # while `connect` waits for a seat: its steps' clock (§3.4)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -162,9 +164,12 @@ class PeerSession(TableSession):
 
     # -- connecting ------------------------------------------------------------------------------
     def connect(self) -> None:
-        """Reach the host, authenticate it by the invite's key, and get a seat (or a clear error)."""
+        """Reach the host, authenticate it by the invite's key, and get a seat (or a clear error). Each step
+        that shows progress (the secure handshake, the orderer's `who`, its welcome) restarts the clock, and a
+        step gets `connect_timeout` plus twice the link's slowest exchange so far (PROTOCOL.md §3.4)."""
         relayed = self.invite.owner is not None
         greeting = pack("dial", {"table": self.invite.table_id}) if relayed else None  # which table, at a relay
+        clock = self.handshake = HandshakeClock(self.timing.connect_timeout)
         try:
             self.socket = PeerSocket(self.invite, self.profile.curve_secret, greeting=greeting)
             self.socket.connect(self.timing.connect_timeout)
@@ -177,10 +182,10 @@ class PeerSession(TableSession):
                 where = f"{self.invite.address}:{self.invite.port}"
                 raise SessionError(f"no table answered at {where}: {self.stranded()}") from None
             raise SessionError(str(error)) from None
+        clock.answered("handshake", asked_at=clock.since)  # the secure handshake: the link's first exchange (two or three, in truth)
         self.ask_who()
-        deadline = time.monotonic() + self.timing.connect_timeout
         while not self.welcomed or self.replica.game is None:  # seated, and the game known
-            left = deadline - time.monotonic()
+            left = clock.left()
             if left <= 0:
                 self.close()
                 where = f"{self.invite.address}:{self.invite.port}"
@@ -189,8 +194,9 @@ class PeerSession(TableSession):
                 if self.link.refused and self.invite.owner is not None:
                     raise SessionError(f"the table reached through the relay at {where} does not answer with the host's "
                                        f"key {fingerprint(self.invite.owner)}: the relay or someone else set it up; left it")
-                raise SessionError(f"the host at {where} did not seat us within {self.timing.connect_timeout:g} s")
+                raise SessionError(f"the host at {where} did not seat us {clock.within()}")
             self.step(min(left, 0.1))
+        self.handshake = None
         self._check_owner()
 
     def _check_owner(self) -> None:
@@ -205,6 +211,8 @@ class PeerSession(TableSession):
     def ask_who(self) -> None:
         """A ping: the host answers a connection it does not know with its challenge (`who`)."""
         self.last_ping = time.monotonic()
+        if self.handshake is not None:
+            self.handshake.asked(self.last_ping)
         self.to_orderer("ping", {"next": len(self.replica.log)})
 
     def hello(self, nonce: bytes) -> None:
@@ -217,6 +225,8 @@ class PeerSession(TableSession):
         start = len(self.replica.log) if rejoin is None or rejoin.copy is None else rejoin.agreed  # a rejoining host: compare first
         self.socket.send("hello", {"seat": seat, "key": key, "next": start, "nonce": nonce,
                                    "proof": proof, "box": box})
+        if self.handshake is not None:
+            self.handshake.asked()
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
@@ -323,6 +333,8 @@ class PeerSession(TableSession):
     def _who(self, body: dict) -> None:
         nonce = body.get("nonce")
         if type(nonce) is bytes and len(nonce) == wire.NONCE_BYTES:
+            if self.handshake is not None:
+                self.handshake.answered("who")  # the orderer is there: the hello's step starts
             self.hello(nonce)
 
     def _not_the_hosts(self, op: str, body: dict) -> None:
@@ -353,6 +365,8 @@ class PeerSession(TableSession):
         if rejoin is not None and type(body.get("handed")) is int and body["handed"] >= 0:  # an orderer that took over
             rejoin.handed = max(rejoin.handed or 0, body["handed"])  # (net/table/succession.py)
         self.welcomed = True
+        if self.handshake is not None:
+            self.handshake.answered("welcome")
         self.paths.welcomed()
 
     def away(self) -> set[int]:
@@ -395,7 +409,8 @@ class PeerSession(TableSession):
             data = self.socket.recv(0)
         now = time.monotonic()
         if not self.welcomed:
-            if now - self.last_ping >= 5 * self.timing.heartbeat:  # a lost ping, who or hello: ask again
+            slow = 2 * self.handshake.round_trip if self.handshake is not None else 0.0  # not before its answer could be back
+            if now - self.last_ping >= 5 * self.timing.heartbeat + slow:  # a lost ping, who or hello: ask again
                 self.last_ping = now
                 self.ask_who()
             return
