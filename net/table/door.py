@@ -11,7 +11,9 @@ taken once per seat (a hello replayed on its connection is not the seat's).
 A hello holds a free seat only for `timing.seat_hold` seconds: a key whose signed join does not
 follow in time loses the seat (its connection hears `full` saying so, and that key is not given
 another), so nobody can keep a table "full" with a hello alone; a joiner silent for `drop_after`
-before joining frees its seat sooner, and may hello again. The host hears `SeatHeld` (the seat,
+before joining frees its seat sooner, and may hello again. Both clocks add twice the joiner's round
+trip, measured from the first `who` on its connection to its hello (at most MAX_TRIP s), since its join
+comes a round trip after its hello: a slow link is not a squatter (PROTOCOL.md §10.3). The host hears `SeatHeld` (the seat,
 the key, in words with its fingerprint) when a key takes a hold and `SeatReleased` when a hold ends
 without a join; `refuse(key)` takes a held seat back from a key and refuses it any other. A full
 table's refusal names the players seated (and the seats held). Keys cost nothing, so holds are also
@@ -43,6 +45,8 @@ MAX_HELLOS = 4096  # hellos remembered per seat key, so that none of them can be
 HOLD_LAPSES_FREE = 1  # seat holds a source may let lapse (no join followed) before its next hold waits
 HOLD_COOLDOWN = 60.0  # seconds the next hold from that source waits after one more lapse; doubled at each further one
 MAX_HOLD_COOLDOWN = 3600.0  # the longest such wait
+MAX_ASKED = 4096  # connections whose first `who` time is kept, to measure their round trip by their hello
+MAX_TRIP = 15.0  # seconds: the longest round trip a hold counts, so a slow answerer holds a seat at most 30 s longer
 
 
 def _hello_fault(body: dict) -> str:
@@ -73,6 +77,8 @@ class Door:
         self._held_from: dict[int, str] = {}  # held seat -> the source its holder's connection came from
         self._lapses = Backoff(HOLD_LAPSES_FREE, HOLD_COOLDOWN, MAX_HOLD_COOLDOWN)  # holds no join followed, per source
         self._challenge_secret = secrets.token_bytes(32)  # per run: a restarted host asks every joiner again
+        self._asked: dict[bytes, float] = {}  # connection -> when it was first asked `who`
+        self._trips: dict[int, float] = {}  # held seat -> its joiner's round trip (who to hello)
 
     @property
     def replica(self):
@@ -83,6 +89,9 @@ class Door:
         return hmac.new(self._challenge_secret, b"dicetable/challenge/v1" + peer, hashlib.sha256).digest()
 
     def who(self, peer: bytes) -> None:
+        if len(self._asked) >= MAX_ASKED:
+            self._asked.clear()  # a flood of connections costs bounded memory (their holds then count no trip)
+        self._asked.setdefault(peer, time.monotonic())
         self.orderer.tell(peer, "who", {"nonce": self.challenge(peer)})
 
     def hello(self, peer: bytes, body: dict, now: float) -> None:
@@ -95,6 +104,7 @@ class Door:
         if not hmac.compare_digest(nonce, self.challenge(peer)):
             self.who(peer)  # signed for another connection (a replay, or sent before a reconnect): ask again
             return
+        trip = min(max(now - self._asked.pop(peer, now), 0.0), MAX_TRIP)  # this joiner's round trip
         replica = self.replica
         signed = wire.hello_bytes(replica.table, orderer.socket.public_key, nonce, key, box)
         if not verify_signature(key, signed, proof):
@@ -119,7 +129,7 @@ class Door:
         elif seat is None and key in self.refused_keys:
             refusal = self.refused_keys[key]
         elif seat is None:
-            seat, refusal = self._free_seat(peer, key, now)
+            seat, refusal = self._free_seat(peer, key, now, trip)
         if refusal is not None:
             orderer.socket.send(peer, "tagged", link.seal("full", {"reason": refusal}))  # the answer to this hello
             return
@@ -194,7 +204,7 @@ class Door:
         for clock in (orderer.last_seen, orderer.own.defaults.away_since, orderer.acked):
             clock.pop(seat, None)
 
-    def _free_seat(self, peer: bytes, key: bytes, now: float) -> tuple[int | None, str | None]:
+    def _free_seat(self, peer: bytes, key: bytes, now: float, trip: float = 0.0) -> tuple[int | None, str | None]:
         """The seat held for `key` (moved to this connection), or a free one held for it now; else
         (None, why not): the table is full, or the connection's source let holds lapse (PROTOCOL.md §10.3)."""
         replica = self.replica
@@ -204,6 +214,7 @@ class Door:
         for seat, (owner, _, since) in list(self.reserved.items()):
             if owner == key:
                 self.reserved[seat] = (key, peer, since)  # one hold per key, however often it reconnects
+                self._trips[seat] = max(self._trips.get(seat, 0.0), trip)
                 return seat, None
         free = [seat for seat in replica.membership.free_seats() if seat not in self.reserved]
         if not free:
@@ -215,6 +226,7 @@ class Door:
                           f"address for {math.ceil(wait)} s more")
         seat = free[0]
         self.reserved[seat] = (key, peer, now)
+        self._trips[seat] = trip
         if source is not None:
             self._held_from[seat] = source
         hold = self.orderer.own.timing.seat_hold
@@ -250,10 +262,12 @@ class Door:
         timing = self.orderer.own.timing
         hold, drop = timing.seat_hold, timing.drop_after
         for seat, (key, _, since) in list(self.reserved.items()):
-            if now - since > hold:
-                self._release(seat, f"your hold on seat {seat} ran out: no join came within {hold:g} s",
-                              f"{fingerprint(key)} did not join within {hold:g} s")
-            elif now - since > 2 * drop and self.orderer.last_seen.get(seat, since) < now - drop:
+            link = 2 * self._trips.get(seat, 0.0)  # the join comes a round trip after the hello
+            within = f"{hold:g} s" + (f" and {link:.0f} s for the link's round trip" if link >= 1 else "")
+            if now - since > hold + link:
+                self._release(seat, f"your hold on seat {seat} ran out: no join came within {within}",
+                              f"{fingerprint(key)} did not join within {within}")
+            elif now - since > 2 * drop + link and self.orderer.last_seen.get(seat, since) < now - drop - link:
                 self._release(seat, f"you went silent before joining: seat {seat} is free again",
                               f"{fingerprint(key)} went silent before joining", refuse=False)
 
@@ -261,6 +275,7 @@ class Door:
         """Free a held seat (`told` says why, to its connections, which go); a key refused gets no other,
         and the source it came from counts one lapse (after HOLD_LAPSES_FREE, its next hold waits)."""
         key = self.reserved.pop(seat)[0]
+        self._trips.pop(seat, None)
         if refuse:
             self.refused_keys[key] = told
         source = self._held_from.pop(seat, None)
@@ -293,3 +308,4 @@ class Door:
         if record.seat in self.reserved and record.kind == "join":
             del self.reserved[record.seat]
             self._held_from.pop(record.seat, None)
+            self._trips.pop(record.seat, None)
