@@ -3,7 +3,9 @@
     .venv/bin/python scripts/bench_delay.py [--rtt-ms 20 160] [--game dicebreaker] [--seed 1]
 
 A user-space TCP proxy between the joiner and the host, in its own process, adds half the round-trip
-time to every byte in each direction (ordered, as a long line would); host and joiner are real
+time to every byte in each direction (ordered, as a long line would); it can also jitter each chunk's
+delay and stop the link in bursts (`DelayProxy`'s `jitter` and `stall`, used by scripts/slow_links.py:
+this machine's kernel has no `tc netem`). Host and joiner are real
 sessions with greedy bots, the joiner in its own thread. One game per RTT given (default 20 and 160 ms),
 each printed with a bare round trip through the same kind of proxy, measured in the same run. The protocol's floor is one round trip per chance step (the seats'
 reveals answer the roll in one exchange) and one per move that crosses the link; the script prints
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import random
 import socket
 import statistics
 import subprocess
@@ -28,13 +31,20 @@ from pathlib import Path
 class DelayProxy:
     """127.0.0.1:port → 127.0.0.1:target, each direction delayed by `delay` seconds, order kept.
 
+    `jitter`: each chunk's delay varies by ± this fraction of `delay` (uniformly, seeded by `seed`); a
+    stream keeps its order, so a chunk never overtakes the one before it (as TCP over a jittery path).
+    `stall`: every `stall_every` seconds (the first after `stall_every`) the link stops for `stall`
+    seconds in both directions, then delivers what it held, in order.
+
     It runs in its own process (`--proxy`), its timing off the game's interpreter lock: in the game's
     process a packet's timer waited for whichever seat's thread held the lock (a bot thinking), and an
     event loop's millisecond polling added up to 1 ms more per hop, so the link itself came out slower
     than the RTT the floor counts."""
 
-    def __init__(self, target: int, delay: float):
-        self.process = subprocess.Popen([sys.executable, __file__, "--proxy", str(target), repr(delay)],
+    def __init__(self, target: int, delay: float, jitter: float = 0.0, stall: float = 0.0, stall_every: float = 0.0,
+                 seed: int = 1):
+        shape = [repr(jitter), repr(stall), repr(stall_every), str(seed)] if jitter or stall else []
+        self.process = subprocess.Popen([sys.executable, __file__, "--proxy", str(target), repr(delay), *shape],
                                         stdout=subprocess.PIPE, text=True)
         self.port = int(self.process.stdout.readline())
 
@@ -43,9 +53,27 @@ class DelayProxy:
         self.process.wait()
 
 
-def _pump(source: socket.socket, sink: socket.socket, delay: float) -> None:
-    """Copy `source` to `sink`, each chunk `delay` seconds after it arrived (a reader and a writer
-    thread, so a chunk waiting out its delay never holds back the reading of the next)."""
+class LinkShape:
+    """When a chunk that arrives now leaves: `delay` ± `jitter` × delay, never before the chunk ahead
+    of it, and held to the end of any stall burst it falls in (the bursts are the proxy's, on one clock)."""
+
+    def __init__(self, delay: float, jitter: float = 0.0, stall: float = 0.0, stall_every: float = 0.0,
+                 start: float | None = None):
+        self.delay, self.jitter, self.stall, self.stall_every = delay, jitter, stall, stall_every
+        self.start = time.monotonic() if start is None else start
+
+    def due(self, now: float, chance: random.Random, last: float) -> float:
+        at = max(now + self.delay * (1 + chance.uniform(-self.jitter, self.jitter)) if self.jitter else now + self.delay, last)
+        if self.stall and self.stall_every:
+            into = (at - self.start) % self.stall_every
+            if at - self.start >= self.stall_every and into < self.stall:
+                at += self.stall - into  # the burst holds it; it leaves when the link comes back
+        return at
+
+
+def _pump(source: socket.socket, sink: socket.socket, shape: LinkShape, chance: random.Random) -> None:
+    """Copy `source` to `sink`, each chunk when `shape` says (a reader and a writer thread, so a chunk
+    waiting out its delay never holds back the reading of the next)."""
     due: queue.SimpleQueue = queue.SimpleQueue()
 
     def write() -> None:
@@ -60,27 +88,35 @@ def _pump(source: socket.socket, sink: socket.socket, delay: float) -> None:
             sink.sendall(data)
 
     threading.Thread(target=write, daemon=True).start()
+    last = 0.0
     while True:
         try:
             data = source.recv(65536)
         except OSError:
             data = b""
-        due.put((time.monotonic() + delay, data or None))
+        last = shape.due(time.monotonic(), chance, last)
+        due.put((last, data or None))
         if not data:
             return
 
 
-def serve_proxy(target: int, delay: float) -> None:
+def serve_proxy(target: int, shape: LinkShape, seed: int = 1) -> None:
     """The proxy process: prints its port, then forwards every connection it accepts to `target`."""
     server = socket.create_server(("127.0.0.1", 0))
     print(server.getsockname()[1], flush=True)
+    pumps = 0
     while True:
         client, _ = server.accept()
-        upstream = socket.create_connection(("127.0.0.1", target))
+        try:
+            upstream = socket.create_connection(("127.0.0.1", target))
+        except OSError:
+            client.close()  # nothing there (yet): the dialler sees a closed connection and dials again
+            continue
         for end in (client, upstream):
             end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        threading.Thread(target=_pump, args=(client, upstream, delay), daemon=True).start()
-        threading.Thread(target=_pump, args=(upstream, client, delay), daemon=True).start()
+        for ends in ((client, upstream), (upstream, client)):
+            pumps += 1
+            threading.Thread(target=_pump, args=(*ends, shape, random.Random(f"{seed}/{pumps}")), daemon=True).start()
 
 
 def link_rtt(delay: float, rounds: int = 20) -> float:
@@ -197,11 +233,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--apart", action="store_true",
                         help="the host in its own process (as on two machines), not a thread beside the joiner's")
-    parser.add_argument("--proxy", nargs=2, metavar=("TARGET", "DELAY"), help=argparse.SUPPRESS)
+    parser.add_argument("--proxy", nargs="+", metavar="TARGET DELAY [JITTER STALL EVERY SEED]", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.proxy:
+        target, delay, *shape = args.proxy
+        jitter, stall, every, seed = (float(shape[0]), float(shape[1]), float(shape[2]), int(shape[3])) if shape else (0.0, 0.0, 0.0, 1)
         try:
-            serve_proxy(int(args.proxy[0]), float(args.proxy[1]))
+            serve_proxy(int(target), LinkShape(float(delay), jitter, stall, every), seed)
         except KeyboardInterrupt:
             pass
         return
