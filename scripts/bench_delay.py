@@ -33,8 +33,8 @@ class DelayProxy:
 
     `jitter`: each chunk's delay varies by ± this fraction of `delay` (uniformly, seeded by `seed`); a
     stream keeps its order, so a chunk never overtakes the one before it (as TCP over a jittery path).
-    `stall`: every `stall_every` seconds (the first after `stall_every`) the link stops for `stall`
-    seconds in both directions, then delivers what it held, in order.
+    `stall`: every `stall_every` seconds (the first `stall_every` / 2 after the proxy starts) the link
+    stops for `stall` seconds in both directions, then delivers what it held, in order.
 
     It runs in its own process (`--proxy`), its timing off the game's interpreter lock: in the game's
     process a packet's timer waited for whichever seat's thread held the lock (a bot thinking), and an
@@ -65,8 +65,8 @@ class LinkShape:
     def due(self, now: float, chance: random.Random, last: float) -> float:
         at = max(now + self.delay * (1 + chance.uniform(-self.jitter, self.jitter)) if self.jitter else now + self.delay, last)
         if self.stall and self.stall_every:
-            into = (at - self.start) % self.stall_every
-            if at - self.start >= self.stall_every and into < self.stall:
+            into = (at - self.start - self.stall_every / 2) % self.stall_every
+            if at - self.start >= self.stall_every / 2 and into < self.stall:
                 at += self.stall - into  # the burst holds it; it leaves when the link comes back
         return at
 
@@ -82,10 +82,13 @@ def _pump(source: socket.socket, sink: socket.socket, shape: LinkShape, chance: 
             wait = at - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-            if data is None:
-                sink.shutdown(socket.SHUT_WR)
+            try:
+                if data is None:
+                    sink.shutdown(socket.SHUT_WR)
+                    return
+                sink.sendall(data)
+            except OSError:  # the other end went: so does this direction
                 return
-            sink.sendall(data)
 
     threading.Thread(target=write, daemon=True).start()
     last = 0.0

@@ -1,13 +1,14 @@
 """Short 3-seat games over slow and uneven links, on the product's default clocks (issue 37).
 
     .venv/bin/python scripts/slow_links.py [--quick] [--rtt 0.3 1 2.5 5] [--jitter 0.5] [--stall 3]
-        [--stall-every 20] [--game diceroom] [--rolls 10] [--seed 1]
+        [--stall-every 15] [--game diceroom] [--rolls 10] [--seed 1]
 
 Real processes, all on 127.0.0.1: a `dicetable relay`, and a `dicetable host` and two `dicetable join`
 with greedy bots, each with its own profile. Every one of them reaches the relay through the
 user-space proxy of scripts/bench_delay.py (`DelayProxy`, its own process), which holds each chunk
 a quarter of the round trip ± `jitter` of that (per chunk, order kept) and, every `stall-every`
-seconds, stops the link for `stall` seconds and then delivers what it held. A seat's packets to the
+seconds (the first half that after it starts), stops the link for `stall` seconds and then delivers
+what it held. A seat's packets to the
 host cross the proxy twice each way (seat → relay → host), so a seat's round trip to the host is
 the case's RTT. The game is a dice room of `rolls` rolls in turn (or Dice Breaker to 3 points).
 
@@ -221,7 +222,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="only the 0.3 s and 1 s cases")
     parser.add_argument("--jitter", type=float, default=0.5, help="± this fraction of each hop's delay (default 0.5)")
     parser.add_argument("--stall", type=float, default=3.0, help="seconds of each stall burst (default 3; 0: none)")
-    parser.add_argument("--stall-every", type=float, default=20.0, help="seconds between stall bursts (default 20)")
+    parser.add_argument("--stall-every", type=float, default=15.0,
+                        help="seconds between stall bursts, the first half that after the proxy starts (default 15)")
     parser.add_argument("--game", choices=("diceroom", "dicebreaker"), default="diceroom")
     parser.add_argument("--rolls", type=int, default=10, help="a dice room's rolls (default 10)")
     parser.add_argument("--seed", type=int, default=1)
