@@ -19,6 +19,14 @@ scripts/bench_delay.py counts it); whether every seat finished; and from the thr
 and defaults, refused records and the equivocation records among them, evidence kept aside. The
 target (issue 37): every case finishes with no default and no refused record.
 `--quick` runs the 0.3 s and 1 s cases only (a minute or two).
+
+Measured 2026-11-27 (branch slowlinks, before the idempotent-resend fix; 2 cores shared by other
+runs, load about 1): every case finished and every seat joined on the default clocks (seated in
+1.7 / 7.9 / 15.9 / 29.8 s at 0.3 / 1 / 2.5 / 5 s; game time 1.87 / 1.39 / 1.57 / 1.51 x the floor),
+with no claim, no default and no equivocation record, and every copy agreeing; the host's copy held
+4 / 0 / 28 / 61 refused records, all `out of order: ... (repeated or replayed)` (identical resends:
+issue 37, finding 4). With the handshake's fixed 5 s clock, at 2.5 s no joiner got through the
+secure handshake (`the relay ... accepted the connection but never answered`).
 """
 
 from __future__ import annotations
@@ -155,6 +163,8 @@ def play(args, rtt: float) -> dict:
         limit = 120 + 60 * rtt
         end = time.monotonic() + limit
         while time.monotonic() < end and any(p.process.poll() is None for p in seats):
+            if all(j.process.poll() not in (None, 0) for j in joiners):
+                break  # no joiner is left to play: the host would wait for them until the end
             time.sleep(0.2)
         timed_out = any(p.process.poll() is None for p in seats)
     finally:
@@ -189,7 +199,8 @@ def report(case: dict, args) -> None:
               f"x {rtt:g} s): ratio {took / floor:.2f} x" if floor else f"  game: {took:.1f} s")
     finished = all(p.process.returncode == 0 and p.first("result:") for p in seats)
     print(f"  finished: {'yes, every seat' if finished else 'NO'}"
-          + (f" (stopped after {case['limit']:g} s)" if case["timed_out"] else ""))
+          + (" (stopped: " + ("every joiner had left" if all(j.process.returncode not in (None, 0) for j in case["joiners"])
+                             else f"over {case['limit']:g} s") + ")" if case["timed_out"] else ""))
     for p in seats:
         kinds = Counter(line.split(":", 1)[0] for _, line in p.lines if ":" in line and line.split(":", 1)[0].isalpha())
         told = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()) if k not in ("joined", "invite", "code", "transcript",
