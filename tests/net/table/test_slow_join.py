@@ -6,6 +6,7 @@ join, which comes a round trip after its hello."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -16,6 +17,7 @@ from dicetable.net.table.deadlines import Timing
 from dicetable.net.table.events import SeatReleased
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.session import SessionError
 from misbehaving_relay import MisbehavingRelay, Misbehaviour
 from net_helpers import Running, in_thread, stop_all, wait_until
 
@@ -82,3 +84,19 @@ def test_a_seat_hold_lasts_the_joiners_round_trip(relay, tmp_path):
     assert not released, released[0].said
     assert joined(host, 1)
     stop_all(peer, host)
+
+
+def test_a_joiner_whose_host_never_answers_still_gives_up_on_the_persons_clock(relay, tmp_path):
+    """The link's time is added only for exchanges it showed: a relay that carries nothing of this
+    joiner's to the host (it is cut) ends the connect after connect_timeout, with one clear line."""
+    host = open_host(relay, tmp_path, Timing())
+    invite = host.open()
+    in_thread(host)
+    relay.server.behave(Misbehaviour(starve={1: "all"}))
+    peer = PeerSession(Profile.generate("bob"), invite, timing=Timing(connect_timeout=2.0), transcript=tmp_path / "bob.dtt")
+    started = time.monotonic()
+    with pytest.raises(SessionError, match=r"^the host at 127\.0\.0\.1:\d+ did not seat us within 2(\.\d)? s"):
+        peer.connect()
+    assert time.monotonic() - started < 6
+    assert relay.server.counts["starved"] > 0
+    stop_all(host)
