@@ -1,7 +1,7 @@
 """Short 3-seat games over slow and uneven links, on the product's default clocks (issue 37).
 
     .venv/bin/python scripts/slow_links.py [--quick] [--rtt 0.3 1 2.5 5] [--jitter 0.5] [--stall 3]
-        [--stall-every 15] [--game diceroom] [--rolls 10] [--seed 1]
+        [--stall-every 15] [--game diceroom] [--rolls 10] [--seed 1] [--code]
 
 Real processes, all on 127.0.0.1: a `dicetable relay`, and a `dicetable host` and two `dicetable join`
 with greedy bots, each with its own profile. Every one of them reaches the relay through the
@@ -18,7 +18,8 @@ scripts/bench_delay.py counts it); whether every seat finished; and from the thr
 (dicetable.net.log.transcript.read / verify): the verdict of each copy, whether they agree, claims
 and defaults, refused records and the equivocation records among them, evidence kept aside. The
 target (issue 37): every case finishes with no default and no refused record.
-`--quick` runs the 0.3 s and 1 s cases only (a minute or two).
+`--quick` runs the 0.3 s and 1 s cases only (a minute or two). `--code`: the joiners join by the
+host's short code at the relay (net/reach/codes.py's exchange first), not by its invite.
 
 Measured 2026-11-27 (branch slowlinks, before the idempotent-resend fix; 2 cores shared by other
 runs, load about 1): every case finished and every seat joined on the default clocks (seated in
@@ -156,7 +157,8 @@ def play(args, rtt: float) -> dict:
                        "--seed", str(args.seed), "--transcript", str(folder / "host.dtt"))
         procs.append(host)
         invite = host.wait_for("invite: ", 60 + 10 * rtt).split(" ", 1)[1]
-        joiners = [Process(f"joiner {k}", folder / f"j{k}", "join", invite, "--bot", "greedy", "--seed",
+        by = [host.wait_for("code: ", 60 + 10 * rtt).split(" ", 1)[1], "--relay", through] if args.code else [invite]
+        joiners = [Process(f"joiner {k}", folder / f"j{k}", "join", *by, "--bot", "greedy", "--seed",
                            str(args.seed + k), "--transcript", str(folder / f"j{k}.dtt")) for k in (1, 2)]
         procs += joiners
         seats = [host, *joiners]
@@ -238,9 +240,11 @@ def main() -> None:
     parser.add_argument("--game", choices=("diceroom", "dicebreaker"), default="diceroom")
     parser.add_argument("--rolls", type=int, default=10, help="a dice room's rolls (default 10)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--code", action="store_true", help="the joiners join by the host's short code, not its invite")
     args = parser.parse_args()
     rtts = [r for r in args.rtt if r <= 1.0] if args.quick else args.rtt
-    print(f"slow links: 3 seats ({args.game}), relay, host and joiners in their own processes on 127.0.0.1, "
+    print(f"slow links: 3 seats ({args.game}), relay, host and joiners (by {'code' if args.code else 'invite'}) "
+          f"in their own processes on 127.0.0.1, "
           f"default clocks; load {os.getloadavg()[0]:.1f}", flush=True)
     try:
         for rtt in rtts:
