@@ -174,6 +174,8 @@ def play(args, rtt: float) -> dict:
             p.stop()
         if proxy is not None:
             proxy.close()
+    for p in procs:  # every process's lines beside the transcripts, with seconds since the case began
+        (folder / f"{p.name.replace(' ', '')}.out").write_text("".join(f"{t - relay.started:8.2f} {line}\n" for t, line in p.lines))
     copies = {p.name: copy_report(folder / name) for p, name in zip(seats, ("host.dtt", "j1.dtt", "j2.dtt"))}
     present = [c["transcript"] for c in copies.values() if not c["missing"]]
     agreement = compare(present).line() if len(present) > 1 else "fewer than two copies"
@@ -186,7 +188,7 @@ def play(args, rtt: float) -> dict:
 def report(case: dict, args) -> None:
     rtt, seats, copies = case["rtt"], case["seats"], case["copies"]
     stalls = f"a {args.stall:g} s stall every {args.stall_every:g} s" if args.stall else "no stalls"
-    print(f"== round trip {rtt:g} s ± {args.jitter:.0%}, {stalls} (transcripts in {case['folder']})")
+    print(f"== round trip {rtt:g} s ± {args.jitter:.0%}, {stalls} (transcripts and output in {case['folder']})")
     joined_at = min(j.started for j in case["joiners"])
     if case["started"] is not None:
         print(f"  seated: the game started {case['started'][0] - joined_at:.1f} s after the joiners were launched "
