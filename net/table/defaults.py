@@ -38,6 +38,7 @@ class Defaults(SeatPart):
         self._answered: tuple[Any, float] | None = None  # (wait, when) I first sent an answer to it
         self._witnessed: set[int] = set()  # claims (log index) I co-signed
         self._disputed: set[int] = set()  # claims against me (log index) I disputed
+        self._views: dict[int, str] = {}  # claims against me (log index) just accepted: my own view then
 
     def sent(self, kind: str, now: float) -> None:
         """A frame of mine went to the log: if it answers what the table waits for, when is my evidence."""
@@ -128,18 +129,24 @@ class Defaults(SeatPart):
         my log when it would take effect alone (a pending one changes nothing: `answer_claim`)."""
         if envelope.body["against"] != self.seat or self.seat is None:
             return
-        if not self.own.driver.orders_log and replica.needed(self.seat) > 1:
-            return
         why = self.own_view(time.monotonic())
+        if not self.own.driver.orders_log and replica.needed(self.seat) > 1:
+            # My view as the claim comes, for `answer_claim`: the batch that brings it may bring the
+            # witness that settles it too, and the wait it is about is over by then.
+            self._views[len(replica.log)] = why
+            return
         if why:
             raise Disputed(envelope.seat, f"{replica.who(self.seat)} disputes {replica.who(envelope.seat)}'s claim: {why}")
 
     def answer_claim(self, record) -> None:
-        """A pending claim against my seat landed: dispute it in the log if my own view refutes it."""
-        claim = self.replica.pending_claim(self.seat)
-        if claim is None or claim.index != record.index or claim.index in self._disputed:
-            return
-        why = self.own_view(time.monotonic())
+        """A claim against my seat landed: dispute it in the log if my own view as it came refutes it,
+        pending or already witnessed in the same batch (FAIRNESS.md §4: the accused's word is kept)."""
+        why = self._views.pop(record.index, None)
+        claim = next((c for c in self.replica.claims if c.index == record.index), None)
+        if claim is None or claim.state == "lapsed" or claim.index in self._disputed:
+            return  # lapsed: what the table waited for from me is in the log
+        if why is None and claim.state == "pending":
+            why = self.own_view(time.monotonic())
         if why:
             self.dispute(record.frame, record.index, record.seat, why)
 
