@@ -69,7 +69,8 @@ class HeldAnswers(SeatPart):
         self.own = seat
         self.held: dict[int, OrderedDict] = {}  # sender seat -> {(kind, event or claim index): frame}
         self.carried: set[tuple[int, int]] = set()  # (claim index, seat) whose held reveal I submitted
-        self.kept: set[tuple[int, int]] = set()  # (claim index, seat) whose held dispute I kept and carried
+        self.kept: set[tuple[int, int]] = set()  # (claim index, seat) whose held dispute my transcript keeps
+        self.carried_disputes: set[tuple[int, int]] = set()  # ... and which I submitted (or the log holds)
         self._boxes: dict[bytes, Box | None] = {}  # another seat's Ed25519 key -> our box (one X25519 each)
 
     def box(self, key: bytes) -> Box | None:
@@ -164,22 +165,28 @@ class HeldAnswers(SeatPart):
 
     def keep_disputes(self) -> None:
         """Every dispute I hold of a claim my log holds at its index: kept in my transcript as evidence
-        (`verify` reports the claim as disputed), and carried to the log once (a signed frame: anyone may
-        carry it; the log then holds it in every copy), whatever became of the claim. Called when a
-        dispute comes and when a claim lands (its box may come before the orderer's entries)."""
-        replica, log = self.replica, self.replica.log
+        (`verify` says the claim is disputed), and once the claim has taken effect, carried to the log,
+        once (a signed frame: anyone may carry it; every copy then holds it). Not while it is pending: the
+        dispute would use up the sequence numbers of the answers it shows, which the log may still take
+        (a held reveal, carried by `carry`), and the claim lapses then. Called when a dispute comes and
+        when a claim or a witness lands (a box may come before the orderer's entries)."""
+        replica = self.replica
+        log, states = replica.log, {c.index: c.state for c in replica.claims}
         in_log = {(d.seat, d.claim) for d in replica.disputes if d.held}
         for sender, mine in self.held.items():
             for (kind, index), frame in mine.items():
-                if kind != "dispute" or (index, sender) in self.kept or index >= len(log) \
+                if kind != "dispute" or (index, sender) in self.carried_disputes or index >= len(log) \
                         or log[index].frame != wire.decode(frame).body["frame"]:
                     continue
-                self.kept.add((index, sender))
                 if (sender, index) in in_log:  # every copy holds it already
+                    self.carried_disputes.add((index, sender))
                     continue
-                self.own.transcript.append_evidence(frame, f"seat {sender}'s dispute of seat {log[index].seat}'s claim "
-                                                           f"at entry {index + 1}, boxed to this seat by seat {sender}")
-                if not self.own.driver.orders_log:
+                if (index, sender) not in self.kept:
+                    self.kept.add((index, sender))
+                    self.own.transcript.append_evidence(frame, f"seat {sender}'s dispute of seat {log[index].seat}'s "
+                                                               f"claim at entry {index + 1}, boxed to this seat by seat {sender}")
+                if states.get(index) in ("out", "answered") and not self.own.driver.orders_log:
+                    self.carried_disputes.add((index, sender))
                     self.own.driver.submit(frame)
 
     def carry(self, now: float) -> None:

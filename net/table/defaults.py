@@ -113,8 +113,9 @@ class Defaults(SeatPart):
 
     # -- claims against my seat (FAIRNESS.md §4: no one party's clock decides) --------------------
     def own_view(self, now: float) -> str:
-        """Why my seat is not in default by my own view (my clock since I saw the wait begin, and my
-        answer the log does not hold), or "" when I agree it is."""
+        """Why my seat is not in default by my own view (my clock since I saw the wait begin, my answer
+        the log does not hold, or any frame of mine it does not hold, behind which I wait), or "" when I
+        agree it is."""
         replica = self.replica
         wait = deadlines.waiting_key(replica)
         since = self._waiting_since if wait == self._waiting_key else now  # a wait begun in this batch: my clock starts now
@@ -122,7 +123,13 @@ class Defaults(SeatPart):
         if self._answered is not None and self._answered[0] == wait and self.own.unordered:
             answered = max(0.0, self._answered[1] - since)
         cut_off = self.own.driver.cut_off(now, since)  # how long this seat was cut off from the table since then
-        return deadlines.disputes(replica, self.own.timing, self.seat, now - since, cut_off, answered)
+        why = deadlines.disputes(replica, self.own.timing, self.seat, now - since, cut_off, answered)
+        if why or not self.own.unordered:
+            return why
+        # A seat acts only on top of its own frames (Seat.act): one the log never took held it back.
+        seq, (_, frame) = min(self.own.unordered.items())
+        return (f"the log does not hold its {wire.decode(frame).kind} (sequence number {seq}), sent before the claim, "
+                "and it acts only once the log holds it")
 
     def check_claim(self, replica, envelope: wire.Envelope) -> None:
         """My replica's `claim_check`: a claim against my seat that my own view refutes is kept out of
