@@ -55,7 +55,7 @@ class Verdict:
     confirmed: Phrase | None = None  # who confirmed the end: "confirmed by every seat", or what is not
     unconfirmed: bool = False  # valid, but some seat's signed frames do not vouch for the whole end (§5.13)
     evidence: Phrase | None = None  # frames the copy kept aside that its log never ordered (FAIRNESS.md §3c)
-    disputes: tuple[KeptDispute, ...] = ()  # of those, the accused's signed disputes of claims the log holds
+    disputes: tuple[KeptDispute, ...] = ()  # of those, the accused's signed disputes of the claims that put it out
 
 
     @property

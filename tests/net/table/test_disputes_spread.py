@@ -16,15 +16,18 @@ from __future__ import annotations
 import pytest
 
 from dicetable.core import registry
+from dicetable.core.game import Move
 from dicetable.net.identity import Profile
 from dicetable.net.log import wire
-from dicetable.net.log.transcript import read
+from dicetable.net.log.transcript import TranscriptWriter, header_for, read
 from dicetable.net.log.verify import verify
 from dicetable.net.reach.transport import curve_keypair
 from dicetable.net.table.deadlines import Timing
 from dicetable.net.table.events import ClaimDisputed
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.local_seats import Table
+from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
 from dicetable.tui.cli import main
 
@@ -32,6 +35,7 @@ from misbehaving_relay import MisbehavingRelay, Misbehaviour
 from net_helpers import Running, in_thread, stop_all, wait_until
 
 BREAKER = registry.get("dicebreaker")
+ROOM = registry.get("diceroom")
 # Every wait 2 s: Bob's unanswered move or reveal is late by every clock soon; slack 0.5 s (net_helpers.LATE).
 TIMING = Timing(heartbeat=0.5, drop_after=3.0, grace=30.0, reveal_deadline=2.0, turn_deadline=2.0,
                 answer_deadline=2.0, connect_timeout=5.0)
@@ -129,3 +133,60 @@ def test_with_its_boxes_dropped_too_the_victims_own_copy_still_says_disputed(rel
     assert said[3].startswith("copies agree") and (
         f"seat 1 (bob) in default by seat {claim.seat} ({by})'s claim at entry {claim.index + 1} — disputed by seat 1 (bob): "
         in said[3]) and "kept aside in 1 copy, never in the log)" in said[3], said[3]
+
+
+# -- what a seat does with another seat's dispute boxed to it (net/table/answer_path.py, PROTOCOL.md §10.10) --
+class Recorder:
+    """A joiner's driver as far as held answers use it: what they submit to the orderer."""
+
+    orders_log = False
+
+    def __init__(self) -> None:
+        self.submitted: list[bytes] = []
+
+    def submit(self, frame: bytes) -> None:
+        self.submitted.append(frame)
+
+
+def seated(table: Table, seat: int, path) -> Seat:
+    """A real Seat on `table`'s replica of `seat`, writing its transcript to `path`."""
+    own = Seat(table.seats[seat].profile)
+    own.replica, own.seat, own.driver = table.peers[seat], seat, Recorder()
+    own.transcript.reopened(TranscriptWriter.create(path, header_for(own.replica)), path)
+    return own
+
+
+def test_a_held_dispute_is_checked_kept_once_and_carried_once_its_claim_took_effect(tmp_path):
+    """Bob holds Cy's dispute, boxed to him, of Ann's claim against Cy: kept in his transcript at once,
+    carried to the log only once Bob's witness lands (before, it would use up the numbers of the answers
+    it shows), and once. A second dispute of the claim, or one of a claim not against its sender, or of
+    a claim its claimant never signed, is kept nowhere."""
+    table = Table(ROOM, ROOM.resolve_options({"rolls": 1}), ["ann", "bob", "cy"])
+    ann, bob, cy = table.seats
+    table.post(ann.move(Move("roll", ("d6",))))
+    table.post(ann.reveal(1))
+    claim = table.post(ann.frame("claim", wire.claim_body(2, "seat 2 did not reveal within 30 s")))
+    held_by, sent_by = seated(table, 1, tmp_path / "bob.dtt"), seated(table, 2, tmp_path / "cy.dtt")
+
+    def boxed(frame: bytes) -> bytes:
+        (to, box), = [b for b in sent_by.held.boxes(frame, 0) if b[0] == 1]
+        return box
+
+    dispute = cy.frame("dispute", wire.dispute_body(claim.index, claim.frame, "it revealed at once", []))
+    assert held_by.held.take(2, boxed(dispute))
+    assert held_by.driver.submitted == []  # pending: kept, not carried
+    again = cy.frame("dispute", wire.dispute_body(claim.index, claim.frame, "and again", []))
+    assert held_by.held.take(2, boxed(again)) and held_by.held.held[2][("dispute", claim.index)] == dispute
+    record = table.post(bob.frame("witness", wire.witness_body(claim.index)))  # Bob's clock agreed: Cy is out
+    assert table.peers[1].claims[0].state == "out"
+    held_by.applied(record)
+    held_by.held.keep_disputes()  # a second look carries nothing twice
+    assert held_by.driver.submitted == [dispute]
+    # Not Cy's to dispute: a claim against Bob; nor a claim Ann never signed.
+    against_bob = ann.frame("claim", wire.claim_body(1, "x"))
+    assert not held_by.held.take(2, boxed(cy.frame("dispute", wire.dispute_body(claim.index, against_bob, "x", []))))
+    forged = wire.make_frame(cy.profile, table.table, 0, 9, "claim", wire.claim_body(2, "x"), table.host.head)
+    assert not held_by.held.take(2, boxed(cy.frame("dispute", wire.dispute_body(claim.index, forged, "x", []))))
+    held_by.transcript.close()
+    kept = read(tmp_path / "bob.dtt").evidence
+    assert [frame for frame, _ in kept] == [dispute]
