@@ -71,3 +71,25 @@ def _signed(frame: bytes, keys: dict[int, bytes]) -> wire.Envelope | None:
         return None
     key = keys.get(env.seat)
     return env if env.signature and key is not None and env.signed_by(key) else None
+
+
+def in_copy(replica, transcript) -> dict[tuple[int, int], KeptDispute]:
+    """The accused's signed disputes a copy (`transcript`, replayed as `replica`) kept aside of claims its log holds."""
+    logged = {(d.seat, d.claim) for d in replica.disputes if d.held}
+    keys = {seat: info.key for seat, info in enumerate(replica.seats) if info is not None}
+    return kept_disputes(transcript.evidence, [r.frame for r in replica.log], keys, logged)
+
+
+def stopped(replica, transcript):
+    """A claim pending where an unfinished log ends that its accused disputes, in the log or in a dispute
+    the copy kept aside (PROTOCOL.md §16.3 item 6): (claim, the dispute in words, the kept frames so said), or None."""
+    kept = None
+    for claim in (c for c in replica.claims if c.state == "pending"):
+        logged = next((d for d in replica.disputes if d.held and d.claim == claim.index and d.seat == claim.against), None)
+        if logged is not None:
+            return claim, phrase(" — disputed by ", Seat(claim.against), " in the log: ", logged.reason), set()
+        kept = in_copy(replica, transcript) if kept is None else kept
+        spoken = kept.get((claim.against, claim.index))
+        if spoken is not None:
+            return claim, spoken.said(), {spoken.frame}
+    return None

@@ -29,7 +29,7 @@ from dicetable.core.game import GameError, Result
 from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.refusals import DealError, Refusal
-from dicetable.net.log.kept_disputes import KeptDispute, kept_disputes
+from dicetable.net.log.kept_disputes import KeptDispute, in_copy, kept_disputes, stopped
 from dicetable.net.log.records import Record
 from dicetable.net.log.replica import Replica
 from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, Transcript, read
@@ -169,6 +169,12 @@ def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record],
         waiting = replica.waiting_for
         seat = waiting.seats[0] if len(waiting.seats) == 1 else None
         text = f"the game is unfinished{end}: the log ends waiting for {waiting}"
+        halted = stopped(replica, transcript)
+        if halted is not None:  # on a claim its accused disputes: the accused's word, not a fault of the log
+            claim, said, kept = halted
+            text += str(phrase(", with ", Seat(claim.seat), "'s claim against ", Seat(claim.against),
+                               f" pending (entry {claim.index + 1})", said))
+            return _fault(replica, game, "disputed", text, claim.seat, claim.index + 1, kept_aside(replica, transcript, kept))
         return _fault(replica, game, "unfinished", text, seat, len(transcript.frames), aside)
     unopened = [(label, missing) for label, missing in book.unchecked() if missing]
     if unopened and replica.forced is None:  # a game that ended by its rules opens every deck
@@ -194,11 +200,8 @@ def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record],
             )
             return _fault(replica, game, "result", text, None, None)
     # The accused's disputes kept aside, said with the default they dispute (net/log/kept_disputes.py).
-    logged = {(d.seat, d.claim) for d in replica.disputes if d.held}
-    keys = {seat: info.key for seat, info in enumerate(replica.seats) if info is not None}
     out = {c.index for c in replica.claims if c.state == "out"}
-    disputes = {place: d for place, d in kept_disputes(transcript.evidence, [r.frame for r in replica.log], keys,
-                                                       logged).items() if d.claim in out}
+    disputes = {place: d for place, d in in_copy(replica, transcript).items() if d.claim in out}
     aside = kept_aside(replica, transcript, {d.frame for d in disputes.values()})
     result = replica.result
     if replica.ending is not None:  # FAIRNESS.md §5: what the claim rests on, never a plain win

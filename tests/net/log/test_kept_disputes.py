@@ -122,3 +122,24 @@ def test_several_copies_say_a_dispute_any_copy_kept(game, tmp_path):
         "it revealed at once (its signed word, kept aside in 1 copy, never in the log)"), agreement.line()
     plain.evidence.append((_forgeries(game)["in another's name"], "kept aside"))
     assert "disputed" not in compare([plain, plain]).line()
+
+
+def test_a_game_stopped_on_a_claim_its_accused_disputes_is_disputed_not_invalid(tmp_path):
+    """No witness came (a seat held cy's answer): the log ends with ann's claim pending. With cy's signed
+    dispute kept aside the copy says so, cy's word; with a forged one, it is only unfinished."""
+    for kept, said in ((True, "disputed: "), (False, "invalid: ")):
+        path = tmp_path / f"{kept}.dtt"
+        table = Table(ROOM, ROOM.resolve_options({"rolls": 1}), ["ann", "bob", "cy"], transcript=path)
+        ann, bob, cy = table.seats
+        table.post(ann.move(Move("roll", ("d6",))))
+        table.post(ann.reveal(1))
+        claim = table.post(ann.frame("claim", wire.claim_body(2, "seat 2 did not reveal within 30 s")))
+        dispute = (cy if kept else bob).frame("dispute", wire.dispute_body(claim.index, claim.frame, "it revealed at once", []))
+        table.writer.append_evidence(dispute, "kept aside")
+        table.writer.close()
+        line = verify(path).line()
+        assert line.startswith(said + "the game is unfinished: the log ends waiting for seat 1, seat 2 to reveal"), line
+        assert ("— disputed by seat 2: it revealed at once" in line) == kept, line
+        if kept:
+            assert f"with seat 0's claim against seat 2 pending (entry {claim.index + 1})" in line
+            assert "kept aside, never in this log" not in line  # said once, with its claim

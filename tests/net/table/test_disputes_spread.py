@@ -109,10 +109,11 @@ def test_a_starved_seats_dispute_reaches_every_seat_and_no_copy_says_a_clean_def
     if out:  # Bob in default by a witnessed claim: every copy says Bob disputes it, none a clean default
         by, witness = NAMES[out[0].seat], NAMES[out[0].witnesses[0]]
         assert all(f"bob in default (claim by {by}, witnessed by {witness}, disputed by bob)" in line for line in said[:3]), said
-    else:  # the game stopped on a claim Cy holds Bob's answer to: unfinished, never a default
-        assert all("the game is unfinished" in line and "bob's dispute of the claim" in line
+    else:  # the game stopped on a claim Cy holds Bob's dispute of: never a default, and said so
+        assert all(line.split(": ", 1)[1].startswith("disputed: the game is unfinished") and "disputed by seat 1: " in line
                    for line in (said[1], said[2])), said
-    assert all(line.split(": ", 1)[1].startswith(("valid: ", "invalid: the game is unfinished")) for line in said[:3])
+    assert all(line.split(": ", 1)[1].startswith(("valid: ", "disputed: ", "invalid: the game is unfinished"))
+               for line in said[:3])
 
 
 @pytest.mark.slow
