@@ -13,7 +13,11 @@ their disputes by claim; at most `MAX_HELD` per seat (a seat flooding boxes push
 oldest ones). What it is for (net/table/defaults.py): a seat never claims or witnesses a default
 against a seat whose answer to the table's wait it holds, and it submits that answer to the orderer
 itself (a reveal authenticates itself, so anyone may carry it); what the log never takes it keeps in
-its transcript as evidence (`evidence` records, net/log/transcript.py) that `verify` shows.
+its transcript as evidence (`evidence` records, net/log/transcript.py) that `verify` shows. A dispute
+is held only if it answers a claim of this table against its sender, signed by its claimant, one per
+claim (the first); it is kept as evidence once the log holds that claim, and carried to the log once
+the claim took effect (`keep_disputes`): so a dispute the orderer, or the relay on the way to it,
+never took reaches every copy the boxes reached, and the log through them (issue 37).
 """
 
 from __future__ import annotations
