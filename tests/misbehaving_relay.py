@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from dicetable.net.reach.relay import RelayServer
+from dicetable.net.reach.transport import BadPacket, unpack
 
 SMALL = 200  # bytes: a tagged ping, pong or presence is smaller; a submit or an entries packet of a move is larger
 KEPT = 64  # packets kept per connection for replays
@@ -34,7 +35,8 @@ class Misbehaviour:
     duplicate: float = 0.0  # chance a packet is sent twice (the copy up to `reorder` or 50 ms later)
     reorder: float = 0.0  # every packet held a further 0..this, so packets within such a window cross
     replay_every: float = 0.0  # every so often an earlier packet to a random connection is sent again
-    starve: dict[int, str] = field(default_factory=dict)  # joiner k -> "submissions", "entries" or "all"
+    # joiner k -> "submissions", "entries", "answers" (its submissions and its boxes to other seats) or "all"
+    starve: dict[int, str] = field(default_factory=dict)
 
 
 def misbehaviour(mode: str, size: float = 1.0) -> Misbehaviour:
@@ -75,10 +77,16 @@ class MisbehavingRelay(RelayServer):
         if peer not in self.joiners:
             self.joiners.append(peer)
         what = self._starved(peer)
-        if what == "all" or (what == "submissions" and len(data) > SMALL):
+        if what == "all" or (what in ("submissions", "answers") and len(data) > SMALL):
             self.counts["starved"] += 1
             return
         super()._to_host(peer, conn, data, now)
+
+    def handle(self, peer, data, address=""):
+        if self._starved(peer) == "answers" and _op(data) == "box_to":  # its boxes to the seats, seat to seat (§12.8)
+            self.counts["starved"] += 1
+            return
+        super().handle(peer, data, address)
 
     def _send_raw(self, peer, data):
         what = self._starved(peer)
@@ -129,3 +137,10 @@ class MisbehavingRelay(RelayServer):
             peer = self.chance.choice(sorted(self._kept))
             self.counts["replayed"] += 1
             super()._send_raw(peer, self.chance.choice(list(self._kept[peer])))
+
+
+def _op(data: bytes) -> str | None:
+    try:
+        return unpack(data)[0]
+    except BadPacket:
+        return None

@@ -29,6 +29,7 @@ from dicetable.core.game import GameError, Result
 from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.refusals import DealError, Refusal
+from dicetable.net.log.kept_disputes import KeptDispute, in_copy, kept_disputes, stopped
 from dicetable.net.log.records import Record
 from dicetable.net.log.replica import Replica
 from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, Transcript, read
@@ -54,6 +55,7 @@ class Verdict:
     confirmed: Phrase | None = None  # who confirmed the end: "confirmed by every seat", or what is not
     unconfirmed: bool = False  # valid, but some seat's signed frames do not vouch for the whole end (§5.13)
     evidence: Phrase | None = None  # frames the copy kept aside that its log never ordered (FAIRNESS.md §3c)
+    disputes: tuple[KeptDispute, ...] = ()  # of those, the accused's signed disputes of the claims that put it out
 
 
     @property
@@ -101,7 +103,9 @@ class Verdict:
                 checked += f"; card audit not done: {decks} never opened (the game ended by {cause})"
             went_on = [c for c in replica.claims if c.state == "out" and c != replica.ending] if replica is not None else []
             if went_on:  # defaults the game went on without (FAIRNESS.md §4)
-                each = listing(phrase(Seat(c.against), " in default (", replica.basis(c), ")") for c in went_on)
+                kept = {d.claim: d for d in self.disputes}
+                each = listing(phrase(Seat(c.against), " in default (", replica.basis(c), ")",
+                                      kept[c.index].said() if c.index in kept else "") for c in went_on)
                 checked += f"; {self.named(each)}, the game went on without"
             if self.confirmed is not None:
                 checked += f"; {self.named(self.confirmed)}"
@@ -165,6 +169,12 @@ def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record],
         waiting = replica.waiting_for
         seat = waiting.seats[0] if len(waiting.seats) == 1 else None
         text = f"the game is unfinished{end}: the log ends waiting for {waiting}"
+        halted = stopped(replica, transcript)
+        if halted is not None:  # on a claim its accused disputes: the accused's word, not a fault of the log
+            claim, said, kept = halted
+            text += str(phrase(", with ", Seat(claim.seat), "'s claim against ", Seat(claim.against),
+                               f" pending (entry {claim.index + 1})", said))
+            return _fault(replica, game, "disputed", text, claim.seat, claim.index + 1, kept_aside(replica, transcript, kept))
         return _fault(replica, game, "unfinished", text, seat, len(transcript.frames), aside)
     unopened = [(label, missing) for label, missing in book.unchecked() if missing]
     if unopened and replica.forced is None:  # a game that ended by its rules opens every deck
@@ -189,24 +199,31 @@ def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record],
                 f" ({replayed.describe()})"
             )
             return _fault(replica, game, "result", text, None, None)
+    # The accused's disputes kept aside, said with the default they dispute (net/log/kept_disputes.py).
+    out = {c.index for c in replica.claims if c.state == "out"}
+    disputes = {place: d for place, d in in_copy(replica, transcript).items() if d.claim in out}
+    aside = kept_aside(replica, transcript, {d.frame for d in disputes.values()})
     result = replica.result
     if replica.ending is not None:  # FAIRNESS.md §5: what the claim rests on, never a plain win
-        result = replace(result, reason=phrase(result.reason, " — ", replica.basis(replica.ending)))
+        kept = next((d for d in disputes.values() if d.claim == replica.ending.index), None)
+        result = replace(result, reason=phrase(result.reason, " — ", replica.basis(replica.ending),
+                                               kept.said() if kept is not None else ""))
     words = result.said()
     if len(series) > 1:
         words = listing((phrase(f"game {n}: ", r.said()) for n, r in enumerate((*series[:-1], result), 1)), "; ")
     return Verdict(replica.game.name, replica.moves, words, ended=result, replica=replica, deals=book.checked,
                    unopened=len(unopened), confirmed=confirmation(replica, bool(header.get("receipts"))),
-                   unconfirmed=not replica.confirmation().confirmed, evidence=aside)
+                   unconfirmed=not replica.confirmation().confirmed, evidence=aside, disputes=tuple(disputes.values()))
 
 
-def kept_aside(replica: Replica, transcript: Transcript) -> Phrase | None:
+def kept_aside(replica: Replica, transcript: Transcript, said: set[bytes] = frozenset()) -> Phrase | None:
     """The evidence records (FAIRNESS.md §3c, PROTOCOL.md §16.1) whose frames the log does not hold,
     each its seat's own — signed by it, or an unsigned reveal that opens its committed chain — in words:
-    `kept aside, never in this log: Bob's reveal for event 1, Bob's dispute of the claim at entry 9`."""
+    `kept aside, never in this log: Bob's reveal for event 1, Bob's dispute of the claim at entry 9`;
+    but those `said` with the claim they dispute (net/log/kept_disputes.py)."""
     from dicetable.net.log import wire
 
-    in_log = {record.frame for record in replica.log}
+    in_log = {record.frame for record in replica.log} | said
     found: dict[tuple[int, int], Phrase] = {}  # (seat, seq) -> words: in the order the seats signed them
     for frame, _ in transcript.evidence[:MAX_EVIDENCE_SHOWN]:  # a hostile file cannot make verify slow
         if frame in in_log:
@@ -308,11 +325,14 @@ class Agreement:
     entries: int  # entries of the longest copy
     fork: str | None = None  # one line: where the copies part and who signed the fork, if anyone
     forker: int | None = None  # the seat proven to have forked (it signed both branches)
+    disputed: str = ""  # the accused's signed disputes some copy kept aside, of claims the longest log holds
 
     def line(self) -> str:
         if self.fork is None:
-            return f"copies agree: {self.copies} copies, the longest {self.entries} entries, each a prefix of it"
-        return f"copies fork: {self.fork}"
+            said = f"copies agree: {self.copies} copies, the longest {self.entries} entries, each a prefix of it"
+        else:
+            said = f"copies fork: {self.fork}"
+        return said + (f"; {self.disputed}" if self.disputed else "")
 
 
 def _signed_by_seat(frame: bytes, keys: dict[int, bytes]):
@@ -354,6 +374,29 @@ def compare(transcripts: list[Transcript]) -> Agreement:
         raise ValueError("the transcripts are of different tables: compare copies of one table")
     keys = _seat_keys(transcripts)
     longest = max(transcripts, key=lambda t: len(t.frames))
+    return replace(_agreement(transcripts, keys, longest), disputed=_kept_disputes(transcripts, keys, longest))
+
+
+def _kept_disputes(transcripts: list[Transcript], keys: dict[int, bytes], longest: Transcript) -> str:
+    """The accused's signed disputes any copy kept aside (net/log/kept_disputes.py) of claims the longest
+    copy's log holds and that seat never disputed in it, each once, with how many copies hold it:
+    `seat 1 (bob) in default by seat 0 (ann)'s claim at entry 23 — disputed by seat 1 (bob): ...`."""
+    logged = set()
+    for frame in longest.frames:
+        env = _signed_by_seat(frame, keys)
+        if env is not None and env.kind == "dispute":
+            logged.add((env.seat, env.body["claim"]))
+    found: dict[tuple[int, int], tuple] = {}
+    for copy in transcripts:
+        for place, dispute in kept_disputes(copy.evidence, longest.frames, keys, logged).items():
+            first, copies = found.get(place, (dispute, 0))
+            found[place] = (first, copies + 1)
+    names = [str(Seat(n, s["name"])) for n, s in enumerate(transcripts[0].header["seats"])]  # as compare names seats
+    return "; ".join(phrase(Seat(d.seat), " in default by ", Seat(d.claimant), f"'s claim at entry {d.claim + 1}",
+                            d.said(copies)).words(names) for d, copies in (found[place] for place in sorted(found)))
+
+
+def _agreement(transcripts: list[Transcript], keys: dict[int, bytes], longest: Transcript) -> Agreement:
     first_fork = None
     for copy in transcripts:
         for index, frame in enumerate(copy.frames):

@@ -13,7 +13,11 @@ their disputes by claim; at most `MAX_HELD` per seat (a seat flooding boxes push
 oldest ones). What it is for (net/table/defaults.py): a seat never claims or witnesses a default
 against a seat whose answer to the table's wait it holds, and it submits that answer to the orderer
 itself (a reveal authenticates itself, so anyone may carry it); what the log never takes it keeps in
-its transcript as evidence (`evidence` records, net/log/transcript.py) that `verify` shows.
+its transcript as evidence (`evidence` records, net/log/transcript.py) that `verify` shows. A dispute
+is held only if it answers a claim of this table against its sender, signed by its claimant, one per
+claim (the first); it is kept as evidence once the log holds that claim, and carried to the log once
+the claim took effect (`keep_disputes`): so a dispute the orderer, or the relay on the way to it,
+never took reaches every copy the boxes reached, and the log through them (issue 37).
 """
 
 from __future__ import annotations
@@ -68,7 +72,9 @@ class HeldAnswers(SeatPart):
     def __init__(self, seat) -> None:
         self.own = seat
         self.held: dict[int, OrderedDict] = {}  # sender seat -> {(kind, event or claim index): frame}
-        self.carried: set[tuple[int, int]] = set()  # (claim index, seat) whose held answer I submitted
+        self.carried: set[tuple[int, int]] = set()  # (claim index, seat) whose held reveal I submitted
+        self.kept: set[tuple[int, int]] = set()  # (claim index, seat) whose held dispute my transcript keeps
+        self.carried_disputes: set[tuple[int, int]] = set()  # ... and which I submitted (or the log holds)
         self._boxes: dict[bytes, Box | None] = {}  # another seat's Ed25519 key -> our box (one X25519 each)
 
     def box(self, key: bytes) -> Box | None:
@@ -109,15 +115,33 @@ class HeldAnswers(SeatPart):
             return False
         if env.signature and not env.signed_by(info.key):
             return False
-        if env.kind == "dispute" and not env.signature:
+        if env.kind == "dispute" and (not env.signature or self._claimant(env) is None):
             return False
         which = (env.kind, env.body["k"] if env.kind == "reveal" else env.body["claim"])
         mine = self.held.setdefault(sender, OrderedDict())
+        if env.kind == "dispute" and which in mine:
+            return True  # one dispute per claim and seat: the first it sent me stands
         mine[which] = frame
         mine.move_to_end(which)
         while len(mine) > MAX_HELD:
             mine.popitem(last=False)
+        if env.kind == "dispute":
+            self.keep_disputes()
         return True
+
+    def _claimant(self, dispute: wire.Envelope) -> int | None:
+        """The seat whose claim `dispute` answers, if that claim is a claim of this table against the
+        dispute's author signed by a seat of it (PROTOCOL.md §5.7); else None: it is kept nowhere."""
+        replica = self.replica
+        try:
+            claim = wire.decode(dispute.body["frame"])
+        except wire.WireError:
+            return None
+        seats = replica.seats
+        if claim.kind != "claim" or claim.table != replica.table or claim.body["against"] != dispute.seat \
+                or not 0 <= claim.seat < len(seats) or claim.seat == dispute.seat or seats[claim.seat] is None:
+            return None
+        return claim.seat if claim.signed_by(seats[claim.seat].key) else None
 
     def answer(self, seat: int) -> bytes | None:
         """The answer of `seat` I hold to the table's wait now: its reveal that opens its chain for the
@@ -143,6 +167,32 @@ class HeldAnswers(SeatPart):
             return False
         return True
 
+    def keep_disputes(self) -> None:
+        """Every dispute I hold of a claim my log holds at its index: kept in my transcript as evidence
+        (`verify` says the claim is disputed), and once the claim has taken effect, carried to the log,
+        once (a signed frame: anyone may carry it; every copy then holds it). Not while it is pending: the
+        dispute would use up the sequence numbers of the answers it shows, which the log may still take
+        (a held reveal, carried by `carry`), and the claim lapses then. Called when a dispute comes and
+        when a claim or a witness lands (a box may come before the orderer's entries)."""
+        replica = self.replica
+        log, states = replica.log, {c.index: c.state for c in replica.claims}
+        in_log = {(d.seat, d.claim) for d in replica.disputes if d.held}
+        for sender, mine in self.held.items():
+            for (kind, index), frame in mine.items():
+                if kind != "dispute" or (index, sender) in self.carried_disputes or index >= len(log) \
+                        or log[index].frame != wire.decode(frame).body["frame"]:
+                    continue
+                if (sender, index) in in_log:  # every copy holds it already
+                    self.carried_disputes.add((index, sender))
+                    continue
+                if (index, sender) not in self.kept:
+                    self.kept.add((index, sender))
+                    self.own.transcript.append_evidence(frame, f"seat {sender}'s dispute of seat {log[index].seat}'s "
+                                                               f"claim at entry {index + 1}, boxed to this seat by seat {sender}")
+                if states.get(index) in ("out", "answered") and not self.own.driver.orders_log:
+                    self.carried_disputes.add((index, sender))
+                    self.own.driver.submit(frame)
+
     def carry(self, now: float) -> None:
         """A claim is pending against a seat whose reveal I hold: the orderer lacks it (or hides it). I
         send it to the log myself (anyone may carry a reveal), once per claim, and keep it as evidence."""
@@ -151,10 +201,10 @@ class HeldAnswers(SeatPart):
             if claim.state != "pending" or (claim.index, claim.against) in self.carried:
                 continue
             frame = self.answer(claim.against)
-            if frame is None:
+            if frame is None or wire.decode(frame).kind != "reveal":  # a dispute: `keep_disputes`
                 continue
             self.carried.add((claim.index, claim.against))
             self.own.transcript.append_evidence(frame, f"seat {claim.against}'s answer, held while seat {claim.seat} "
                                                        "claimed it in default")
-            if wire.decode(frame).kind == "reveal" and not self.own.driver.orders_log:
+            if not self.own.driver.orders_log:
                 self.own.driver.submit(frame)

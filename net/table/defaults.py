@@ -38,6 +38,7 @@ class Defaults(SeatPart):
         self._answered: tuple[Any, float] | None = None  # (wait, when) I first sent an answer to it
         self._witnessed: set[int] = set()  # claims (log index) I co-signed
         self._disputed: set[int] = set()  # claims against me (log index) I disputed
+        self._views: dict[int, str] = {}  # claims against me (log index) just accepted: my own view then
 
     def sent(self, kind: str, now: float) -> None:
         """A frame of mine went to the log: if it answers what the table waits for, when is my evidence."""
@@ -112,8 +113,9 @@ class Defaults(SeatPart):
 
     # -- claims against my seat (FAIRNESS.md §4: no one party's clock decides) --------------------
     def own_view(self, now: float) -> str:
-        """Why my seat is not in default by my own view (my clock since I saw the wait begin, and my
-        answer the log does not hold), or "" when I agree it is."""
+        """Why my seat is not in default by my own view (my clock since I saw the wait begin, my answer
+        the log does not hold, or any frame of mine it does not hold, behind which I wait), or "" when I
+        agree it is."""
         replica = self.replica
         wait = deadlines.waiting_key(replica)
         since = self._waiting_since if wait == self._waiting_key else now  # a wait begun in this batch: my clock starts now
@@ -121,25 +123,37 @@ class Defaults(SeatPart):
         if self._answered is not None and self._answered[0] == wait and self.own.unordered:
             answered = max(0.0, self._answered[1] - since)
         cut_off = self.own.driver.cut_off(now, since)  # how long this seat was cut off from the table since then
-        return deadlines.disputes(replica, self.own.timing, self.seat, now - since, cut_off, answered)
+        why = deadlines.disputes(replica, self.own.timing, self.seat, now - since, cut_off, answered)
+        if why or not self.own.unordered:
+            return why
+        # A seat acts only on top of its own frames (Seat.act): one the log never took held it back.
+        seq, (_, frame) = min(self.own.unordered.items())
+        return (f"the log does not hold its {wire.decode(frame).kind} (sequence number {seq}), sent before the claim, "
+                "and it acts only once the log holds it")
 
     def check_claim(self, replica, envelope: wire.Envelope) -> None:
         """My replica's `claim_check`: a claim against my seat that my own view refutes is kept out of
         my log when it would take effect alone (a pending one changes nothing: `answer_claim`)."""
         if envelope.body["against"] != self.seat or self.seat is None:
             return
-        if not self.own.driver.orders_log and replica.needed(self.seat) > 1:
-            return
         why = self.own_view(time.monotonic())
+        if not self.own.driver.orders_log and replica.needed(self.seat) > 1:
+            # My view as the claim comes, for `answer_claim`: the batch that brings it may bring the
+            # witness that settles it too, and the wait it is about is over by then.
+            self._views[len(replica.log)] = why
+            return
         if why:
             raise Disputed(envelope.seat, f"{replica.who(self.seat)} disputes {replica.who(envelope.seat)}'s claim: {why}")
 
     def answer_claim(self, record) -> None:
-        """A pending claim against my seat landed: dispute it in the log if my own view refutes it."""
-        claim = self.replica.pending_claim(self.seat)
-        if claim is None or claim.index != record.index or claim.index in self._disputed:
-            return
-        why = self.own_view(time.monotonic())
+        """A claim against my seat landed: dispute it in the log if my own view as it came refutes it,
+        pending or already witnessed in the same batch (FAIRNESS.md §4: the accused's word is kept)."""
+        why = self._views.pop(record.index, None)
+        claim = next((c for c in self.replica.claims if c.index == record.index), None)
+        if claim is None or claim.state == "lapsed" or claim.index in self._disputed:
+            return  # lapsed: what the table waited for from me is in the log
+        if why is None and claim.state == "pending":
+            why = self.own_view(time.monotonic())
         if why:
             self.dispute(record.frame, record.index, record.seat, why)
 

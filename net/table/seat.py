@@ -190,6 +190,8 @@ class Seat:
             self.watch_deal()
         elif kind == "claim" and body["against"] == self.seat:
             self.defaults.answer_claim(record)
+        elif kind in ("claim", "witness"):  # a claim landed or took effect: its accused's dispute I hold
+            self.held.keep_disputes()  # is kept, and carried once the claim took effect (net/table/answer_path.py)
         latest = record.index == len(self.replica.log) - 1  # a batch's earlier records come first
         if latest:
             self.series.game_over()

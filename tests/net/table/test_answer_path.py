@@ -130,20 +130,23 @@ def drop_and_claim(host_type, tmp_path, capsys, **where) -> tuple:
         assert kinds == ["dispute", "reveal"]  # the victim's reveal (also as seat 2 carried it) and its dispute
     finally:
         stop_all(host, victim, third)
-    # The victim's copy keeps its own reveal and its dispute; seat 2's keeps the reveal it held.
+    # The victim's copy keeps its own reveal and its dispute; seat 2's keeps both as it held them.
     mine = {wire.decode(f).kind for f, _ in read(tmp_path / "bob.dtt").evidence}
     assert mine == {"reveal", "dispute"}
     held = [wire.decode(f) for f, _ in read(tmp_path / "cy.dtt").evidence]
-    assert [(e.kind, e.seat) for e in held] == [("reveal", 1)]
-    k = held[0].body["k"]
-    line = verify(tmp_path / "bob.dtt").line()
-    assert line.startswith("invalid: the game is unfinished") and line.endswith(
-        f"; kept aside, never in this log: Bob's reveal for event {k}, Bob's dispute of the claim at entry {claim.index + 1}"), line
-    assert verify(tmp_path / "cy.dtt").line().endswith(f"; kept aside, never in this log: Bob's reveal for event {k}")
+    assert sorted((e.kind, e.seat) for e in held) == [("dispute", 1), ("reveal", 1)]
+    k = next(e for e in held if e.kind == "reveal").body["k"]
+    # The game stopped on a claim its accused disputes: said as such, the accused's word (§16.3 item 6).
+    stopped = (f"disputed: the game is unfinished: the log ends waiting for seat 1 to reveal, with seat 0's claim "
+               f"against seat 1 pending (entry {claim.index + 1}) — disputed by seat 1: ")
+    kept = f" (its signed word, kept aside, never in the log); kept aside, never in this log: Bob's reveal for event {k}"
+    for name in ("bob", "cy"):
+        line = verify(tmp_path / f"{name}.dtt").line()
+        assert line.startswith(stopped) and line.endswith(kept), line
     # Beside the host's copy: the same log, and the victim's evidence in its line.
     main(["verify", str(tmp_path / "ann.dtt"), str(tmp_path / "bob.dtt")])
     out = capsys.readouterr().out
-    assert f"Bob's reveal for event {k}, Bob's dispute of the claim at entry {claim.index + 1}" in out, out
+    assert stopped in out and f"Bob's reveal for event {k}" in out, out
     return host, told, third
 
 
