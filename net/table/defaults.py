@@ -38,6 +38,8 @@ class Defaults(SeatPart):
         self._waiting_since = time.monotonic()
         self.waiting_len = 0  # the log's length when I saw the wait begin: a seat that acknowledged it received it
         self._unwitnessed: set[int] = set()  # pending claims (log index) I said no neutral seat can witness
+        self._wins: tuple[int, dict[int, bool]] = (-1, {})  # log length -> whether a default of a seat hands me the game
+        self._looked: dict[int, int] = {}  # pending claim (log index) -> log length when I last asked whether one can
         self._claimable: set[int] = set()
         self._last_claim = 0.0
         self._answered: tuple[Any, float] | None = None  # (wait, when) I first sent an answer to it
@@ -75,15 +77,17 @@ class Defaults(SeatPart):
         for claim in replica.claims:  # co-sign what my own clock agrees with, and nothing else
             if claim.state != "pending":
                 continue
-            if claim.index not in self._unwitnessed and replica.default_claims.unwitnessable(claim):
+            looked, self._looked[claim.index] = self._looked.get(claim.index), len(replica.log)
+            if claim.index not in self._unwitnessed and looked != len(replica.log) \
+                    and replica.default_claims.unwitnessable(claim):  # worked out once per log length, not per turn
                 self._unwitnessed.add(claim.index)
                 self.emit(Unwitnessed(claim.against, phrase(
                     replica.who(claim.seat), "'s claim against ", replica.who(claim.against), f" (entry {claim.index + 1}) "
                     "stays pending, unwitnessed: every seat that could witness it would win the game by it")))
             if claim.index not in self._witnessed and self.seat != claim.against \
                     and self.seat not in claim.signers and self.seat not in replica.out \
-                    and held.answer(claim.against) is None and not self.wins_by(claim.against) \
-                    and self.default_reason(claim.against, now):
+                    and held.answer(claim.against) is None and self.default_reason(claim.against, now) \
+                    and not self.wins_by(claim.against):
                 self._witnessed.add(claim.index)
                 self.author("witness", wire.witness_body(claim.index))
         # Only seats still in and still awaited: a claim against a seat already out is refused, and
@@ -119,7 +123,13 @@ class Defaults(SeatPart):
     def wins_by(self, against: int) -> bool:
         """Whether a default of `against` would end the game with my seat among the winners (FAIRNESS.md
         §5b: no witness wins by its witness)."""
-        return self.seat in self.replica.default_claims.winners_by_default(against)
+        length = len(self.replica.log)
+        if self._wins[0] != length:  # worked out once per log length (it replays the default), not per turn
+            self._wins = (length, {})
+        known = self._wins[1]
+        if against not in known:
+            known[against] = self.seat in self.replica.default_claims.winners_by_default(against)
+        return known[against]
 
     def send_claim(self, against: int) -> None:
         """Claim `against` in default; a claim already pending against it is witnessed instead, when
@@ -141,11 +151,13 @@ class Defaults(SeatPart):
             self._witnessed.add(pending.index)
             self.author("witness", wire.witness_body(pending.index))
             return
+        if not self.default_reason(against, now):  # presence is not lateness: the orderer would not order it
+            self.emit(Failed(f"seat {against} is not in default by this seat's clock and the orderer's word: no claim"))
+            return
         if self.replica.needed(against) > 1 and self.wins_by(against):
             self.emit(Failed(f"a default of seat {against} would hand this seat the game: a seat that would not win by it must claim it"))
             return
-        reason = self.default_reason(against, now) or f"seat {against} is in default"
-        self.author("claim", wire.claim_body(against, reason[:200]))
+        self.author("claim", wire.claim_body(against, self.default_reason(against, now)[:200]))
 
     # -- claims against my seat (FAIRNESS.md §4: no one party's clock decides) --------------------
     def own_view(self, now: float) -> str:

@@ -87,6 +87,7 @@ class Orderer(TableSession):
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
         self.receipts = deadlines.Receipts()  # when each seat acknowledged what, and its round trip (§7.2)
+        self.races: list[tuple[bytes, dict]] = []  # premature claims' `refused`, told once the entries before them are out
         self._told: set[tuple[int, str]] = set()  # faults told to the joiners
         self._shared: tuple[str, dict, bytes] | None = None  # (op, body, packed) while `tell_all` tells every joiner
         self.door = Door(self)
@@ -124,12 +125,6 @@ class Orderer(TableSession):
     def order(self, frame: bytes, origin: bytes | None) -> None:
         """Append `frame` to the log if the replica accepts it, and relay it; else refuse it."""
         own = self.own
-        if origin is not None:
-            early = self.premature(frame)
-            if early:  # a race with the clocks or the log, not a fault: told, never recorded
-                seat = self.routes.get(origin, -1)
-                self.tell(origin, "refused", {"seat": seat, "reason": early})
-                return
         try:
             if origin is not None:
                 self.door.check_join(frame, origin)
@@ -247,6 +242,10 @@ class Orderer(TableSession):
         elif op == "submit" and (frames := submitted(body)) is not None:
             if self.acked.get(seat, 0) <= len(self.replica.log):  # else it sits on entries I lack: resent once they are in
                 for frame in frames:
+                    early = self.premature(frame)
+                    if early:  # a race with the clocks or the log, not a fault: told, never recorded; the frames
+                        self.races.append((peer, {"seat": seat, "reason": early}))  # after it wait too
+                        break
                     self.order(frame, peer)
         elif op == "ping" and type(body.get("next")) is int:
             self.acked[seat] = body["next"]
@@ -336,6 +335,10 @@ class Orderer(TableSession):
                 self.reclaim.only_stop()
                 return
             own.defaults.watch_deadlines(now)
+        if self.races and not self.outbox.unsent:  # after the entries: the seat drops only the frames not ordered
+            for peer, body in self.races:
+                self.tell(peer, "refused", body)
+            self.races.clear()
 
     def take_turn(self) -> None:
         """The app's commands and my own steps: each ordered at once, relayed with this loop turn's batch."""

@@ -14,15 +14,17 @@ import pytest
 from dicetable.core import registry
 from dicetable.core.game import Move
 from dicetable.net.identity import Profile
+from dicetable.net.log import transcript as tr
 from dicetable.net.log import wire
 from dicetable.net.log.verify import verify
 from dicetable.net.reach.transport import curve_keypair
 from dicetable.net.refusals import BadClaim
 from dicetable.net.table.deadlines import Timing, waiting_key
-from dicetable.net.table.events import ClaimDisputed, Claimable
+from dicetable.net.table.events import ClaimDisputed, Claimable, Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.local_seats import Table
+from dicetable.net.table.defaults import Defaults
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
 from misbehaving_relay import MisbehavingRelay, Misbehaviour
@@ -45,6 +47,26 @@ class WithholdingSeat(Seat):
 
 class Withholding(PeerSession):
     seat_type = WithholdingSeat
+
+
+class Impatient(Defaults):
+    """A clock that claims the moment the table waits for seat 1's reveal (once)."""
+
+    claimed = False
+
+    def watch_deadlines(self, now: float) -> None:
+        if not self.claimed and self.replica.pending is not None and 1 in self.replica.waiting_for.seats:
+            self.claimed = True
+            self.author("claim", wire.claim_body(1, "seat 1 did not reveal within 1 s"))
+        super().watch_deadlines(now)
+
+
+class ImpatientSeat(Seat):
+    defaults_type = Impatient
+
+
+class ImpatientPeer(PeerSession):
+    seat_type = ImpatientSeat
 
 
 class RelayedTable:
@@ -135,10 +157,11 @@ def test_a_seat_starved_of_the_orderers_entries_is_claimed_by_nobody(tmp_path):
         assert verdict.fault_kind == "unfinished" and "default" not in verdict.line(), verdict.line()
 
 
-def test_a_present_seat_that_withholds_its_reveal_is_still_defaulted(tmp_path):
+def test_a_present_seat_that_withholds_its_reveal_is_still_defaulted_and_an_early_claim_is_not_ordered(tmp_path):
     """Honest clocks still catch a withholding seat: bob is present (its pings arrive, it acknowledged
     the wait) and never reveals; the host claims it once the deadline plus its round trip passed, and cy,
-    told by the orderer that bob is due and agreeing by its own clock, witnesses it."""
+    told by the orderer that bob is due and agreeing by its own clock, witnesses it. cy claiming at once,
+    before that, is a race, not a fault: the host does not order it, tells cy, records nothing."""
 
     running = Running(MisbehavingRelay(curve_keypair()[1], "127.0.0.1", 0))
     paths = [tmp_path / f"t{s}.dtt" for s in range(3)]
@@ -150,16 +173,23 @@ def test_a_present_seat_that_withholds_its_reveal_is_still_defaulted(tmp_path):
     in_thread(host)
     bob = Withholding(Profile.generate("bob"), invite, timing=timing, chooser=roller, transcript=paths[1])
     bob.connect()
-    cy = PeerSession(Profile.generate("cy"), invite, timing=timing, chooser=roller, transcript=paths[2])
+    events = []
+    cy = ImpatientPeer(Profile.generate("cy"), invite, timing=timing, chooser=roller, on_event=events.append,
+                       transcript=paths[2])
     cy.connect()
     threads = [in_thread(bob), in_thread(cy)]
     try:
+        wait_until(lambda: any(isinstance(e, Refused) for e in events), 10, "cy's early claim refused")
+        assert not host.replica.claims
         for thread in threads:
             thread.join(20)
         assert all(s.finished for s in (host, bob, cy))
     finally:
         stop_all(host, bob, cy)
         running.stop()
+    (early,) = [e for e in events if isinstance(e, Refused)]
+    assert early.seat == 2 and str(early.said) == "seat 1 is not due for a claim yet: it is present and its link's time has not passed"
+    assert tr.read(paths[0]).refused == [] and host.refusals == []  # a race: nothing recorded, nobody blamed
     for session in (host, bob, cy):
         (claim,) = session.replica.claims
         assert claim.against == 1 and claim.state == "out" and len(claim.signers) == 2 and 1 not in claim.signers
@@ -187,7 +217,11 @@ def test_no_witness_wins_by_its_witness_and_a_claim_no_neutral_seat_can_sign_sta
     with pytest.raises(BadClaim, match="would win the game by this default: it cannot witness it"):
         host.accept(witness)
     assert claims.unwitnessable(host.pending_claim(1)) and host.out == {2} and host.result is None
-    table.writer.close()
+    table.writer.sync()
     line = verify(tmp_path / "room.dtt").line()
     assert line.endswith("; seat 2 (cy)'s claim against seat 1 (bob) (entry "
                          f"{against_bob.index + 1}) is pending, unwitnessed: every seat that could witness it would win by it"), line
+    # bob's answer, however late, ends the claim: accepted, the claim lapses, the die is decided.
+    table.post(bob.reveal(1))
+    assert [c.state for c in host.claims] == ["out", "lapsed"] and host.out == {2} and host.events[0].outcome is not None
+    table.writer.close()
