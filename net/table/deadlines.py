@@ -23,7 +23,7 @@ view (the log rules are net/log/claims.py's):
 Each clock starts when its seat saw the wait begin, up to one delivery after another's, so the
 accused lets a claim come `slack` early: min(heartbeat, deadline / 4).
 
-Presence is not lateness (FAIRNESS.md §5b; PROTOCOL.md §7.2)
+Presence is not lateness (FAIRNESS.md §5b; PROTOCOL.md §7.5)
 ------------------------------------------------------------
 A relay may hold every packet for seconds: a seat whose pings arrive is present, however late its
 answers. So a seat awaited is *due* for a claim only when it provably received the wait and the

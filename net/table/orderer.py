@@ -86,7 +86,7 @@ class Orderer(TableSession):
         self.links: dict[bytes, host_packets.Tagger] = {}  # routed connection -> the tags of its hello
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
-        self.receipts = deadlines.Receipts()  # when each seat acknowledged what, and its round trip (§7.2)
+        self.receipts = deadlines.Receipts()  # when each seat acknowledged what, and its round trip (§7.5)
         self.races: list[tuple[bytes, dict]] = []  # premature claims' `refused`, told once the entries before them are out
         self._told: set[tuple[int, str]] = set()  # faults told to the joiners
         self._shared: tuple[str, dict, bytes] | None = None  # (op, body, packed) while `tell_all` tells every joiner

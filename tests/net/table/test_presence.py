@@ -1,4 +1,4 @@
-"""A relay or a bad link can stop a game, never decide it (issue 37, FAIRNESS.md §5b, PROTOCOL.md §7.2):
+"""A relay or a bad link can stop a game, never decide it (issue 37, FAIRNESS.md §5b, PROTOCOL.md §7.5):
 presence is not lateness — a seat whose pings arrive is claimed only for a wait it provably received,
 after the deadline plus its link's time — and no witness wins by its witness. Real sockets through a
 relay that misbehaves on what it carries (tests/misbehaving_relay.py), and the log's rules frame by frame.
