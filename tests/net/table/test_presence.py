@@ -89,7 +89,7 @@ class RelayedTable:
             peer.connect()  # one by one: joiner k is seat k at the relay
             in_thread(peer)
             self.sessions.append(peer)
-        wait_until(lambda: host.replica.phase == "playing", 15, "the start")
+        wait_until(lambda: all(s.replica.phase == "playing" for s in self.sessions), 15, "the start, at every seat")
 
     @property
     def host(self):
