@@ -168,12 +168,12 @@ class Orderer(TableSession):
             against = claim.against
         else:
             return ""
-        if against == self.seat or against not in replica.waiting_for.seats:
-            return ""  # the log's rules, or this seat's own view of a claim against it, judge these
         now = time.monotonic()
         defaults.track(now)
-        if env.kind == "claim" and env.prev.entries < defaults.waiting_len:
+        if against not in replica.waiting_for.seats or env.kind == "claim" and env.prev.entries < defaults.waiting_len:
             return f"the claim against seat {against} is about a wait that has moved on"
+        if against == self.seat:
+            return ""  # my own view of a claim against my seat judges it (Defaults.check_claim)
         if not defaults.default_reason(against, now):
             return f"seat {against} is not due for a claim yet: it is present and its link's time has not passed"
         return ""

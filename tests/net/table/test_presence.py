@@ -133,7 +133,6 @@ def test_every_packet_late_by_more_than_half_the_deadline_defaults_no_present_se
         assert "default" not in verdict.line()
 
 
-@pytest.mark.slow
 def test_a_seat_starved_of_the_orderers_entries_is_claimed_by_nobody(tmp_path):
     """Finding 3: the relay drops the host's entries to joiner 1 after the start; its pings (and the
     pongs) pass, so it is present, and its acknowledgements show it never received the wait. Nobody
