@@ -140,6 +140,29 @@ class Receipts:
         return round_trip(self.trips.get(seat, ()), limit, timing)
 
 
+class PingClock:
+    """A joiner's round trip to the orderer, timed by the counter (`echo`) each ping carries and its pong sends back."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.sent: dict[int, float] = {}  # ping number -> when sent (the latest few)
+        self.trips: deque = deque(maxlen=TRIPS_KEPT)
+
+    def ping(self, now: float) -> int:
+        self.count += 1
+        self.sent[self.count] = now
+        self.sent.pop(self.count - 32, None)
+        return self.count
+
+    def pong(self, echo: Any, now: float) -> None:
+        sent = self.sent.pop(echo, None) if type(echo) is int else None
+        if sent is not None:
+            self.trips.append(now - sent)
+
+    def round_trip(self, limit: float, timing: "Timing") -> float:
+        return round_trip(self.trips, limit, timing)
+
+
 def answer_default(replica) -> Move | None:
     """The move the seat due to act is taken to make if it does not answer in time, or None."""
     state = replica.state

@@ -24,7 +24,6 @@ the same way (`to_orderer`), so nothing on the path can ping or submit in its na
 from __future__ import annotations
 
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -115,9 +114,7 @@ class PeerSession(TableSession):
         self.moved_at = float("-inf")  # when this seat last moved to the table's other relay (net/reach/relay_link.py)
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
-        self.pings = 0  # pings sent: each carries its number (`echo`), which the pong sends back
-        self.pinged: dict[int, float] = {}  # ping number -> when sent (the latest few)
-        self.trips: deque = deque(maxlen=deadlines.TRIPS_KEPT)  # ping-to-pong round trips to the orderer
+        self.ping_clock = deadlines.PingClock()  # my round trip to the orderer (PROTOCOL.md §7.5)
         self.due: tuple[int, frozenset] = (0, frozenset())  # the orderer's last pong: its log length, the seats due
         if resume is not None:
             self._resume(Path(resume), invite)
@@ -214,10 +211,7 @@ class PeerSession(TableSession):
     def ping(self, now: float) -> None:
         """The heartbeat: my log's length, and a number the pong echoes (my round trip to the orderer)."""
         self.last_ping = now
-        self.pings += 1
-        self.pinged[self.pings] = now
-        self.pinged.pop(self.pings - 32, None)
-        self.to_orderer("ping", {"next": len(self.replica.log), "echo": self.pings})
+        self.to_orderer("ping", {"next": len(self.replica.log), "echo": self.ping_clock.ping(now)})
 
     def hello(self, nonce: bytes) -> None:
         """Ask for (or reclaim) a seat, proving this profile's key on this connection."""
@@ -321,9 +315,7 @@ class PeerSession(TableSession):
             succession.give(self, body)
         elif op == "pong" and type(body.get("length")) is int:
             self.host_length = max(self.host_length, body["length"])
-            sent = self.pinged.pop(body.get("echo"), None) if type(body.get("echo")) is int else None
-            if sent is not None:
-                self.trips.append(now - sent)
+            self.ping_clock.pong(body.get("echo"), now)
             due = body.get("due", [])
             if type(due) is list and len(due) <= 64 and all(type(s) is int for s in due):
                 self.due = (body["length"], frozenset(due))
@@ -384,7 +376,7 @@ class PeerSession(TableSession):
         orderer's last pong, on a log that holds this wait, says it is due (net/table/deadlines.py)."""
         orderer = self.link.orderer if self.link.orderer is not None else 0
         if seat == orderer:
-            return since + deadlines.round_trip(self.trips, deadlines.deadline(self.replica, self.timing), self.timing)
+            return since + self.ping_clock.round_trip(deadlines.deadline(self.replica, self.timing), self.timing)
         told, due = self.due
         return since if seat in due and told >= length else None
 
