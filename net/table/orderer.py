@@ -13,14 +13,15 @@ again with its own replica, so a lying orderer is caught, not trusted.
 
 Default claims (FAIRNESS.md §4; net/table/deadlines.py): the orderer orders a claim that passes the log's
 rules; with 3 or more seats it takes effect only once the other seats' witnesses are in, the orderer's
-own among them only when its clock agrees. Presence is not lateness (FAIRNESS.md §5b): the orderer's
-`receipts` say what each seat provably received (its pings' `next`) and its round trip, so a seat is
-due for a claim only after the deadline plus its link's time from its acknowledgement (`wait_start`);
-each `pong` names the seats due, and a claim or witness against another seat that is not due by this
-view, or about a wait that has moved on, is not ordered: a race, not a fault — its author hears
-`refused` (so it drops the frame), nothing is recorded and nobody is blamed (`premature`). A claim against the orderer's own seat that its own view
-refutes is kept out of the log (`orders_log`): the claimant hears `refused` ("disputed: ..."), and the
-orderer's player hears `disputed`.
+own among them only when its clock agrees. Presence is not lateness (FAIRNESS.md §5b, PROTOCOL.md
+§7.5): the orderer's `receipts` say what each seat provably received (its pings' `next`) and its round
+trip, so a seat is due for a claim only after the deadline plus its link's time from its
+acknowledgement (`wait_start`); each `pong` names the seats due, and a claim or witness against
+another seat that is not due by this view, or about a wait that has moved on, is not ordered: a race,
+not a fault — its author hears `refused` (so it drops the frame), nothing is recorded and nobody is
+blamed (`premature`). A claim against the orderer's own seat that its own view refutes is kept out of
+the log (`orders_log`): the claimant hears `refused` ("disputed: ..."), and the orderer's player hears
+`disputed`.
 
 Every packet to a seated connection is tagged for its hello (`tell`, net/table/host_packets.py), so
 nothing on the path, a relay included, can speak for the orderer; and every packet from it but a hello
