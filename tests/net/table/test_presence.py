@@ -20,13 +20,13 @@ from dicetable.net.log.verify import verify
 from dicetable.net.reach.transport import curve_keypair
 from dicetable.net.refusals import BadClaim
 from dicetable.net.table.deadlines import Timing, waiting_key
-from dicetable.net.table.events import ClaimDisputed, Claimable, Refused
+from dicetable.net.table.events import ClaimDisputed, Claimable, Refused, Unwitnessed
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.local_seats import Table
 from dicetable.net.table.defaults import Defaults
 from dicetable.net.table.seat import Seat
-from dicetable.net.table.session import bot_chooser
+from dicetable.net.table.session import TableSession, bot_chooser
 from misbehaving_relay import MisbehavingRelay, Misbehaviour
 from net_helpers import Running, in_thread, stop_all, wait_until
 
@@ -216,6 +216,18 @@ def test_no_witness_wins_by_its_witness_and_a_claim_no_neutral_seat_can_sign_sta
     with pytest.raises(BadClaim, match="would win the game by this default: it cannot witness it"):
         host.accept(witness)
     assert claims.unwitnessable(host.pending_claim(1)) and host.out == {2} and host.result is None
+    # Ann's own seat, on her copy of this log, with a clock that finds bob late: it says once, in one
+    # line, that the claim stays unwitnessed, and sends no witness (its driver here takes no frames).
+    told = []
+    mine = Seat(ann.profile, timing=Timing(reveal_deadline=0.5), on_event=told.append)
+    mine.seat, mine.replica = 0, table.peers[0]
+    TableSession(mine)
+    now = time.monotonic()
+    for later in (0.0, 1.0, 2.0):
+        mine.defaults.watch_deadlines(now + later)
+    assert [type(e) for e in told] == [Unwitnessed, Claimable]
+    assert str(told[0].said) == (f"seat 2 (cy)'s claim against seat 1 (bob) (entry {against_bob.index + 1}) stays pending, "
+                                 "unwitnessed: every seat that could witness it would win the game by it")
     table.writer.sync()
     line = verify(tmp_path / "room.dtt").line()
     assert line.endswith("; seat 2 (cy)'s claim against seat 1 (bob) (entry "
