@@ -29,8 +29,11 @@ A relay may hold every packet for seconds: a seat whose pings arrive is present,
 answers. So a seat awaited is *due* for a claim only when it provably received the wait and the
 deadline has passed for it with its link's time added, by the orderer's clock (`Receipts`): its
 acknowledged log length (the `next` of its pings) covers the length at which the wait began, and
-deadline + its measured round trip + a heartbeat have passed since that acknowledgement arrived. A
-seat away past `grace` is due all the same. The orderer tells the joiners the seats due in each
+deadline + its measured round trip + a heartbeat have passed since that acknowledgement arrived, and
+it is not kept behind (it acknowledged the log as it stood a round trip and two heartbeats ago: an
+honest seat acts only on a log as long as the orderer says). A seat away past `grace`, or that has
+not received the wait (or stays behind) for `grace` while present, is due all the same: a relay that
+starves a seat that long could as well cut it. The orderer tells the joiners the seats due in each
 `pong`; a joiner claims or witnesses against another seat only when the orderer says it is due and
 its own clock agrees, and against the orderer's seat with its own ping-to-pong round trip added to
 the deadline. The orderer orders no claim or witness against another seat that is not due by its
@@ -135,6 +138,13 @@ class Receipts:
     def received_at(self, seat: int, length: int) -> float | None:
         """When `seat`'s acknowledgement first covered `length` (None: it has not, as far as remembered)."""
         return next((when for acked, when in self.acks.get(seat, ()) if acked >= length), None)
+
+    def behind(self, seat: int, before: float) -> bool:
+        """Whether `seat` has not acknowledged the log as it stood at `before` (entries kept from it: an
+        honest seat acts only on a log as long as the orderer says it is, net/table/joiner.py)."""
+        acks = self.acks.get(seat)
+        held = max((length for length, when in self.relayed_at.items() if when <= before), default=0)
+        return not acks or acks[-1][0] < held
 
     def round_trip(self, seat: int, limit: float, timing: "Timing") -> float:
         return round_trip(self.trips.get(seat, ()), limit, timing)

@@ -278,12 +278,14 @@ class Orderer(TableSession):
 
     def wait_start(self, seat: int, since: float, length: int, now: float) -> float | None:
         """A seat's clock starts once its acknowledgement of the wait arrived, plus its round trip and a
-        heartbeat (net/table/deadlines.py)."""
-        received = self.receipts.received_at(seat, length)
-        if received is None:
-            return None
-        trip = self.receipts.round_trip(seat, deadlines.deadline(self.replica, self.timing), self.timing)
-        return received + trip + self.timing.heartbeat
+        heartbeat, while it is not kept behind; one that has not received the wait, or is kept behind,
+        for the whole grace is timed from the wait's start (net/table/deadlines.py)."""
+        receipts, heartbeat = self.receipts, self.timing.heartbeat
+        trip = receipts.round_trip(seat, deadlines.deadline(self.replica, self.timing), self.timing)
+        received = receipts.received_at(seat, length)
+        if received is None or receipts.behind(seat, now - trip - 2 * heartbeat):
+            return since if now - since > self.timing.grace else None
+        return received + trip + heartbeat
 
     def tell_all(self, peers, op: str, body: dict) -> None:
         """The same packet for several joiners: packed once (`tell` takes it while this runs), tagged for each."""

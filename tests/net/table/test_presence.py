@@ -19,7 +19,7 @@ from dicetable.net.log import wire
 from dicetable.net.log.verify import verify
 from dicetable.net.reach.transport import curve_keypair
 from dicetable.net.refusals import BadClaim
-from dicetable.net.table.deadlines import Timing, waiting_key
+from dicetable.net.table.deadlines import Receipts, Timing, waiting_key
 from dicetable.net.table.events import ClaimDisputed, Claimable, Refused, Unwitnessed
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
@@ -236,3 +236,20 @@ def test_no_witness_wins_by_its_witness_and_a_claim_no_neutral_seat_can_sign_sta
     table.post(bob.reveal(1))
     assert [c.state for c in host.claims] == ["out", "lapsed"] and host.out == {2} and host.events[0].outcome is not None
     table.writer.close()
+
+
+def test_what_a_seat_provably_received_and_its_round_trip_by_the_orderers_clock():
+    """The orderer's receipts (PROTOCOL.md §7.5): a seat received a length when its ping acknowledged
+    it; its round trip runs from the relay of a length to that first acknowledgement; a seat whose
+    acknowledgements stop short of what was relayed a while ago is kept behind, not late."""
+    receipts, timing = Receipts(), Timing(heartbeat=1.0)
+    receipts.relayed(5, 10.0)
+    receipts.acked(1, 5, 13.0)  # 3 s late: a slow link
+    receipts.acked(1, 4, 13.5)  # an older ping arriving late changes nothing
+    receipts.relayed(6, 14.0)
+    assert receipts.received_at(1, 5) == 13.0 and receipts.received_at(1, 6) is None
+    assert receipts.round_trip(1, 60.0, timing) == 3.0 and receipts.round_trip(1, 1.0, timing) == 2.0  # capped
+    assert not receipts.behind(1, 13.9) and receipts.behind(1, 14.0)  # entry 6 was relayed and never acknowledged
+    receipts.acked(1, 6, 15.0)
+    assert not receipts.behind(1, 20.0) and receipts.round_trip(1, 60.0, timing) == 2.0  # median of 3 s and 1 s
+    assert receipts.received_at(2, 5) is None and receipts.behind(2, 20.0)  # a seat never heard from received nothing
