@@ -96,7 +96,9 @@ class Defaults(SeatPart):
                      and replica.pending_claim(s) is None and held.answer(s) is None
                      and not (replica.needed(s) > 1 and self.wins_by(s))]
         if self.auto_claim and unclaimed and now - self._last_claim > max(self.own.timing.heartbeat, 0.2):
-            self.send_claim(min(unclaimed))
+            due = [s for s in unclaimed if self.default_reason(s, now)]  # the orderer's word may have changed since
+            if due:
+                self.send_claim(min(due))
 
     def track(self, now: float) -> None:
         """Start my clock when I see a new wait (one `waiting_key` per thing awaited)."""
