@@ -1,6 +1,8 @@
 """Default claims in the log: "claim", "witness" and "dispute" (PROTOCOL.md §5.7, §7; who decides a
 default: net/table/deadlines.py). A claim takes effect once a majority of the seats still in, the
-accused excepted, have signed it; it lapses when the wait it was about ends first.
+accused excepted, have signed it; it lapses when the wait it was about ends first. No seat signs, as
+a witness (or as a claimant whose claim needs witnesses), a default that would end the game with it
+among the winners (`winners_by_default`): nobody wins by its own signature (FAIRNESS.md §5b).
 
 `DefaultClaims` owns every claim with its state, the accused seats' disputes and the claim whose
 default ended the game."""
@@ -72,6 +74,30 @@ class DefaultClaims:
     def pending_claim(self, against: int) -> Claim | None:
         return next((c for c in self.claims if c.against == against and c.state == "pending"), None)
 
+    def winners_by_default(self, against: int) -> tuple[int, ...]:
+        """The seats that would win at once if a claim against `against` took effect now, worked out
+        on the state as it stands by the in-effect rules (`_default`, which changes nothing); () when
+        the game would go on."""
+        replica = self.replica
+        probe = Claim(len(replica.log), -1, against, phrase(), waiting_key(replica))
+        changes, _, _ = self._default(probe)
+        result = changes.get("forced")
+        if result is None and changes.get("phase") == OVER and changes.get("state") is not None:
+            result = changes["state"].result
+        return tuple(result.winners) if result is not None else ()
+
+    def unwitnessable(self, claim: Claim) -> bool:
+        """A pending claim that no seat left can bring into effect: too few seats that could still sign
+        it would not win by it (PROTOCOL.md §5.7: it stays pending, unwitnessed)."""
+        replica = self.replica
+        if claim.state != "pending":
+            return False
+        signed = sum(1 for s in claim.signers if s not in replica.out)
+        winners = self.winners_by_default(claim.against)
+        neutral = [s for s in range(replica.seat_count) if s != claim.against and s not in replica.out
+                   and s not in claim.signers and replica.seats[s] is not None and s not in winners]
+        return signed + len(neutral) < self.needed(claim.against)
+
     def basis(self, claim: Claim) -> Phrase:
         """What in the log supports `claim`: its signers, and the accused's dispute if it made one."""
         if claim.witnesses:
@@ -101,6 +127,8 @@ class DefaultClaims:
             replica.claim_check(replica, env)
         claim = Claim(len(replica.log), seat, against, Phrase.read(env.body["reason"] or "no reason given"), waiting_key(replica))
         need = self.needed(against)
+        if need > 1 and seat in self.winners_by_default(against):  # FAIRNESS.md §5b: nobody wins by its own signature
+            raise BadClaim(seat, f"seat {seat} would win the game by this default: a seat that would not must claim it")
         if need > 1:  # FAIRNESS.md §4: no one party's clock decides a default
             more = need - 1
             note = phrase(replica.who(seat), " claims ", replica.who(against), " is in default (", claim.reason, "); it takes effect "
@@ -123,6 +151,8 @@ class DefaultClaims:
             raise BadClaim(seat, f"seat {seat} is itself out of the game")
         if seat in claim.signers:
             raise NotDue(seat, f"seat {seat} has already signed the claim at entry {index + 1}")
+        if seat in self.winners_by_default(claim.against):  # FAIRNESS.md §5b: no witness wins by its witness
+            raise BadClaim(seat, f"seat {seat} would win the game by this default: it cannot witness it")
         claim = replace(claim, witnesses=claim.witnesses + (seat,))
         need = self.needed(claim.against)
         signed = sum(1 for s in claim.signers if s not in replica.out)

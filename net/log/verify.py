@@ -15,7 +15,8 @@ default claim names what supports it — `seat 1 wins (seat 0 in default — unw
 1)` when no other seat co-signed it (a 2-seat default), `claim by seat 0, witnessed by seat 2` when
 others did, `, disputed by seat 1` when the accused answered it with a signed dispute; decks a claim
 or resignation left unopened are a card audit not done. A copy that ends in its owner's dispute of a
-claim it refused (its owner left the host's log there) is `disputed: ...`, not a finished game.
+claim it refused (its owner left the host's log there) is `disputed: ...`, not a finished game. A copy
+that ends with a claim pending that no neutral seat could witness says so (`pending, unwitnessed`).
 """
 
 from __future__ import annotations
@@ -175,6 +176,10 @@ def verify_transcript(transcript: Transcript, watch: Callable[[Replica, Record],
             text += str(phrase(", with ", Seat(claim.seat), "'s claim against ", Seat(claim.against),
                                f" pending (entry {claim.index + 1})", said))
             return _fault(replica, game, "disputed", text, claim.seat, claim.index + 1, kept_aside(replica, transcript, kept))
+        for claim in replica.claims:  # FAIRNESS.md §5b: a claim no neutral seat could witness stopped the game
+            if replica.default_claims.unwitnessable(claim):
+                text += (f"; {replica.who(claim.seat)}'s claim against {replica.who(claim.against)} (entry {claim.index + 1}) "
+                         "is pending, unwitnessed: every seat that could witness it would win by it")
         return _fault(replica, game, "unfinished", text, seat, len(transcript.frames), aside)
     unopened = [(label, missing) for label, missing in book.unchecked() if missing]
     if unopened and replica.forced is None:  # a game that ended by its rules opens every deck

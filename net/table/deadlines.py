@@ -22,6 +22,23 @@ view (the log rules are net/log/claims.py's):
   Either way the player is told "disputed", naming the claimant, and verify says "disputed".
 Each clock starts when its seat saw the wait begin, up to one delivery after another's, so the
 accused lets a claim come `slack` early: min(heartbeat, deadline / 4).
+
+Presence is not lateness (FAIRNESS.md §5b; PROTOCOL.md §7.5)
+------------------------------------------------------------
+A relay may hold every packet for seconds: a seat whose pings arrive is present, however late its
+answers. So a seat awaited is *due* for a claim only when it provably received the wait and the
+deadline has passed for it with its link's time added, by the orderer's clock (`Receipts`): its
+acknowledged log length (the `next` of its pings) covers the length at which the wait began, and
+deadline + its measured round trip + a heartbeat have passed since that acknowledgement arrived, and
+it is not kept behind (it acknowledged the log as it stood a round trip and two heartbeats ago: an
+honest seat acts only on a log as long as the orderer says). A seat away past `grace`, or that has
+not received the wait (or stays behind) for `grace` while present, is due all the same: a relay that
+starves a seat that long could as well cut it. The orderer tells the joiners the seats due in each
+`pong`; a joiner claims or witnesses against another seat only when the orderer says it is due and
+its own clock agrees, and against the orderer's seat with its own ping-to-pong round trip added to
+the deadline. The orderer orders no claim or witness against another seat that is not due by its
+view (a race, not a fault: it tells the claimant, records nothing). The person's deadline stays as
+it was set; the protocol adds the link's time, never the person's.
 The host orders the log and can still delay or drop a seat's frames; the victim's dispute then
 carries, as evidence, its own frames the log does not hold, and the transcripts show the dispute.
 
@@ -50,7 +67,9 @@ where the attack lives.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import asdict, dataclass
+from statistics import median
 from typing import Any
 
 from dicetable.core.game import Move
@@ -77,6 +96,81 @@ class Timing:
     def from_data(cls, data: Any) -> "Timing":
         known = {k: float(v) for k, v in (data or {}).items() if k in cls.__dataclass_fields__ and isinstance(v, (int, float))}
         return cls(**known)
+
+
+TRIPS_KEPT = 8  # round-trip samples per seat: the median of the latest is the estimate
+ACKS_KEPT = 64  # acknowledgement advances per seat, and relayed lengths, remembered
+
+
+def round_trip(samples, limit: float, timing: "Timing") -> float:
+    """A seat's round trip as the deadline counts it: the median of its latest samples (0 with
+    none), capped at the larger of the deadline and two heartbeats (a seat that pings late on
+    purpose buys at most that much)."""
+    return min(median(samples), max(limit, 2 * timing.heartbeat)) if samples else 0.0
+
+
+class Receipts:
+    """What each seat provably received, by the orderer's clock: when the entries that made each log
+    length were relayed, and when each seat's acknowledgement first covered a length, from which
+    its round trip is measured (from the relay of length L to the first ping acknowledging L; a
+    ping may lag up to a heartbeat behind, which only makes the estimate lenient)."""
+
+    def __init__(self) -> None:
+        self.relayed_at: dict[int, float] = {}
+        self.acks: dict[int, deque] = {}  # seat -> (length, when first acknowledged), in order
+        self.trips: dict[int, deque] = {}
+
+    def relayed(self, length: int, now: float) -> None:
+        if length not in self.relayed_at:
+            self.relayed_at[length] = now
+            while len(self.relayed_at) > ACKS_KEPT:
+                del self.relayed_at[next(iter(self.relayed_at))]
+
+    def acked(self, seat: int, length: int, now: float) -> None:
+        acks = self.acks.setdefault(seat, deque(maxlen=ACKS_KEPT))
+        if acks and length <= acks[-1][0]:
+            return
+        acks.append((length, now))
+        sent = self.relayed_at.get(length)
+        if sent is not None:
+            self.trips.setdefault(seat, deque(maxlen=TRIPS_KEPT)).append(now - sent)
+
+    def received_at(self, seat: int, length: int) -> float | None:
+        """When `seat`'s acknowledgement first covered `length` (None: it has not, as far as remembered)."""
+        return next((when for acked, when in self.acks.get(seat, ()) if acked >= length), None)
+
+    def behind(self, seat: int, before: float) -> bool:
+        """Whether `seat` has not acknowledged the log as it stood at `before` (entries kept from it: an
+        honest seat acts only on a log as long as the orderer says it is, net/table/joiner.py)."""
+        acks = self.acks.get(seat)
+        held = max((length for length, when in self.relayed_at.items() if when <= before), default=0)
+        return not acks or acks[-1][0] < held
+
+    def round_trip(self, seat: int, limit: float, timing: "Timing") -> float:
+        return round_trip(self.trips.get(seat, ()), limit, timing)
+
+
+class PingClock:
+    """A joiner's round trip to the orderer, timed by the counter (`echo`) each ping carries and its pong sends back."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.sent: dict[int, float] = {}  # ping number -> when sent (the latest few)
+        self.trips: deque = deque(maxlen=TRIPS_KEPT)
+
+    def ping(self, now: float) -> int:
+        self.count += 1
+        self.sent[self.count] = now
+        self.sent.pop(self.count - 32, None)
+        return self.count
+
+    def pong(self, echo: Any, now: float) -> None:
+        sent = self.sent.pop(echo, None) if type(echo) is int else None
+        if sent is not None:
+            self.trips.append(now - sent)
+
+    def round_trip(self, limit: float, timing: "Timing") -> float:
+        return round_trip(self.trips, limit, timing)
 
 
 def answer_default(replica) -> Move | None:

@@ -1,7 +1,10 @@
 """A seat's clocks and default claims (FAIRNESS.md §4; who decides: net/table/deadlines.py).
 
 A seat claims a seat its own clock finds in default (`auto_claim`, or `claim()` from the app), co-signs
-("witness") a pending claim only when its own clock agrees, and checks every claim against its own
+("witness") a pending claim only when its own clock agrees — its clock for a seat starts where its
+driver says (`wait_start`: presence is not lateness, net/table/deadlines.py) — never signs a default
+that would hand it the game (net/log/claims.py `winners_by_default`; a claim no neutral seat can
+sign stays pending and every seat says so once: `Unwitnessed`), and checks every claim against its own
 seat with its own view (`own_view`: its clock since it saw the wait begin, with the deadline's slack,
 how long it was cut off, and its answers the log does not hold): its replica's `claim_check` refuses
 such a claim when it would take effect alone (net/refusals.py's Disputed) and the seat answers it
@@ -19,7 +22,7 @@ from dicetable.net.table import deadlines
 from dicetable.net.log import wire
 from dicetable.net.refusals import Disputed
 from dicetable.core.phrase import phrase
-from dicetable.net.table.events import ClaimDisputed, Claimable, Failed
+from dicetable.net.table.events import ClaimDisputed, Claimable, Failed, Unwitnessed
 from dicetable.net.table.seat_part import SeatPart
 
 
@@ -33,6 +36,10 @@ class Defaults(SeatPart):
         self.away_since: dict[int, float] = {}  # seats lost sight of (the orderer's word, or its own), since when
         self._waiting_key: Any = None
         self._waiting_since = time.monotonic()
+        self.waiting_len = 0  # the log's length when I saw the wait begin: a seat that acknowledged it received it
+        self._unwitnessed: set[int] = set()  # pending claims (log index) I said no neutral seat can witness
+        self._wins: tuple[int, dict[int, bool]] = (-1, {})  # log length -> whether a default of a seat hands me the game
+        self._looked: dict[int, int] = {}  # pending claim (log index) -> log length when I last asked whether one can
         self._claimable: set[int] = set()
         self._last_claim = 0.0
         self._answered: tuple[Any, float] | None = None  # (wait, when) I first sent an answer to it
@@ -58,11 +65,7 @@ class Defaults(SeatPart):
         if replica is None or replica.phase != "playing" or self.own.finished:
             return
         waiting = replica.waiting_for
-        key = deadlines.waiting_key(replica)
-        if key != self._waiting_key:
-            self._waiting_key = key
-            self._waiting_since = now
-            self._claimable.clear()
+        self.track(now)
         held = self.own.held
         held.carry(now)  # a claim against a seat whose answer I hold: I carry its answer to the log
         for seat in waiting.seats:
@@ -73,23 +76,63 @@ class Defaults(SeatPart):
                 self._claimable.add(seat)
                 self.emit(Claimable(seat, why))
         for claim in replica.claims:  # co-sign what my own clock agrees with, and nothing else
-            if claim.state == "pending" and claim.index not in self._witnessed and self.seat != claim.against \
+            if claim.state != "pending":
+                continue
+            looked, self._looked[claim.index] = self._looked.get(claim.index), len(replica.log)
+            if claim.index not in self._unwitnessed and looked != len(replica.log) \
+                    and replica.default_claims.unwitnessable(claim):  # worked out once per log length, not per turn
+                self._unwitnessed.add(claim.index)
+                self.emit(Unwitnessed(claim.against, phrase(
+                    replica.who(claim.seat), "'s claim against ", replica.who(claim.against), f" (entry {claim.index + 1}) "
+                    "stays pending, unwitnessed: every seat that could witness it would win the game by it")))
+            if claim.index not in self._witnessed and self.seat != claim.against \
                     and self.seat not in claim.signers and self.seat not in replica.out \
-                    and held.answer(claim.against) is None and self.default_reason(claim.against, now):
+                    and held.answer(claim.against) is None and self.default_reason(claim.against, now) \
+                    and not self.wins_by(claim.against):
                 self._witnessed.add(claim.index)
                 self.author("witness", wire.witness_body(claim.index))
         # Only seats still in and still awaited: a claim against a seat already out is refused, and
         # sending it again every heartbeat would starve the claim against the seat still holding the table.
         unclaimed = [s for s in self._claimable if s not in replica.out and s in waiting.seats
-                     and replica.pending_claim(s) is None and held.answer(s) is None]
+                     and replica.pending_claim(s) is None and held.answer(s) is None
+                     and not (replica.needed(s) > 1 and self.wins_by(s))]
         if self.auto_claim and unclaimed and now - self._last_claim > max(self.own.timing.heartbeat, 0.2):
-            self.send_claim(min(unclaimed))
+            due = [s for s in unclaimed if self.default_reason(s, now)]  # the orderer's word may have changed since
+            if due:
+                self.send_claim(min(due))
+
+    def track(self, now: float) -> None:
+        """Start my clock when I see a new wait (one `waiting_key` per thing awaited)."""
+        key = deadlines.waiting_key(self.replica)
+        if key != self._waiting_key:
+            self._waiting_key = key
+            self._waiting_since = now
+            self.waiting_len = len(self.replica.log)
+            self._claimable.clear()
 
     def default_reason(self, seat: int, now: float) -> str:
-        """Why `seat` is in default now by this seat's clock, or "" when it is not."""
+        """Why `seat` is in default now by this seat's clock, or "" when it is not: its wait counts from
+        where my driver says its link lets it (None: it has not provably received the wait, so only
+        being away past the grace counts)."""
+        replica = self.replica
+        if replica is None or replica.phase != "playing":
+            return ""
+        self.track(now)
         away = self.away_since.get(seat)
-        return deadlines.default_reason(self.replica, self.own.timing, seat, now - self._waiting_since,
+        start = self.own.driver.wait_start(seat, self._waiting_since, self.waiting_len, now)
+        return deadlines.default_reason(replica, self.own.timing, seat, 0.0 if start is None else now - start,
                                         None if away is None else now - away)
+
+    def wins_by(self, against: int) -> bool:
+        """Whether a default of `against` would end the game with my seat among the winners (FAIRNESS.md
+        §5b: no witness wins by its witness)."""
+        length = len(self.replica.log)
+        if self._wins[0] != length:  # worked out once per log length (it replays the default), not per turn
+            self._wins = (length, {})
+        known = self._wins[1]
+        if against not in known:
+            known[against] = self.seat in self.replica.default_claims.winners_by_default(against)
+        return known[against]
 
     def send_claim(self, against: int) -> None:
         """Claim `against` in default; a claim already pending against it is witnessed instead, when
@@ -102,14 +145,22 @@ class Defaults(SeatPart):
         if pending is not None:
             if self.seat in pending.signers or pending.index in self._witnessed:
                 return
+            if self.wins_by(against):
+                self.emit(Failed(f"a default of seat {against} would hand this seat the game: no witness"))
+                return
             if not self.default_reason(against, now):
                 self.emit(Failed(f"seat {against} is not in default by this seat's clock: no witness"))
                 return
             self._witnessed.add(pending.index)
             self.author("witness", wire.witness_body(pending.index))
             return
-        reason = self.default_reason(against, now) or f"seat {against} is in default"
-        self.author("claim", wire.claim_body(against, reason[:200]))
+        if not self.default_reason(against, now):  # presence is not lateness: the orderer would not order it
+            self.emit(Failed(f"seat {against} is not in default by this seat's clock and the orderer's word: no claim"))
+            return
+        if self.replica.needed(against) > 1 and self.wins_by(against):
+            self.emit(Failed(f"a default of seat {against} would hand this seat the game: a seat that would not win by it must claim it"))
+            return
+        self.author("claim", wire.claim_body(against, self.default_reason(against, now)[:200]))
 
     # -- claims against my seat (FAIRNESS.md §4: no one party's clock decides) --------------------
     def own_view(self, now: float) -> str:

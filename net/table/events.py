@@ -167,6 +167,15 @@ class Claimable:
 
 
 @dataclass(frozen=True)
+class Unwitnessed:
+    """A pending claim against `seat` that no seat left can witness without winning by it (FAIRNESS.md
+    §5b): it stays pending and the game waits (net/log/claims.py `unwitnessable`)."""
+
+    seat: int
+    said: Phrase
+
+
+@dataclass(frozen=True)
 class Dropped:
     """`seat` went silent (seat 0 on a joiner: the host); `said`, why, when known."""
 
@@ -253,7 +262,7 @@ class Watching:
 
 NetEvent = (Invited | CodeOffered | CodeGone | TranscriptOpened | SeatHeld | SeatReleased | Joined | Started | Chat
             | Recorded | YourTurn | Ended | Defaulted | RematchAnswered | RematchGone | Refused | Fault | ClaimDisputed
-            | Claimable | Dropped | Returned | Lingering | Ordering | AnswerPath | Cut | SecretShown | Failed | CardDealt
+            | Claimable | Unwitnessed | Dropped | Returned | Lingering | Ordering | AnswerPath | Cut | SecretShown | Failed | CardDealt
             | DealVerified | Watching)
 
 

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dicetable.net.table import host_packets
+from dicetable.net.table import deadlines, host_packets
 from dicetable.net.table import deputies
 from dicetable.net.table import succession
 from dicetable.net.log import wire
@@ -116,6 +116,8 @@ class PeerSession(TableSession):
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
         self.handshake: HandshakeClock | None = None  # while `connect` waits for a seat: its steps' clock (§3.4)
+        self.ping_clock = deadlines.PingClock()  # my round trip to the orderer (PROTOCOL.md §7.5)
+        self.due: tuple[int, frozenset] = (0, frozenset())  # the orderer's last pong: its log length, the seats due
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -210,10 +212,15 @@ class PeerSession(TableSession):
 
     def ask_who(self) -> None:
         """A ping: the host answers a connection it does not know with its challenge (`who`)."""
-        self.last_ping = time.monotonic()
+        now = time.monotonic()
         if self.handshake is not None:
-            self.handshake.asked(self.last_ping)
-        self.to_orderer("ping", {"next": len(self.replica.log)})
+            self.handshake.asked(now)
+        self.ping(now)
+
+    def ping(self, now: float) -> None:
+        """The heartbeat: my log's length, and a number the pong echoes (my round trip to the orderer)."""
+        self.last_ping = now
+        self.to_orderer("ping", {"next": len(self.replica.log), "echo": self.ping_clock.ping(now)})
 
     def hello(self, nonce: bytes) -> None:
         """Ask for (or reclaim) a seat, proving this profile's key on this connection."""
@@ -319,6 +326,10 @@ class PeerSession(TableSession):
             succession.give(self, body)
         elif op == "pong" and type(body.get("length")) is int:
             self.host_length = max(self.host_length, body["length"])
+            self.ping_clock.pong(body.get("echo"), now)
+            due = body.get("due", [])
+            if type(due) is list and len(due) <= 64 and all(type(s) is int for s in due):
+                self.due = (body["length"], frozenset(due))
             if body["length"] == len(self.replica.log):
                 self._resend(now)
         elif op == "presence" and type(body.get("seat")) is int:
@@ -374,6 +385,15 @@ class PeerSession(TableSession):
 
     def cut_off(self, now: float, since: float) -> float | None:
         return self.orderer_presence.cut_off(now, since)
+
+    def wait_start(self, seat: int, since: float, length: int, now: float) -> float | None:
+        """The orderer's seat: my clock plus my round trip to it. Another seat: my clock, only while the
+        orderer's last pong, on a log that holds this wait, says it is due (net/table/deadlines.py)."""
+        orderer = self.link.orderer if self.link.orderer is not None else 0
+        if seat == orderer:
+            return since + self.ping_clock.round_trip(deadlines.deadline(self.replica, self.timing), self.timing)
+        told, due = self.due
+        return since if seat in due and told >= length else None
 
     def stranded(self) -> str:
         """What a seat whose host is gone should know: what happened, where its game is kept, what it can do."""
@@ -431,8 +451,7 @@ class PeerSession(TableSession):
             self.send_submits()  # and before the clocks below: they rarely add a frame
             self.own.defaults.watch_deadlines(now)
         if now - self.last_ping >= self.timing.heartbeat:
-            self.last_ping = now
-            self.to_orderer("ping", {"next": len(self.replica.log)})
+            self.ping(now)
         presence = self.orderer_presence
         if presence.silent(now, self.timing.drop_after):
             self.emit(Dropped(0, "lost the host; reconnecting"))

@@ -11,11 +11,17 @@ replica accepts it, otherwise the author hears `refused` with the reason (and th
 the transcript). Every accepted frame goes to every joiner with its log index; each joiner checks it
 again with its own replica, so a lying orderer is caught, not trusted.
 
-Default claims (FAIRNESS.md §4; net/table/deadlines.py): the orderer orders any claim that passes the log's
+Default claims (FAIRNESS.md §4; net/table/deadlines.py): the orderer orders a claim that passes the log's
 rules; with 3 or more seats it takes effect only once the other seats' witnesses are in, the orderer's
-own among them only when its clock agrees. A claim against the orderer's own seat that its own view
-refutes is kept out of the log (`orders_log`): the claimant hears `refused` ("disputed: ..."), and the
-orderer's player hears `disputed`.
+own among them only when its clock agrees. Presence is not lateness (FAIRNESS.md §5b, PROTOCOL.md
+§7.5): the orderer's `receipts` say what each seat provably received (its pings' `next`) and its round
+trip, so a seat is due for a claim only after the deadline plus its link's time from its
+acknowledgement (`wait_start`); each `pong` names the seats due, and a claim or witness against
+another seat that is not due by this view, or about a wait that has moved on, is not ordered: a race,
+not a fault — its author hears `refused` (so it drops the frame), nothing is recorded and nobody is
+blamed (`premature`). A claim against the orderer's own seat that its own view refutes is kept out of
+the log (`orders_log`): the claimant hears `refused` ("disputed: ..."), and the orderer's player hears
+`disputed`.
 
 Every packet to a seated connection is tagged for its hello (`tell`, net/table/host_packets.py), so
 nothing on the path, a relay included, can speak for the orderer; and every packet from it but a hello
@@ -32,12 +38,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dicetable.net.table import host_packets
+from dicetable.net.table import deadlines, host_packets
 from dicetable.net.identity import fingerprint
 from dicetable.net.reach.relay_link import RelayHostSocket
 from dicetable.net.reach.transport import pack
 from dicetable.net.refusals import BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.table.door import Door
+from dicetable.net.log import wire
 from dicetable.net.table.direct_links import pass_offer
 from dicetable.net.table.outbox import Outbox, entry_chunks
 from dicetable.net.table.reclaim import Reclaim
@@ -80,6 +87,8 @@ class Orderer(TableSession):
         self.links: dict[bytes, host_packets.Tagger] = {}  # routed connection -> the tags of its hello
         self.last_seen: dict[int, float] = {}
         self.acked: dict[int, int] = {}  # seat -> log length it reported
+        self.receipts = deadlines.Receipts()  # when each seat acknowledged what, and its round trip (§7.5)
+        self.races: list[tuple[bytes, dict]] = []  # premature claims' `refused`, told once the entries before them are out
         self._told: set[tuple[int, str]] = set()  # faults told to the joiners
         self._shared: tuple[str, dict, bytes] | None = None  # (op, body, packed) while `tell_all` tells every joiner
         self.door = Door(self)
@@ -138,6 +147,37 @@ class Orderer(TableSession):
         self.door.joined(record)
         own.applied(record)
         self.outbox.pass_on(record)
+        self.receipts.relayed(len(self.replica.log), time.monotonic())
+
+    def premature(self, frame: bytes) -> str:
+        """Why a joiner's claim or witness against another seat is not ordered now: that seat is not due
+        by this orderer's view (it has not provably received the wait, or its link's time has not
+        passed), or the wait it is about has moved on; "" for any other frame (the log's rules judge it)."""
+        replica, defaults = self.replica, self.own.defaults
+        if replica is None or replica.phase != "playing" or (b"claim" not in frame and b"witness" not in frame):
+            return ""  # every claim or witness frame holds its kind's name: most frames are not decoded twice
+        try:
+            env = wire.decode(frame)
+        except wire.WireError:
+            return ""
+        if env.kind == "claim" and type(env.body.get("against")) is int:
+            against = env.body["against"]
+        elif env.kind == "witness" and type(env.body.get("claim")) is int:
+            claim = next((c for c in replica.claims if c.index == env.body["claim"]), None)
+            if claim is None or claim.state != "pending":
+                return f"the claim at entry {env.body['claim'] + 1} is no longer pending: the wait has moved on"
+            against = claim.against
+        else:
+            return ""
+        now = time.monotonic()
+        defaults.track(now)
+        if against not in replica.waiting_for.seats or env.kind == "claim" and env.prev.entries < defaults.waiting_len:
+            return f"the claim against seat {against} is about a wait that has moved on"
+        if against == self.seat:
+            return ""  # my own view of a claim against my seat judges it (Defaults.check_claim)
+        if not defaults.default_reason(against, now):
+            return f"seat {against} is not due for a claim yet: it is present and its link's time has not passed"
+        return ""
 
     def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
         """Tell every other joiner of another seat's fault, the first time; True if told."""
@@ -203,13 +243,24 @@ class Orderer(TableSession):
         elif op == "submit" and (frames := submitted(body)) is not None:
             if self.acked.get(seat, 0) <= len(self.replica.log):  # else it sits on entries I lack: resent once they are in
                 for frame in frames:
+                    early = self.premature(frame)
+                    if early:  # a race with the clocks or the log, not a fault: told, never recorded; the frames
+                        self.races.append((peer, {"seat": seat, "reason": early}))  # after it wait too
+                        break
                     self.order(frame, peer)
         elif op == "ping" and type(body.get("next")) is int:
             self.acked[seat] = body["next"]
+            self.receipts.acked(seat, body["next"], now)
             if 0 <= body["next"] < len(self.replica.log):
                 self.send_entries(peer, body["next"])
             self.reclaim.ask_if_longer(peer, now)
-            self.tell(peer, "pong", {"length": len(self.replica.log)})
+            pong: dict = {"length": len(self.replica.log)}
+            if type(body.get("echo")) is int:  # the joiner times its round trip by it (§10.6)
+                pong["echo"] = body["echo"]
+            due = self.due(now)
+            if due:
+                pong["due"] = due
+            self.tell(peer, "pong", pong)
         elif op == "forward" and type(body.get("boxes")) is list:  # relayed unread to their seats (§10.10)
             self.forward_boxes(seat, body["boxes"])
         elif op == "offer":  # a seat's signed endpoint for the others' direct links (net/table/direct_links.py)
@@ -217,6 +268,24 @@ class Orderer(TableSession):
         elif op == "give" and peer in self.reclaim.asked and type(body.get("start")) is int \
                 and type(body.get("frames")) is list:
             self.reclaim.adopt(peer, body["start"], body["frames"])
+
+    def due(self, now: float) -> list[int]:
+        """The seats awaited that are due for a claim by this orderer's view (told in each `pong`)."""
+        replica = self.replica
+        if replica is None or replica.phase != "playing":
+            return []
+        return [s for s in replica.waiting_for.seats if s != self.seat and self.own.defaults.default_reason(s, now)]
+
+    def wait_start(self, seat: int, since: float, length: int, now: float) -> float | None:
+        """A seat's clock starts once its acknowledgement of the wait arrived, plus its round trip and a
+        heartbeat, while it is not kept behind; one that has not received the wait, or is kept behind,
+        for the whole grace is timed from the wait's start (net/table/deadlines.py)."""
+        receipts, heartbeat = self.receipts, self.timing.heartbeat
+        trip = receipts.round_trip(seat, deadlines.deadline(self.replica, self.timing), self.timing)
+        received = receipts.received_at(seat, length)
+        if received is None or receipts.behind(seat, now - trip - 2 * heartbeat):
+            return since if now - since > self.timing.grace else None
+        return received + trip + heartbeat
 
     def tell_all(self, peers, op: str, body: dict) -> None:
         """The same packet for several joiners: packed once (`tell` takes it while this runs), tagged for each."""
@@ -269,6 +338,10 @@ class Orderer(TableSession):
                 self.reclaim.only_stop()
                 return
             own.defaults.watch_deadlines(now)
+        if self.races and not self.outbox.unsent:  # after the entries: the seat drops only the frames not ordered
+            for peer, body in self.races:
+                self.tell(peer, "refused", body)
+            self.races.clear()
 
     def take_turn(self) -> None:
         """The app's commands and my own steps: each ordered at once, relayed with this loop turn's batch."""

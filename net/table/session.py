@@ -125,6 +125,12 @@ class TableSession:
     def away(self) -> set[int]:
         return set()
 
+    def wait_start(self, seat: int, since: float, length: int, now: float) -> float | None:
+        """When the current wait's clock starts for `seat`, which this seat saw begin at `since` with
+        its log `length` long: later by what the link adds; None when `seat` has not provably received
+        it (net/table/deadlines.py: presence is not lateness)."""
+        return since
+
     def delivered(self) -> bool:
         """Whether what this seat's log holds has reached the others, as far as this driver can tell: a
         joiner's orderer has it; an orderer waits for the present seats' pings (net/table/orderer.py)."""

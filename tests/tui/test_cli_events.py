@@ -29,6 +29,7 @@ from dicetable.net.table.events import (
     SeatReleased,
     Started,
     TranscriptOpened,
+    Unwitnessed,
     YourTurn,
 )
 from dicetable.tui.commands.host import event_line
@@ -51,6 +52,8 @@ from dicetable.tui.commands.host import event_line
     (Refused(2, phrase("bad reveal: ", Seat(2), ": no chain")), "refused: bad reveal: seat 2: no chain"),
     (Fault(None, phrase("the relay lied")), "fault: the relay lied"),
     (ClaimDisputed(0, phrase(Seat(0, "ann"), " claims this seat is in default: no")), "disputed: seat 0 (ann) claims this seat is in default: no"),
+    (Unwitnessed(1, phrase(Seat(2, "cy"), "'s claim against ", Seat(1, "bob"), " stays pending, unwitnessed")),
+     "unwitnessed: seat 2 (cy)'s claim against seat 1 (bob) stays pending, unwitnessed"),
     (Lingering(phrase("the game is over; the table stays open for ", Seat(1, "bob"), ", away")),
      "lingering: the game is over; the table stays open for seat 1 (bob), away"),
     (Ordering(1, phrase(Seat(1, "bob"), " orders the log now")), "ordering: seat 1 (bob) orders the log now"),

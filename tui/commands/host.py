@@ -39,6 +39,7 @@ from dicetable.net.table.events import (
     SecretShown,
     Started,
     TranscriptOpened,
+    Unwitnessed,
     Watching,
 )
 from dicetable.net.table.session import SessionError, bot_chooser
@@ -134,6 +135,8 @@ def event_line(event: NetEvent) -> str | None:
             return told("returned", said, seat)
         case Claimable(seat, why):
             return told("claimable", why, seat)
+        case Unwitnessed(said=said):  # a claim no neutral seat can witness (FAIRNESS.md §5b)
+            return told("unwitnessed", said)
         case CodeOffered(code):
             return told("code", code)
         case CodeGone(how, said):

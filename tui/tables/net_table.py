@@ -41,6 +41,7 @@ from dicetable.net.table.events import (
     SecretShown,
     Started,
     TranscriptOpened,
+    Unwitnessed,
     Watching,
     YourTurn,
 )
@@ -303,6 +304,8 @@ class NetTable(TableController):
                 else:
                     self._post(Banner(phrase(Seat(seat), " is in default: ", why,
                                              "; the game is claimed for the seats still here"), "warning"))
+            case Unwitnessed(_, said):  # a claim no neutral seat can witness: the game waits (FAIRNESS.md §5b)
+                self._post(Banner(said, "warning"))
             case Refused(seat, said) if seat == self.session.seat:
                 self._post(MoveRefused(said))
             case Refused(_, said):
