@@ -144,3 +144,40 @@ def _op(data: bytes) -> str | None:
         return unpack(data)[0]
     except BadPacket:
         return None
+
+
+def relay_table(running, tmp_path, seats: int, timing, game: str = "dicebreaker", options=None, on_event=None):
+    """A table of `seats` greedy bots through the relay `running` (tests/net_helpers.py's Running):
+    the host (seat 0) and joiners seated one by one, so joiner k is seat k. Returns the sessions,
+    each running in its own thread, and each seat's events (`on_event(seat, event)` hears them too)."""
+    from dicetable.core import registry
+    from dicetable.net.identity import Profile
+    from dicetable.net.table.host import HostSession
+    from dicetable.net.table.joiner import PeerSession
+    from dicetable.net.table.session import bot_chooser
+    from net_helpers import in_thread, wait_until
+
+    rules = registry.get(game)
+    events: list[list] = [[] for _ in range(seats)]
+
+    def hear(seat):
+        def heard(event):
+            events[seat].append(event)
+            if on_event is not None:
+                on_event(seat, event)
+        return heard
+
+    names = ("ann", "bob", "cy", "dee", "eve", "fay", "gus", "hal")
+    host = HostSession(Profile.generate(names[0]), game, seats, dict(options or {}), timing=timing, relay=running.line,
+                       chooser=bot_chooser(rules, "greedy", 1), on_event=hear(0), transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    in_thread(host)
+    sessions = [host]
+    for k in range(1, seats):
+        peer = PeerSession(Profile.generate(names[k]), invite, timing=timing, chooser=bot_chooser(rules, "greedy", k + 1),
+                           on_event=hear(k), transcript=tmp_path / f"{names[k]}.dtt")
+        peer.connect()
+        in_thread(peer)
+        sessions.append(peer)
+        wait_until(lambda: len(running.server.joiners) >= k, what=f"joiner {k} to speak to its host")
+    return sessions, events
