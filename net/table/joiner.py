@@ -44,6 +44,7 @@ from dicetable.net.table.direct_links import DirectLinks
 from dicetable.net.table.orderer import MAX_SUBMITTED, Orderer
 from dicetable.net.table.outbox import chunks
 from dicetable.net.table.seat import Seat
+from dicetable.net.table.stalls import SeatStalls
 from dicetable.net.table.session import SessionError, TableSession
 from dicetable.net.log.transcript import TranscriptWriter
 from dicetable.net.identity import fingerprint
@@ -114,6 +115,7 @@ class PeerSession(TableSession):
         self.moved_at = float("-inf")  # when this seat last moved to the table's other relay (net/reach/relay_link.py)
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
+        self.stalls = SeatStalls(self)  # heard but not ordered, or behind the orderer's log: said (net/table/stalls.py)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -421,6 +423,7 @@ class PeerSession(TableSession):
         presence = self.orderer_presence
         if presence.silent(now, self.timing.drop_after):
             self.emit(Dropped(0, "lost the host; reconnecting"))
+        self.stalls.watch(now)
         if presence.away_since is not None and self.invite.fallback is not None and self._relay_lost() \
                 and now - max(presence.away_since, self.moved_at) > MOVE_AFTER:
             self._move_relay(now)

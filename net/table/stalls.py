@@ -1,0 +1,140 @@
+"""Stalls said aloud (PROTOCOL.md §10.6, issue 37): a link that carries pings but not the game stops a
+table, and the seats it stops say so within seconds instead of waiting in silence.
+
+A relay (or a bad link) can drop a seat's submissions and carry its pings, or drop the orderer's entries
+to a seat and carry its pongs: every seat looks present, nothing moves. Two watches, one per side,
+each a `Lag` per thing that should catch up:
+- a joiner (net/table/joiner.py) that hears the orderer says when its own frames stay unordered, or
+  when its copy stays behind the length the orderer's pongs give, for `STALL_AFTER` seconds;
+- an orderer (net/table/orderer.py) says the same of a seat whose pings arrive but whose acknowledged
+  length stays behind the log, or whose submissions it holds back (they sit on entries it lacks).
+Each stall is told once, with what the person can do, and told again when it clears. What is told
+changes nothing in the log: the deadlines and claims (net/table/defaults.py) go on as before.
+"""
+
+from __future__ import annotations
+
+from dicetable.core.phrase import Phrase, phrase
+from dicetable.net.table.events import StallCleared, Stalled
+
+STALL_AFTER = 2.5  # seconds stuck before it is said: past a resend (2 heartbeats), within 5 s with a pong's wait
+WHAT_TO_DO = ("; you can wait (it goes on when the link carries it), or leave the table: your transcript keeps "
+              "what was sent and seen, for a dispute")
+
+
+class Lag:
+    """A length that should reach a mark (the orderer's log): since when it is behind that mark."""
+
+    def __init__(self) -> None:
+        self.mark: int | None = None  # what it must reach to be caught up (None: caught up)
+        self.since = 0.0  # when it fell behind that mark
+
+    def behind(self, now: float, at: int, mark: int) -> bool:
+        """Where it is (`at`) against where it should be (`mark`): True once it has stayed behind one mark
+        for STALL_AFTER s. Reaching the mark ends the lag; a later mark starts a new one from now, so a
+        seat that keeps up with a log that grows is never behind."""
+        if at >= mark:
+            self.mark = None
+        elif self.mark is None or at >= self.mark:
+            self.mark, self.since = mark, now
+        return self.mark is not None and now - self.since >= STALL_AFTER
+
+    def clear(self) -> bool:
+        """Not counted (the other side is away: that is told as a drop); False, as `behind` would say."""
+        self.mark = None
+        return False
+
+
+class Stalls:
+    """One session's stall notices by subject (seat, what): each stall said once, and its end."""
+
+    def __init__(self, session) -> None:
+        self.session = session
+        self.told: set[tuple[int, str]] = set()
+        self.lags: dict[tuple[int, str], Lag] = {}
+
+    def lag(self, seat: int, what: str) -> Lag:
+        return self.lags.setdefault((seat, what), Lag())
+
+    def check(self, seat: int, what: str, stuck: bool, caught_up: bool, said: Phrase, cleared: Phrase) -> None:
+        key = (seat, what)
+        if stuck and key not in self.told:
+            self.told.add(key)
+            self.session.emit(Stalled(seat, what, said))
+        elif caught_up and key in self.told:  # caught up, not merely paused (a dropped orderer is told apart)
+            self.told.discard(key)
+            self.session.emit(StallCleared(seat, what, cleared))
+
+
+class SeatStalls(Stalls):
+    """A joiner's own stalls, while it hears the orderer (an orderer gone silent is `Dropped`, told apart)."""
+
+    def __init__(self, session) -> None:
+        super().__init__(session)
+        self.first_sent: dict[int, float] = {}  # seq -> when my frame first went out (a resend keeps the first)
+        self.stuck_seq: int | None = None  # the frame a told stall waits on
+
+    def watch(self, now: float) -> None:
+        session = self.session
+        seat, presence, replica = session.seat, session.orderer_presence, session.replica
+        if seat is None or not session.welcomed or not replica.seats:
+            return
+        heard = presence.away_since is None and now - presence.last_heard < STALL_AFTER
+        orderer = session.link.orderer if session.link.orderer is not None else 0
+        who = replica.who(orderer)
+        unordered = session.own.unordered
+        self.first_sent = {seq: self.first_sent.get(seq, now) if heard else now for seq in unordered}  # its clock runs while heard
+        oldest = min(self.first_sent, key=self.first_sent.get, default=None)
+        length, host_length = len(replica.log), session.host_length
+        # unordered while the orderer's pongs say its log is no longer than mine: not in entries I lack
+        stuck = oldest is not None and now - self.first_sent[oldest] >= STALL_AFTER and host_length <= length
+        if stuck and (seat, "unordered") not in self.told:
+            self.stuck_seq = oldest
+        self.check(seat, "unordered", heard and stuck, heard and self.stuck_seq not in unordered,
+                   phrase(who, " answers this seat but has not ordered its last move for "
+                               f"{now - self.first_sent[oldest] if stuck else 0:.0f} s (the relay or the link may be "
+                               "dropping it; it is sent again)", WHAT_TO_DO),
+                   phrase(who, " orders this seat's moves again: the game goes on"))
+        lag = self.lag(seat, "behind")
+        behind = lag.behind(now, length, host_length) if heard else lag.clear()
+        self.check(seat, "behind", bool(behind), heard and lag.mark is None,
+                   phrase(who, f"'s log is {host_length - length} entries ahead of this seat's copy and they do not "
+                               "arrive (the relay or the link may be dropping them)", WHAT_TO_DO),
+                   phrase("this seat caught up with ", who, "'s log: the game goes on"))
+
+
+class OrdererStalls(Stalls):
+    """An orderer's view of its seats: here (pinging) but behind the log, or its submissions held back."""
+
+    def __init__(self, session) -> None:
+        super().__init__(session)
+        self.held_since: dict[int, float] = {}  # seat -> when its submissions were first held back
+
+    def held_back(self, seat: int, now: float) -> None:
+        """A submission of `seat` that sits on entries this orderer lacks (net/table/orderer.py)."""
+        self.held_since.setdefault(seat, now)
+
+    def watch(self, now: float) -> None:
+        session = self.session
+        replica, length = session.replica, len(session.replica.log)
+        away = session.own.defaults.away_since
+        for seat in sorted(set(session.routes.values())):
+            if seat == session.seat or seat >= len(replica.seats) or replica.seats[seat] is None or seat in replica.out:
+                continue
+            here = seat not in away and now - session.last_seen.get(seat, 0.0) < STALL_AFTER  # its pings arrive
+            who = replica.who(seat)
+            acked = session.acked.get(seat, 0)
+            lag = self.lag(seat, "behind")
+            behind = lag.behind(now, acked, length) if here else lag.clear()  # an away seat's lag starts on its return
+            self.check(seat, "behind", bool(behind), here and lag.mark is None,
+                       phrase(who, f" is here (its pings arrive) but {length - acked} entries behind the log, which "
+                                   "does not reach it (the relay or its link may be dropping it); the game waits for it",
+                              WHAT_TO_DO),
+                       phrase(who, " caught up with the log: the game goes on"))
+            if acked <= length or not here:
+                self.held_since.pop(seat, None)
+            since = self.held_since.get(seat)
+            self.check(seat, "held", here and since is not None and now - since >= STALL_AFTER, here and since is None,
+                       phrase(who, f"'s moves cannot be ordered: they build on its copy of {acked} entries, "
+                                   f"longer than this log of {length}", WHAT_TO_DO),
+                       phrase(who, "'s moves are ordered again: the game goes on"))
