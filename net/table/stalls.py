@@ -22,6 +22,10 @@ WHAT_TO_DO = ("; you can wait (it goes on when the link carries it), or leave th
               "what was sent and seen, for a dispute")
 
 
+def entries(count: int) -> str:
+    return f"{count} log entr{'y' if count == 1 else 'ies'}"
+
+
 class Lag:
     """A length that should reach a mark (the orderer's log): since when it is behind that mark."""
 
@@ -98,7 +102,7 @@ class SeatStalls(Stalls):
         lag = self.lag(seat, "behind")
         behind = lag.behind(now, length, host_length) if heard else lag.clear()
         self.check(seat, "behind", bool(behind), heard and lag.mark is None,
-                   phrase(who, f"'s log is {host_length - length} entries ahead of this seat's copy and they do not "
+                   phrase(who, f"'s log is {entries(host_length - length)} ahead of this seat's copy and they do not "
                                "arrive (the relay or the link may be dropping them)", WHAT_TO_DO),
                    phrase("this seat caught up with ", who, "'s log: the game goes on"))
 
@@ -127,7 +131,7 @@ class OrdererStalls(Stalls):
             lag = self.lag(seat, "behind")
             behind = lag.behind(now, acked, length) if here else lag.clear()  # an away seat's lag starts on its return
             self.check(seat, "behind", bool(behind), here and lag.mark is None,
-                       phrase(who, f" is here (its pings arrive) but {length - acked} entries behind the log, which "
+                       phrase(who, f" is here (its pings arrive) but {entries(length - acked)} behind the log, which "
                                    "does not reach it (the relay or its link may be dropping it); the game waits for it",
                               WHAT_TO_DO),
                        phrase(who, " caught up with the log: the game goes on"))

@@ -22,6 +22,7 @@ from dicetable.net.table.events import (
     Claimable,
     CodeGone,
     CodeOffered,
+    CodesStopped,
     Cut,
     Defaulted,
     Dropped,
@@ -37,6 +38,8 @@ from dicetable.net.table.events import (
     RematchGone,
     Returned,
     SeatHeld,
+    StallCleared,
+    Stalled,
     SeatReleased,
     SecretShown,
     Started,
@@ -296,6 +299,12 @@ class NetTable(TableController):
             case Returned(seat):
                 self.away.discard(seat)
                 self._post(Banner(phrase(Seat(seat), " is back"), "info"))
+            case Stalled(_, _, said):  # heard but stuck: in words, with what to do (net/table/stalls.py)
+                self._post(Banner(phrase("stalled: ", said), "warning"))
+            case StallCleared(_, _, said):
+                self._post(Banner(said, "info"))
+            case CodesStopped(said):  # no short code now: why, and what to do (PROTOCOL.md §13.4)
+                self._post(Banner(Phrase((f"no code: {said}",)), "warning"))
             case Claimable(seat, why):
                 default = deadlines.answer_default(self.session.replica)
                 if default is not None:
