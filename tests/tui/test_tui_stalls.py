@@ -1,0 +1,58 @@
+"""The app at a stalled table (issue 37, finding 5; net/table/stalls.py): the app joins a TRICE table through a
+relay that then drops the host's entries to it (tests/misbehaving_relay.py); within 5 s of the stall a notice
+says it in words, with what the player can do, and another when it clears."""
+
+import functools
+import time
+
+import pytest
+
+from dicetable.core import registry
+from dicetable.net.identity import Profile
+from dicetable.net.reach.transport import curve_keypair
+from dicetable.net.table.host import HostSession
+from dicetable.net.table.session import bot_chooser
+from dicetable.tui.app import DiceTableApp
+from dicetable.tui.screens.trice_screen import TriceScreen
+from misbehaving_relay import MisbehavingRelay, Misbehaviour
+from net_helpers import Running, in_thread, stop_all
+from test_tui_same_machine import close_tables
+from tui_pilot import paste_invite
+from tui_pilot import wait_until as wait_a_while
+
+pytestmark = pytest.mark.usefixtures("quick_idle")
+
+wait_until = functools.partial(wait_a_while, step=0.05)
+
+
+async def test_the_app_says_a_stall_in_words_within_5_s_and_says_when_it_clears(tmp_path, monkeypatch):
+    told = []  # every notice the app gave, kept: a toast is gone in seconds
+    notify = DiceTableApp.notify
+    monkeypatch.setattr(DiceTableApp, "notify", lambda app, message, *a, **k: (told.append(str(message)),
+                                                                               notify(app, message, *a, **k))[1])
+    notices = lambda starting: [said for said in told if said.startswith(starting)]  # noqa: E731
+    running = Running(MisbehavingRelay(curve_keypair()[1], "127.0.0.1", 0))
+    host = HostSession(Profile.generate("ann"), "trice", 2, relay=running.line,
+                       chooser=bot_chooser(registry.get("trice"), "random", 1), transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    in_thread(host)
+    app = DiceTableApp(profile_dir=tmp_path / "bob")
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await paste_invite(pilot, app, invite)
+            await wait_until(pilot, lambda: isinstance(app.screen, TriceScreen) and app.screen.view is not None
+                             and app.screen.view.state is not None, timeout=30)
+            running.server.behave(Misbehaviour(starve={1: "entries"}))
+            began = time.monotonic()  # the stall begins with the host's next entry: its chat line
+            host.chat("are you still there? " * 6)
+            await wait_until(pilot, lambda: notices("stalled: "), timeout=began + 5 + 3 - time.monotonic())
+            (said,) = notices("stalled: ")
+            assert said.startswith("stalled: ann's log is ") and "ahead of this seat's copy" in said
+            assert "you can wait" in said and "leave the table" in said  # words, not a colour
+            running.server.behave(Misbehaviour())
+            await wait_until(pilot, lambda: notices("this seat caught up with ann's log"), timeout=10)
+            assert len(notices("stalled: ")) == 1  # once per stall
+            close_tables(app)
+    finally:
+        stop_all(host)
+        running.stop()
