@@ -27,25 +27,26 @@ def entries(count: int) -> str:
 
 
 class Lag:
-    """A length that should reach a mark (the orderer's log): since when it is behind that mark."""
+    """A length that should reach a mark (the orderer's log): since when it is behind and not moving."""
 
     def __init__(self) -> None:
-        self.mark: int | None = None  # what it must reach to be caught up (None: caught up)
-        self.since = 0.0  # when it fell behind that mark
+        self.at = -1  # where it was at the last look
+        self.since: float | None = None  # since when it is behind without moving on (None: caught up)
 
     def behind(self, now: float, at: int, mark: int) -> bool:
-        """Where it is (`at`) against where it should be (`mark`): True once it has stayed behind one mark
-        for STALL_AFTER s. Reaching the mark ends the lag; a later mark starts a new one from now, so a
-        seat that keeps up with a log that grows is never behind."""
+        """Where it is (`at`) against where it should be (`mark`): True once it has been behind for
+        STALL_AFTER s without moving on. A slow catch-up that moves, or a seat that keeps up with a log
+        that grows, is no stall."""
         if at >= mark:
-            self.mark = None
-        elif self.mark is None or at >= self.mark:
-            self.mark, self.since = mark, now
-        return self.mark is not None and now - self.since >= STALL_AFTER
+            self.since = None
+        elif self.since is None or at > self.at:
+            self.since = now
+        self.at = at
+        return self.since is not None and now - self.since >= STALL_AFTER
 
     def clear(self) -> bool:
         """Not counted (the other side is away: that is told as a drop); False, as `behind` would say."""
-        self.mark = None
+        self.since, self.at = None, -1
         return False
 
 
@@ -95,16 +96,16 @@ class SeatStalls(Stalls):
         if stuck and (seat, "unordered") not in self.told:
             self.stuck_seq = oldest
         self.check(seat, "unordered", heard and stuck, heard and self.stuck_seq not in unordered,
-                   phrase(who, " answers this seat but has not ordered its last move for "
-                               f"{now - self.first_sent[oldest] if stuck else 0:.0f} s (the relay or the link may be "
-                               "dropping it; it is sent again)", WHAT_TO_DO),
-                   phrase(who, " orders this seat's moves again: the game goes on"))
+                   phrase(who, " answers this seat but has not taken what it sent "
+                               f"{now - self.first_sent[oldest] if stuck else 0:.0f} s ago into the log (the relay or the "
+                               "link may be dropping it; it is sent again)", WHAT_TO_DO),
+                   phrase(who, " takes what this seat sends into the log again: the game goes on"))
         lag = self.lag(seat, "behind")
         behind = lag.behind(now, length, host_length) if heard else lag.clear()
-        self.check(seat, "behind", bool(behind), heard and lag.mark is None,
+        self.check(seat, "behind", behind, heard and not behind,
                    phrase(who, f"'s log is {entries(host_length - length)} ahead of this seat's copy and they do not "
                                "arrive (the relay or the link may be dropping them)", WHAT_TO_DO),
-                   phrase("this seat caught up with ", who, "'s log: the game goes on"))
+                   phrase("this seat gets ", who, "'s log again: the game goes on"))
 
 
 class OrdererStalls(Stalls):
@@ -130,11 +131,11 @@ class OrdererStalls(Stalls):
             acked = session.acked.get(seat, 0)
             lag = self.lag(seat, "behind")
             behind = lag.behind(now, acked, length) if here else lag.clear()  # an away seat's lag starts on its return
-            self.check(seat, "behind", bool(behind), here and lag.mark is None,
+            self.check(seat, "behind", behind, here and not behind,
                        phrase(who, f" is here (its pings arrive) but {entries(length - acked)} behind the log, which "
                                    "does not reach it (the relay or its link may be dropping it); the game waits for it",
                               WHAT_TO_DO),
-                       phrase(who, " caught up with the log: the game goes on"))
+                       phrase(who, " gets the log again: the game goes on"))
             if acked <= length or not here:
                 self.held_since.pop(seat, None)
             since = self.held_since.get(seat)

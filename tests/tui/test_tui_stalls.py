@@ -50,7 +50,7 @@ async def test_the_app_says_a_stall_in_words_within_5_s_and_says_when_it_clears(
             assert said.startswith("stalled: ann's log is ") and "ahead of this seat's copy" in said
             assert "you can wait" in said and "leave the table" in said  # words, not a colour
             running.server.behave(Misbehaviour())
-            await wait_until(pilot, lambda: notices("this seat caught up with ann's log"), timeout=10)
+            await wait_until(pilot, lambda: notices("this seat gets ann's log again"), timeout=10)
             assert len(notices("stalled: ")) == 1  # once per stall
             close_tables(app)
     finally:
