@@ -5,7 +5,8 @@ A relay (or a bad link) can drop a seat's submissions and carry its pings, or dr
 to a seat and carry its pongs: every seat looks present, nothing moves. Two watches, one per side,
 each a `Lag` per thing that should catch up:
 - a joiner (net/table/joiner.py) that hears the orderer says when its own frames stay unordered, or
-  when its copy stays behind the length the orderer's pongs give, for `STALL_AFTER` seconds;
+  when its copy stays behind the length the orderer's pongs give, for `STALL_AFTER` seconds (longer
+  on a link whose normal is slower, `Lag.patience`, up to `STALL_LIMIT`);
 - an orderer (net/table/orderer.py) says the same of a seat whose pings arrive but whose acknowledged
   length stays behind the log, or whose submissions it holds back (they sit on entries it lacks).
 Each stall is told once, with what the person can do, and told again when it clears. What is told
@@ -17,7 +18,8 @@ from __future__ import annotations
 from dicetable.core.phrase import Phrase, phrase
 from dicetable.net.table.events import StallCleared, Stalled
 
-STALL_AFTER = 2.5  # seconds stuck before it is said: past a resend (2 heartbeats), within 5 s with a pong's wait
+STALL_AFTER = 2.5  # seconds stuck before it is said: past a resend (2 heartbeats)...
+STALL_LIMIT = 4.0  # ...or longer on a link slow by nature (`Lag.patience`), never past this: said within 5 s
 WHAT_TO_DO = ("; you can wait (it goes on when the link carries it), or leave the table: your transcript keeps "
               "what was sent and seen, for a dispute")
 
@@ -27,22 +29,34 @@ def entries(count: int) -> str:
 
 
 class Lag:
-    """A length that should reach a mark (the orderer's log): since when it is behind and not moving."""
+    """A length that should reach a mark (the orderer's log): since when it is behind and not moving, and
+    how long it usually is when nothing is wrong (a slow link's normal is no stall)."""
 
-    def __init__(self) -> None:
+    def __init__(self, base: float = STALL_AFTER) -> None:
+        self.base = min(base, STALL_LIMIT)  # the least patience (an orderer's: a seat acknowledges once a heartbeat)
         self.at = -1  # where it was at the last look
         self.since: float | None = None  # since when it is behind without moving on (None: caught up)
+        self.usual = 0.0  # how long it lasted when it was no stall: a max that decays
+
+    def patience(self) -> float:
+        return min(STALL_LIMIT, max(self.base, 1.5 * self.usual))
+
+    def took(self, seconds: float) -> None:
+        """A wait that ended: the link's normal (a stall counts too: patience stays within STALL_LIMIT)."""
+        self.usual = max(0.9 * self.usual, seconds)
 
     def behind(self, now: float, at: int, mark: int) -> bool:
-        """Where it is (`at`) against where it should be (`mark`): True once it has been behind for
-        STALL_AFTER s without moving on. A slow catch-up that moves, or a seat that keeps up with a log
+        """Where it is (`at`) against where it should be (`mark`): True once it has been behind for its
+        `patience` without moving on. A slow catch-up that moves, or a seat that keeps up with a log
         that grows, is no stall."""
+        if self.since is not None and (at >= mark or at > self.at):
+            self.took(now - self.since)
         if at >= mark:
             self.since = None
         elif self.since is None or at > self.at:
             self.since = now
         self.at = at
-        return self.since is not None and now - self.since >= STALL_AFTER
+        return self.since is not None and now - self.since >= self.patience()
 
     def clear(self) -> bool:
         """Not counted (the other side is away: that is told as a drop); False, as `behind` would say."""
@@ -58,8 +72,8 @@ class Stalls:
         self.told: set[tuple[int, str]] = set()
         self.lags: dict[tuple[int, str], Lag] = {}
 
-    def lag(self, seat: int, what: str) -> Lag:
-        return self.lags.setdefault((seat, what), Lag())
+    def lag(self, seat: int, what: str, base: float = STALL_AFTER) -> Lag:
+        return self.lags.setdefault((seat, what), Lag(base))
 
     def check(self, seat: int, what: str, stuck: bool, caught_up: bool, said: Phrase, cleared: Phrase) -> None:
         key = (seat, what)
@@ -87,12 +101,14 @@ class SeatStalls(Stalls):
         heard = presence.away_since is None and now - presence.last_heard < STALL_AFTER
         orderer = session.link.orderer if session.link.orderer is not None else 0
         who = replica.who(orderer)
-        unordered = session.own.unordered
+        unordered, sending = session.own.unordered, self.lag(seat, "unordered")
+        for seq in set(self.first_sent) - set(unordered):  # ordered (or refused): how long the link took
+            sending.took(now - self.first_sent[seq])
         self.first_sent = {seq: self.first_sent.get(seq, now) if heard else now for seq in unordered}  # its clock runs while heard
         oldest = min(self.first_sent, key=self.first_sent.get, default=None)
         length, host_length = len(replica.log), session.host_length
         # unordered while the orderer's pongs say its log is no longer than mine: not in entries I lack
-        stuck = oldest is not None and now - self.first_sent[oldest] >= STALL_AFTER and host_length <= length
+        stuck = oldest is not None and now - self.first_sent[oldest] >= sending.patience() and host_length <= length
         if stuck and (seat, "unordered") not in self.told:
             self.stuck_seq = oldest
         self.check(seat, "unordered", heard and stuck, heard and self.stuck_seq not in unordered,
@@ -129,7 +145,7 @@ class OrdererStalls(Stalls):
             here = seat not in away and now - session.last_seen.get(seat, 0.0) < STALL_AFTER  # its pings arrive
             who = replica.who(seat)
             acked = session.acked.get(seat, 0)
-            lag = self.lag(seat, "behind")
+            lag = self.lag(seat, "behind", STALL_AFTER + session.timing.heartbeat)  # its acks come once a heartbeat
             behind = lag.behind(now, acked, length) if here else lag.clear()  # an away seat's lag starts on its return
             self.check(seat, "behind", behind, here and not behind,
                        phrase(who, f" is here (its pings arrive) but {entries(length - acked)} behind the log, which "
