@@ -1,22 +1,30 @@
-"""The app at a stalled table (issue 37, finding 5; net/table/stalls.py): the app joins a TRICE table through a
-relay that then drops the host's entries to it (tests/misbehaving_relay.py); within 5 s of the stall a notice
-says it in words, with what the player can do, and another when it clears."""
+"""The app at a stalled table (issue 37, findings 5 and 6; net/table/stalls.py, net/reach/codes.py): the app joins
+a TRICE table through a relay that then drops the host's entries to it (tests/misbehaving_relay.py); within 5 s
+of the stall a notice says it in words, with what the player can do, and another when it clears. A host whose
+codes a guesser keeps burning is told why they stopped, in the waiting room, instead of shown a dead code."""
 
+import asyncio
 import functools
 import time
 
 import pytest
+from textual.widgets import Static
 
 from dicetable.core import registry
 from dicetable.net.identity import Profile
+from dicetable.net.reach import codes
+from dicetable.net.reach.codes import CodeError
+from dicetable.net.reach.relay import RelayAddress
+from dicetable.net.reach.relay_link import invite_for_code
 from dicetable.net.reach.transport import curve_keypair
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.session import bot_chooser
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.trice_screen import TriceScreen
+from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
 from misbehaving_relay import MisbehavingRelay, Misbehaviour
 from net_helpers import Running, in_thread, stop_all
-from test_tui_same_machine import close_tables
+from test_tui_same_machine import close_tables, host_with
 from tui_pilot import paste_invite
 from tui_pilot import wait_until as wait_a_while
 
@@ -55,4 +63,30 @@ async def test_the_app_says_a_stall_in_words_within_5_s_and_says_when_it_clears(
             close_tables(app)
     finally:
         stop_all(host)
+        running.stop()
+
+
+async def test_the_waiting_room_says_why_codes_stopped_instead_of_showing_a_dead_one(tmp_path):
+    running = Running(MisbehavingRelay(curve_keypair()[1], "127.0.0.1", 0))
+    app = DiceTableApp(profile_dir=tmp_path / "ann")
+    shown = lambda: str(app.screen.query_one("#room-code", Static).render())  # noqa: E731
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            try:
+                await host_with(pilot, app, relay=running.line)
+                burned: list[str] = []
+                for _ in range(codes.LOST_IN_A_ROW):  # a guesser burns every code the host offers
+                    await wait_until(pilot, lambda: isinstance(app.screen, WaitingRoomScreen) and app.screen.table.code
+                                     and app.screen.table.code not in burned and app.screen.table.code in shown(),
+                                     timeout=20)
+                    burned.append(app.screen.table.code)
+                    number, first, second = burned[-1].split("-")
+                    wrong = f"{number}-{second}-{first}" if first != second else f"{number}-orbit-orbit"
+                    with pytest.raises(CodeError, match="the code is wrong"):
+                        await asyncio.to_thread(invite_for_code, RelayAddress.decode(running.line), wrong, 10)
+                await wait_until(pilot, lambda: shown().startswith("No code: "), timeout=20)
+                assert "no more codes for this table" in shown() and "invite" in shown()
+            finally:
+                close_tables(app)
+    finally:
         running.stop()

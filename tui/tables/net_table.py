@@ -126,6 +126,7 @@ class NetTable(TableController):
         self.target = None
         self.invite = ""
         self.code = ""  # the short code at the relay, when hosting through one (net/reach/codes.py)
+        self.no_code = ""  # why no code is offered any more, and what to do (PROTOCOL.md §13.4)
         self.closed_reason = ""
         self.away: set[int] = set()
         self.watching: tuple[int, tuple[str, ...]] = (0, ())  # the last Watching heard: how many, who
@@ -287,7 +288,7 @@ class NetTable(TableController):
             case Invited(invite):
                 self.invite = invite
             case CodeOffered(code):
-                self.code = code
+                self.code, self.no_code = code, ""
             case CodeGone(_, said):  # a code that no longer opens the table: a new one follows
                 self._post(Banner(Phrase((said,)), "warning"))
             case Dropped(seat, _) if seat in self.session.replica.out:  # it left a room that goes on: nobody waits
@@ -304,6 +305,7 @@ class NetTable(TableController):
             case StallCleared(_, _, said):
                 self._post(Banner(said, "info"))
             case CodesStopped(said):  # no short code now: why, and what to do (PROTOCOL.md §13.4)
+                self.code, self.no_code = "", said  # the waiting room shows no dead code
                 self._post(Banner(Phrase((f"no code: {said}",)), "warning"))
             case Claimable(seat, why):
                 default = deadlines.answer_default(self.session.replica)
@@ -338,7 +340,7 @@ class NetTable(TableController):
                 self.watching = (count, names)  # the seats panel's line; the notice says the change
                 who = f": {', '.join(names)}" if names else ""
                 self._post(Banner(Phrase((f"{count} watching{who}",)), "info"))
-        if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened,
+        if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened, CodesStopped,
                               Dropped, Returned, RematchAnswered, RematchGone, Cut, Watching, SecretShown)):
             view = self._snapshot()
             with self._lock:
