@@ -15,6 +15,8 @@ changes nothing in the log: the deadlines and claims (net/table/defaults.py) go 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from dicetable.core.phrase import Phrase, phrase
 from dicetable.net.table.events import StallCleared, Stalled
 
@@ -75,14 +77,16 @@ class Stalls:
     def lag(self, seat: int, what: str, base: float = STALL_AFTER) -> Lag:
         return self.lags.setdefault((seat, what), Lag(base))
 
-    def check(self, seat: int, what: str, stuck: bool, caught_up: bool, said: Phrase, cleared: Phrase) -> None:
+    def check(self, seat: int, what: str, stuck: bool, caught_up: bool, said: Callable[[], Phrase],
+              cleared: Callable[[], Phrase]) -> None:
+        """`said` and `cleared` make the words only when they are told (this runs every loop turn)."""
         key = (seat, what)
         if stuck and key not in self.told:
             self.told.add(key)
-            self.session.emit(Stalled(seat, what, said))
+            self.session.emit(Stalled(seat, what, said()))
         elif caught_up and key in self.told:  # caught up, not merely paused (a dropped orderer is told apart)
             self.told.discard(key)
-            self.session.emit(StallCleared(seat, what, cleared))
+            self.session.emit(StallCleared(seat, what, cleared()))
 
 
 class SeatStalls(Stalls):
@@ -104,7 +108,8 @@ class SeatStalls(Stalls):
         unordered, sending = session.own.unordered, self.lag(seat, "unordered")
         for seq in set(self.first_sent) - set(unordered):  # ordered (or refused): how long the link took
             sending.took(now - self.first_sent[seq])
-        self.first_sent = {seq: self.first_sent.get(seq, now) if heard else now for seq in unordered}  # its clock runs while heard
+        # the clock runs while the orderer is heard: a frame sent while it was away is counted from its return
+        self.first_sent = {seq: self.first_sent.get(seq, now) if heard else now for seq in unordered}
         oldest = min(self.first_sent, key=self.first_sent.get, default=None)
         length, host_length = len(replica.log), session.host_length
         # unordered while the orderer's pongs say its log is no longer than mine: not in entries I lack
@@ -112,16 +117,16 @@ class SeatStalls(Stalls):
         if stuck and (seat, "unordered") not in self.told:
             self.stuck_seq = oldest
         self.check(seat, "unordered", heard and stuck, heard and self.stuck_seq not in unordered,
-                   phrase(who, " answers this seat but has not taken what it sent "
-                               f"{now - self.first_sent[oldest] if stuck else 0:.0f} s ago into the log (the relay or the "
-                               "link may be dropping it; it is sent again)", WHAT_TO_DO),
-                   phrase(who, " takes what this seat sends into the log again: the game goes on"))
+                   lambda: phrase(who, " answers this seat but has not taken what it sent "
+                                       f"{now - self.first_sent[oldest]:.0f} s ago into the log (the relay or the link "
+                                       "may be dropping it; it is sent again)", WHAT_TO_DO),
+                   lambda: phrase(who, " takes what this seat sends into the log again: the game goes on"))
         lag = self.lag(seat, "behind")
         behind = lag.behind(now, length, host_length) if heard else lag.clear()
         self.check(seat, "behind", behind, heard and not behind,
-                   phrase(who, f"'s log is {entries(host_length - length)} ahead of this seat's copy and they do not "
-                               "arrive (the relay or the link may be dropping them)", WHAT_TO_DO),
-                   phrase("this seat gets ", who, "'s log again: the game goes on"))
+                   lambda: phrase(who, f"'s log is {entries(host_length - length)} ahead of this seat's copy and they "
+                                       "do not arrive (the relay or the link may be dropping them)", WHAT_TO_DO),
+                   lambda: phrase("this seat gets ", who, "'s log again: the game goes on"))
 
 
 class OrdererStalls(Stalls):
@@ -140,7 +145,8 @@ class OrdererStalls(Stalls):
         replica, length = session.replica, len(session.replica.log)
         away = session.own.defaults.away_since
         for seat in sorted(set(session.routes.values())):
-            if seat == session.seat or seat >= len(replica.seats) or replica.seats[seat] is None or seat in replica.out:
+            if seat == session.seat or seat >= len(replica.seats) or replica.seats[seat] is None \
+                    or seat in replica.out:
                 continue
             here = seat not in away and now - session.last_seen.get(seat, 0.0) < STALL_AFTER  # its pings arrive
             who = replica.who(seat)
@@ -148,14 +154,14 @@ class OrdererStalls(Stalls):
             lag = self.lag(seat, "behind", STALL_AFTER + session.timing.heartbeat)  # its acks come once a heartbeat
             behind = lag.behind(now, acked, length) if here else lag.clear()  # an away seat's lag starts on its return
             self.check(seat, "behind", behind, here and not behind,
-                       phrase(who, f" is here (its pings arrive) but {entries(length - acked)} behind the log, which "
-                                   "does not reach it (the relay or its link may be dropping it); the game waits for it",
-                              WHAT_TO_DO),
-                       phrase(who, " gets the log again: the game goes on"))
+                       lambda: phrase(who, f" is here (its pings arrive) but {entries(length - acked)} behind the "
+                                           "log, which does not reach it (the relay or its link may be dropping it); "
+                                           "the game waits for it", WHAT_TO_DO),
+                       lambda: phrase(who, " gets the log again: the game goes on"))
             if acked <= length or not here:
                 self.held_since.pop(seat, None)
             since = self.held_since.get(seat)
             self.check(seat, "held", here and since is not None and now - since >= STALL_AFTER, here and since is None,
-                       phrase(who, f"'s moves cannot be ordered: they build on its copy of {acked} entries, "
-                                   f"longer than this log of {length}", WHAT_TO_DO),
-                       phrase(who, "'s moves are ordered again: the game goes on"))
+                       lambda: phrase(who, f"'s moves cannot be ordered: they build on its copy of {acked} entries, "
+                                           f"longer than this log of {length}", WHAT_TO_DO),
+                       lambda: phrase(who, "'s moves are ordered again: the game goes on"))
