@@ -20,7 +20,13 @@ What each party can do:
   its session offers a fresh one at once, net/table/host.py), and a SPAKE2 message gives no way to test a
   guess offline; the relay limits how many codes one source may try (net/reach/mailbox.py), and the next
   code's number is drawn at random, so a stranger cannot burn a table's codes one after another;
-- someone who learns a one-seat code after its use finds the mailbox burned and the host done.
+- someone who learns a one-seat code after its use finds the mailbox burned and the host done;
+- a stranger who fills a code's mailbox with junk (so real joiners find it full) floods it: past
+  MAX_JUNK such messages the host closes the code as "flooded" and offers a fresh one.
+A code closed by a wrong guess, too many tries, a flood or the relay is *lost* (`lost`); an unused code
+that reaches its end of life is not. The host's session stops offering codes after LOST_IN_A_ROW lost
+codes in a row and says so, and says every refusal of the relay to give one (PROTOCOL.md §13.4): codes
+never stop in silence, and the invite still opens the table.
 
 `CodeHost` is the host's side, a non-blocking state machine its session loop steps; `claim_invite`
 is the joiner's side, blocking, over any link that sends and receives the relay's `[op, body]`.
@@ -56,6 +62,9 @@ PAKES_PER_STEP = 2  # SPAKE2 answers per step (~40 ms each) so the host's loop s
 POLL = 0.2  # seconds between fetches while waiting on the other side
 FETCH_LOST = 3.0  # seconds after which an unanswered fetch is sent again
 RETRY = 30.0  # seconds before the host asks again for a code the relay refused
+MAX_JUNK = 16  # messages in a code's mailbox that are no step of any exchange: past this it is flooded (PROTOCOL.md §13.4)
+LOST_IN_A_ROW = 5  # codes lost one after another (burned, flooded, dropped by the relay) before the host stops offering
+INSTEAD = "joiners can still join with the table's invite (the `invite:` line, or Copy invite in the app)"
 
 # 256 common words, 3 to 8 lower-case letters, no two alike when read aloud.
 WORDS = tuple("""
@@ -166,6 +175,12 @@ def _messages(body: dict):
             yield n, side, to, phase, data
 
 
+def stopped(lost: int) -> str:
+    """Why the host offers no more codes, and what to do (PROTOCOL.md §13.4)."""
+    return (f"{lost} codes in a row were burned or flooded before anyone joined by one (someone may be guessing "
+            f"or flooding them at the relay): no more codes for this table; {INSTEAD}")
+
+
 def _clean(reason) -> str:
     """A relay's reason, shown to a person: printable and short (the relay is not trusted)."""
     return "".join(ch for ch in str(reason)[:200] if ch.isprintable()) or "no reason given"
@@ -204,6 +219,8 @@ class CodeHost:
         self._password = b""  # the code, once the relay gave its number
         self.events: list[tuple[str, str]] = []
         self.done = False
+        self.lost = False  # closed by a wrong guess, too many tries, a flood or the relay: not merely expired
+        self.junk = 0  # mailbox messages that were no step of any exchange
         self.exchanges: dict[bytes, _Exchange] = {}
         self._asking = False
         self._retry_at = 0.0
@@ -253,12 +270,13 @@ class CodeHost:
         if op == "mb_error" and self._asking and self.nameplate is None and body.get("nameplate") is None:
             self._asking, self._retry_at = False, self.clock() + RETRY
             self.events.append(("error", f"the relay gives no code: {_clean(body.get('reason'))}; "
-                                         f"asking again in {RETRY:g} s"))
+                                         f"asking again in {RETRY:g} s; {INSTEAD}"))
             return []
         if not _about(body, self.nameplate):
             return []  # a late reply about an earlier code
         if op == "mb_error":
             reason = _clean(body.get("reason"))
+            self.lost = True  # the relay dropped it, or refuses it (its mailbox full, say): not its time that ran out
             return self._close("expired", f"code {self.nameplate} is no longer at the relay: {reason}")
         if op == "mb_mail":
             return self._read(body)
@@ -275,6 +293,7 @@ class CodeHost:
                 self._fetch_sent = -FETCH_LOST  # the rest at the next tick
                 break
             self._seen = n
+            steps = len(self.exchanges), sum(e.settled for e in self.exchanges.values())
             if phase == "pake" and to in (None, self.side):
                 budget -= 1
                 out += self._answer_pake(side, data)
@@ -282,12 +301,19 @@ class CodeHost:
                 out += self._check_confirm(side, data)
             if self.done:
                 break
+            if steps == (len(self.exchanges), sum(e.settled for e in self.exchanges.values())):
+                self.junk += 1  # no step of any exchange: junk, a replay, or another side's word
+                if self.junk >= MAX_JUNK:  # real joiners would soon find the mailbox full
+                    self.lost = True
+                    return out + self._close("burned", f"code {self.nameplate}'s mailbox at the relay was flooded "
+                                                       f"({self.junk} messages that are no joiner's)")
         return out
 
     def _answer_pake(self, joiner: bytes, message: bytes) -> list[tuple[str, dict]]:
         if joiner in self.exchanges or len(message) != PAKE_BYTES:
             return []  # a replay, or not a SPAKE2 message
         if len(self.exchanges) >= MAX_EXCHANGES:  # used up, or a flood of tries never finished: a fresh code for the next
+            self.lost = True
             return self._close("burned", f"{MAX_EXCHANGES} joiners have tried code {self.nameplate}")
         spake = SPAKE2_B(self._password, *_ids(self.nameplate, joiner))
         answer = spake.start()
@@ -305,6 +331,7 @@ class CodeHost:
         exchange.settled = True
         if not hmac.compare_digest(proof, exchange.keys.joiner_confirm()):
             out = [self._post(joiner, "wrong", b"")]
+            self.lost = True
             return out + self._close("burned", "someone tried a wrong code")
         sealed = exchange.keys.seal_invite(_invite_aad(self.nameplate, joiner), self.invite)
         out = [self._post(joiner, "invite", sealed)]

@@ -197,6 +197,33 @@ class Lingering:
 
 
 @dataclass(frozen=True)
+class Stalled:
+    """`seat` is heard but stuck (net/table/stalls.py, PROTOCOL.md §10.6): `what` is "unordered" (its frames
+    are not ordered), "behind" (its copy lags the orderer's log) or "held" (the orderer holds its frames
+    back); `said` says so and what the person can do. Told once per stall."""
+
+    seat: int
+    what: str
+    said: Phrase
+
+
+@dataclass(frozen=True)
+class StallCleared:
+    """The stall `Stalled` told of `seat` (the same `what`) is over."""
+
+    seat: int
+    what: str
+    said: Phrase
+
+
+@dataclass(frozen=True)
+class CodesStopped:
+    """The host offers no short code now (net/reach/codes.py, PROTOCOL.md §13.4): why, and what to do."""
+
+    said: str
+
+
+@dataclass(frozen=True)
 class Ordering:
     """`seat` took over ordering the log through the relay, in the host seat's place (net/table/succession.py)."""
 
@@ -262,10 +289,10 @@ class Watching:
 
 NetEvent = (Invited | CodeOffered | CodeGone | TranscriptOpened | SeatHeld | SeatReleased | Joined | Started | Chat
             | Recorded | YourTurn | Ended | Defaulted | RematchAnswered | RematchGone | Refused | Fault | ClaimDisputed
-            | Claimable | Unwitnessed | Dropped | Returned | Lingering | Ordering | AnswerPath | Cut | SecretShown | Failed | CardDealt
-            | DealVerified | Watching)
+            | Claimable | Unwitnessed | Dropped | Returned | Stalled | StallCleared | CodesStopped | Lingering | Ordering
+            | AnswerPath | Cut | SecretShown | Failed | CardDealt | DealVerified | Watching)
 
 
-def code_event(kind: str, text: str) -> CodeOffered | Failed:
+def code_event(kind: str, text: str) -> CodeOffered | CodesStopped:
     """A short-code offer's news (net/reach/codes.py `CodeHost.events`): a new code, or why there is none."""
-    return CodeOffered(text) if kind == "code" else Failed(text)
+    return CodeOffered(text) if kind == "code" else CodesStopped(text)

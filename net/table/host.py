@@ -27,7 +27,7 @@ from dicetable.net.table.seat_transcript import replayed
 from dicetable.net.table.session import SessionError
 from dicetable.net.log.transcript import TranscriptWriter
 from dicetable.net.reach.transport import DEFAULT_BIND, HostSocket, TransportError
-from dicetable.net.table.events import CodeGone, Invited, code_event
+from dicetable.net.table.events import CodeGone, CodesStopped, Invited, code_event
 
 
 def _read_relay(relay: RelayAddress | str) -> RelayAddress:
@@ -49,6 +49,7 @@ class CodeOffer:
         self.uses, self.ttl = uses, ttl  # one seat's code ("one") or the table's, and for how long
         self.offer = None  # the code being offered (net/reach/codes.py's CodeHost)
         self._code_gone: tuple[str, str] | None = None  # why the last code stopped, told with the next one
+        self.lost = 0  # codes lost in a row (net/reach/codes.py): at LOST_IN_A_ROW, no more are offered
 
     def renew(self) -> None:
         """Offer a fresh short code for the invite at the relay: one seat's (`uses` "one") or the table's."""
@@ -71,9 +72,10 @@ class CodeOffer:
 
     def watch(self) -> None:
         """Serve the code's joiners; tell the host what happened; withdraw it once no seat is free.
-        A code used up, burned or expired is followed at once by a fresh one, however often (the
-        relay limits strangers' tries: PROTOCOL.md §13.3); why the old one stopped is told in one
-        line with the new code, so the host never shows a dead one."""
+        A code used up, burned or expired is followed at once by a fresh one (the relay limits
+        strangers' tries: PROTOCOL.md §13.3), and why the old one stopped is told in one line with the
+        new code, so the host never shows a dead one; but after LOST_IN_A_ROW codes lost in a row
+        (burned, flooded) none is offered, and that is told, with what to do (§13.4)."""
         offer = self.offer
         if offer is None:
             return
@@ -88,13 +90,23 @@ class CodeOffer:
                 self.emit(CodeGone(gone, f"{why}; the new code is {text}" if kind == "code" else f"{why}; {text}"))
                 if kind == "code":
                     self.emit(code_event(kind, text))
-            elif kind != "joined":  # the seat's own join is told when it lands in the log
+            elif kind == "joined":  # the seat's own join is told when it lands in the log
+                self.lost = 0
+            else:
                 self.emit(code_event(kind, text))
         if not self.host.replica.membership.free_seats():  # an open room keeps it while a seat is free
             self._send_mail(offer.withdraw())  # every seat is taken: the code opens nothing any more
             self.offer = None
-        elif offer.done:  # used up (a one-seat code), burned by a wrong guess, or expired
-            self.renew()  # a fresh code for the next joiner
+        elif offer.done:  # used up (a one-seat code), burned by a wrong guess, flooded, or expired
+            from dicetable.net.reach import codes
+
+            self.lost = self.lost + 1 if offer.lost else 0
+            if self.lost < codes.LOST_IN_A_ROW:
+                self.renew()  # a fresh code for the next joiner
+                return
+            self.offer, (_, why) = None, self._code_gone or ("", "")
+            self._code_gone = None
+            self.emit(CodesStopped(f"{why}; {codes.stopped(self.lost)}".lstrip("; ")))
 
 
 class TakenOver(SessionError):

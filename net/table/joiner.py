@@ -45,6 +45,7 @@ from dicetable.net.table.direct_links import DirectLinks
 from dicetable.net.table.orderer import MAX_SUBMITTED, Orderer
 from dicetable.net.table.outbox import chunks
 from dicetable.net.table.seat import Seat
+from dicetable.net.table.stalls import SeatStalls
 from dicetable.net.table.session import SessionError, TableSession
 from dicetable.net.log.transcript import TranscriptWriter
 from dicetable.net.identity import fingerprint
@@ -118,6 +119,7 @@ class PeerSession(TableSession):
         self.handshake: HandshakeClock | None = None  # while `connect` waits for a seat: its steps' clock (§3.4)
         self.ping_clock = deadlines.PingClock()  # my round trip to the orderer (PROTOCOL.md §7.5)
         self.due: tuple[int, frozenset] = (0, frozenset())  # the orderer's last pong: its log length, the seats due
+        self.stalls = SeatStalls(self)  # heard but not ordered, or behind the orderer's log: said (net/table/stalls.py)
         if resume is not None:
             self._resume(Path(resume), invite)
         else:
@@ -455,6 +457,7 @@ class PeerSession(TableSession):
         presence = self.orderer_presence
         if presence.silent(now, self.timing.drop_after):
             self.emit(Dropped(0, "lost the host; reconnecting"))
+        self.stalls.watch(now)
         if presence.away_since is not None and self.invite.fallback is not None and self._relay_lost() \
                 and now - max(presence.away_since, self.moved_at) > MOVE_AFTER:
             self._move_relay(now)

@@ -49,6 +49,7 @@ from dicetable.net.table.direct_links import pass_offer
 from dicetable.net.table.outbox import Outbox, entry_chunks
 from dicetable.net.table.reclaim import Reclaim
 from dicetable.net.table.session import SessionError, TableSession
+from dicetable.net.table.stalls import OrdererStalls
 from dicetable.net.table.watching import Watchers
 from dicetable.core.phrase import listing, phrase
 from dicetable.net.table.events import ClaimDisputed, Dropped, Failed, Fault, Lingering, Ordering, Refused, Returned
@@ -96,6 +97,7 @@ class Orderer(TableSession):
         self.reclaim = Reclaim(self)
         self.watchers = Watchers(self)  # connections that follow the log without a seat (net/table/watching.py)
         self.offers: dict[int, dict] = {}  # seat -> its signed endpoint for direct links, passed on unread (§10.10)
+        self.stalls = OrdererStalls(self)  # seats heard but behind or held back: said (net/table/stalls.py)
 
     def took_over(self) -> None:
         """This seat orders in the host seat's place now (net/table/succession.py): until the seats are back,
@@ -248,6 +250,8 @@ class Orderer(TableSession):
                         self.races.append((peer, {"seat": seat, "reason": early}))  # after it wait too
                         break
                     self.order(frame, peer)
+            else:
+                self.stalls.held_back(seat, now)
         elif op == "ping" and type(body.get("next")) is int:
             self.acked[seat] = body["next"]
             self.receipts.acked(seat, body["next"], now)
@@ -330,6 +334,7 @@ class Orderer(TableSession):
             now = time.monotonic()
             self.door.watch_holds(now)
             self.watch_presence(now)
+            self.stalls.watch(now)
             self.watch_code()
             if isinstance(self.socket, RelayHostSocket):
                 self.watch_relay()

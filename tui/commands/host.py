@@ -20,6 +20,7 @@ from dicetable.net.table.events import (
     Claimable,
     CodeGone,
     CodeOffered,
+    CodesStopped,
     Cut,
     Defaulted,
     Dropped,
@@ -34,6 +35,8 @@ from dicetable.net.table.events import (
     RematchAnswered,
     RematchGone,
     Returned,
+    StallCleared,
+    Stalled,
     SeatHeld,
     SeatReleased,
     SecretShown,
@@ -133,6 +136,12 @@ def event_line(event: NetEvent) -> str | None:
             return told("dropped", said, seat)
         case Returned(seat, said):
             return told("returned", said, seat)
+        case Stalled(said=said):  # heard but stuck, with what to do (net/table/stalls.py)
+            return told("stalled", said)
+        case StallCleared(said=said):
+            return told("unstalled", said)
+        case CodesStopped(said):  # no short code now, why, and what to do (PROTOCOL.md §13.4)
+            return told("no code", said)
         case Claimable(seat, why):
             return told("claimable", why, seat)
         case Unwitnessed(said=said):  # a claim no neutral seat can witness (FAIRNESS.md §5b)

@@ -108,6 +108,8 @@ class WaitingRoomScreen(Screen):
             # with the relay's HOST:PORT, which a player who never used it types once (its key is learned)
             self.query_one("#room-code", Static).update(Text.assemble(
                 "Code: ", (code, "bold reverse"), f" — join with it at {relay_where(self.table.invite)} (30 min)"))
+        elif getattr(self.table, "no_code", ""):  # codes stopped (PROTOCOL.md §13.4): why, and the invite instead
+            self.query_one("#room-code", Static).update(Text.assemble(("No code: ", "bold"), self.table.no_code))
         self.query_one("#room-status", Static).update(view.note or "Starting…")
         if view.game is not None:
             places = f"up to {len(view.seats)} people" if view.game.name == "diceroom" else f"{len(view.seats)} seats"  # an open room

@@ -22,6 +22,7 @@ from dicetable.net.table.events import (
     Claimable,
     CodeGone,
     CodeOffered,
+    CodesStopped,
     Cut,
     Defaulted,
     Dropped,
@@ -37,6 +38,8 @@ from dicetable.net.table.events import (
     RematchGone,
     Returned,
     SeatHeld,
+    StallCleared,
+    Stalled,
     SeatReleased,
     SecretShown,
     Started,
@@ -124,6 +127,7 @@ class NetTable(TableController):
         self.target = None
         self.invite = ""
         self.code = ""  # the short code at the relay, when hosting through one (net/reach/codes.py)
+        self.no_code = ""  # why no code is offered any more, and what to do (PROTOCOL.md §13.4)
         self.closed_reason = ""
         self.away: set[int] = set()
         self.watching: tuple[int, tuple[str, ...]] = (0, ())  # the last Watching heard: how many, who
@@ -285,7 +289,7 @@ class NetTable(TableController):
             case Invited(invite):
                 self.invite = invite
             case CodeOffered(code):
-                self.code = code
+                self.code, self.no_code = code, ""
             case CodeGone(_, said):  # a code that no longer opens the table: a new one follows
                 self._post(Banner(Phrase((said,)), "warning"))
             case Dropped(seat, _) if seat in self.session.replica.out:  # it left a room that goes on: nobody waits
@@ -297,6 +301,13 @@ class NetTable(TableController):
             case Returned(seat):
                 self.away.discard(seat)
                 self._post(Banner(phrase(Seat(seat), " is back"), "info"))
+            case Stalled(_, _, said):  # heard but stuck: in words, with what to do (net/table/stalls.py)
+                self._post(Banner(phrase("stalled: ", said), "warning"))
+            case StallCleared(_, _, said):
+                self._post(Banner(said, "info"))
+            case CodesStopped(said):  # no short code now: why, and what to do (PROTOCOL.md §13.4)
+                self.code, self.no_code = "", said  # the waiting room shows no dead code
+                self._post(Banner(Phrase((f"no code: {said}",)), "warning"))
             case Claimable(seat, why):
                 default = deadlines.answer_default(self.session.replica)
                 if default is not None:
@@ -332,7 +343,7 @@ class NetTable(TableController):
                 self.watching = (count, names)  # the seats panel's line; the notice says the change
                 who = f": {', '.join(names)}" if names else ""
                 self._post(Banner(Phrase((f"{count} watching{who}",)), "info"))
-        if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened,
+        if isinstance(event, (Invited, CodeOffered, Joined, Started, Recorded, YourTurn, Ended, TranscriptOpened, CodesStopped,
                               Dropped, Returned, RematchAnswered, RematchGone, Cut, Watching, SecretShown)):
             view = self._snapshot()
             with self._lock:

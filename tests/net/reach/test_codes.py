@@ -269,7 +269,8 @@ def test_a_relay_that_refuses_a_code_is_told_and_asked_again_later():
     host = CodeHost(INVITE, uses="table", clock=lambda: now[0])
     assert host.start() == [("mb_allocate", {"ttl": 1800.0, "uses": "table"})]
     host.handle("mb_error", {"nameplate": None, "reason": "the relay holds its most codes\x1b[2J"})
-    assert host.events == [("error", "the relay gives no code: the relay holds its most codes[2J; asking again in 30 s")]
+    assert host.events == [("error", "the relay gives no code: the relay holds its most codes[2J; asking again in 30 s; "
+                                     + codes.INSTEAD)]
     assert host.tick() == [] and not host.done
     now[0] += codes.RETRY
     assert host.tick()[0][0] == "mb_allocate"
@@ -535,3 +536,73 @@ def test_a_code_through_a_real_relay_which_ignores_a_strangers_burn():
             host_link.close()
         server.stopped = True
         relay_thread.join(5)
+
+
+# -- codes never stop in silence (issue 37, finding 6; PROTOCOL.md §13.4) -------------------------
+def test_a_mailbox_flooded_with_junk_is_closed_as_lost_for_a_fresh_code():
+    """64 posts fill a code's mailbox at the relay, and real joiners then find it full: the host, which
+    reads them, closes the code after MAX_JUNK messages that are no exchange's step, rather than sit on it."""
+    relay = Relay()
+    host = offer(relay)
+    for k in range(codes.MAX_JUNK):
+        relay.boxes.post(host.nameplate, bytes([k + 1]) * 16, None, "pake", b"junk", relay.caller())
+    with serving(relay, host):
+        deadline = time.monotonic() + 10
+        while not host.done and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert host.done and host.lost
+    assert host.events[-1] == ("burned", f"code {host.nameplate}'s mailbox at the relay was flooded "
+                                         f"({codes.MAX_JUNK} messages that are no joiner's)")
+
+
+@pytest.fixture
+def relay_table(tmp_path):
+    """A real relay on 127.0.0.1 and a table hosted through it: (relay address, host session, its events)."""
+    from dicetable.net.identity import Profile
+    from dicetable.net.reach.relay import RelayServer
+    from dicetable.net.reach.transport import curve_keypair
+    from dicetable.net.table.host import HostSession
+    from net_helpers import Running, in_thread, stop_all
+
+    running = Running(RelayServer(curve_keypair()[1], "127.0.0.1", 0))
+    events = []
+    host = HostSession(Profile.generate("ann"), "trice", 2, relay=running.line, on_event=events.append,
+                       transcript=tmp_path / "ann.dtt")
+    host.open()
+    in_thread(host)
+    yield running.server.address(), host, events
+    stop_all(host)
+    running.stop()
+
+
+def test_lost_codes_in_a_row_stop_the_offer_and_the_host_says_why_and_what_to_do(relay_table):
+    from dicetable.net.reach.relay_link import invite_for_code
+    from dicetable.net.table.events import CodeOffered, CodesStopped
+    from dicetable.tui.commands.host import event_line
+    from net_helpers import wait_until
+
+    address, host, events = relay_table
+    offered = lambda: [e.code for e in events if isinstance(e, CodeOffered)]  # noqa: E731
+    for k in range(codes.LOST_IN_A_ROW):
+        wait_until(lambda: len(offered()) > k, 10, "a fresh code")
+        number, first, second = offered()[-1].split("-")
+        with pytest.raises(CodeError, match="the code is wrong"):
+            invite_for_code(address, f"{number}-{second}-{first}" if first != second else f"{number}-orbit-orbit", 10)
+    wait_until(lambda: any(isinstance(e, CodesStopped) for e in events), 10, "the host saying codes stopped")
+    (stopped,) = [e for e in events if isinstance(e, CodesStopped)]
+    assert event_line(stopped) == (f"no code: someone tried a wrong code; {codes.LOST_IN_A_ROW} codes in a row were "
+                                   "burned or flooded before anyone joined by one (someone may be guessing or flooding "
+                                   f"them at the relay): no more codes for this table; {codes.INSTEAD}")
+    assert host.code.offer is None and isinstance(events[-1], CodesStopped)  # no further code, none shown dead
+
+
+def test_a_relay_that_gives_no_code_is_said_on_the_command_line():
+    from dicetable.net.table.events import code_event
+    from dicetable.tui.commands.host import event_line
+
+    host = CodeHost(INVITE, uses="table")
+    host.start()
+    host.handle("mb_error", {"nameplate": None, "reason": "too many codes taken from your address; try again in 3 s"})
+    assert [event_line(code_event(*told)) for told in host.events] == [
+        "no code: the relay gives no code: too many codes taken from your address; try again in 3 s; asking again "
+        f"in 30 s; {codes.INSTEAD}"]
