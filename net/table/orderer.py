@@ -21,6 +21,13 @@ Every packet to a seated connection is tagged for its hello (`tell`, net/table/h
 nothing on the path, a relay included, can speak for the orderer; and every packet from it but a hello
 carries the seat's tag (`handle`), so nothing on the path can keep a gone seat present or submit for it.
 
+A joiner's frame travels again when it is late (the seat resends what it has not seen ordered) and
+may arrive ahead of an earlier one (PROTOCOL.md §10.6): a byte-identical copy of a frame the log holds
+is ignored, and a copy of one refused is told the same refusal again, never recorded twice; a frame
+ahead of its seat's next sequence number is held (`Ahead`) until the gap fills, never refused. Only a
+different frame signed at a used sequence number is the seat's equivocation. A `refused` carries the
+log's length when it was refused: the seat decides again only once its copy is that long.
+
 A frame of another seat refused as a fault (FAULTS: a broken seal, a deal message or payment the
 card deal refuses; the seat signed it) is told at once to every other joiner as `fault {seat,
 reason, frame}`, each distinct (seat, reason) once: each joiner checks the seat's signature on the
@@ -29,14 +36,17 @@ frame and shows the fault; the reason is the orderer's word, the frame the seat'
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections import OrderedDict
 from typing import Any
 
 from dicetable.net.table import host_packets
+from dicetable.net.log import wire
 from dicetable.net.identity import fingerprint
 from dicetable.net.reach.relay_link import RelayHostSocket
 from dicetable.net.reach.transport import pack
-from dicetable.net.refusals import BadSeal, DealRefused, Disputed, Refusal
+from dicetable.net.refusals import BadSeal, DealRefused, Disputed, ForkedLog, Refusal
 from dicetable.net.table.door import Door
 from dicetable.net.table.direct_links import pass_offer
 from dicetable.net.table.outbox import Outbox, entry_chunks
@@ -50,6 +60,11 @@ FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that sh
 MAX_SUBMITTED = 16  # frames in one `submit` (a seat's loop turn makes a few; the packet cap bounds the bytes)
 MAX_OWN_STEPS = 4  # rounds of my own acting in one loop turn (each ordered at once, relayed in one batch)
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
+MAX_AHEAD = 2 * MAX_SUBMITTED  # frames of one seat held ahead of its next sequence number (§10.6)
+AHEAD_COPIES = 2  # different frames held at one (seat, sequence number): the seat's, and one a carrier made up
+REFUSALS_KEPT = 64  # refused frames whose copies are told the same refusal again, not recorded again
+AGAIN = (ForkedLog, Disputed)  # refusals a copy may not meet again (this log was behind; my clock moved on): checked again
+UNSEQUENCED = ("open", "join", "dispute")  # kinds whose sequence number the replica does not check in turn
 
 
 def submitted(body: dict) -> list[bytes] | None:
@@ -61,6 +76,10 @@ def submitted(body: dict) -> list[bytes] | None:
     if type(frames) is list and 0 < len(frames) <= MAX_SUBMITTED and all(type(f) is bytes for f in frames):
         return frames
     return None
+
+
+def _digest(frame: bytes) -> bytes:
+    return hashlib.blake2b(frame, digest_size=16).digest()
 
 
 class Orderer(TableSession):
@@ -87,11 +106,15 @@ class Orderer(TableSession):
         self.reclaim = Reclaim(self)
         self.watchers = Watchers(self)  # connections that follow the log without a seat (net/table/watching.py)
         self.offers: dict[int, dict] = {}  # seat -> its signed endpoint for direct links, passed on unread (§10.10)
+        self.ahead: dict[int, dict[int, list[tuple[bytes, bytes]]]] = {}  # seat -> seq -> [(frame, origin)] (§10.6)
+        self.refused_told: OrderedDict[bytes, dict] = OrderedDict()  # refused frame's digest -> the `refused` told
 
     def took_over(self) -> None:
         """This seat orders in the host seat's place now (net/table/succession.py): until the seats are back,
         nothing of its own (frames it sent the host may be ordered already)."""
         replica = self.replica
+        if self.own.refused_at is not None:  # a refusal by the orderer gone: my log is the log now (§10.6)
+            self.own.refused_at = 0
         self.reclaim.start(time.monotonic())
         self.handed = len(replica.log)  # this copy at the hand-over, with the seats' longer copies: the host relayed it
         self.emit(Ordering(self.seat, phrase(replica.who(self.seat), " orders the log now, through the relay, "
@@ -115,8 +138,11 @@ class Orderer(TableSession):
         self.order(frame, None)
 
     def order(self, frame: bytes, origin: bytes | None) -> None:
-        """Append `frame` to the log if the replica accepts it, and relay it; else refuse it."""
+        """Append `frame` to the log if the replica accepts it, and relay it; else refuse it. A joiner's
+        copy of a frame already decided, or a frame ahead of its seat's turn, is not decided again (`_again`)."""
         own = self.own
+        if origin is not None and self._again(frame, origin):
+            return
         try:
             if origin is not None:
                 self.door.check_join(frame, origin)
@@ -133,11 +159,63 @@ class Orderer(TableSession):
                 own.own_frame_refused(reason)
             else:
                 seat = -1 if refusal.seat is None else refusal.seat
-                self.tell(origin, "refused", {"seat": seat, "reason": reason})
+                told = {"seat": seat, "reason": reason, "length": len(self.replica.log)}
+                if not isinstance(refusal, AGAIN):
+                    self.refused_told[_digest(frame)] = told
+                    while len(self.refused_told) > REFUSALS_KEPT:
+                        self.refused_told.popitem(last=False)
+                self.ahead.pop(seat, None)  # the seat decides again from this place on: what it sent after goes too
+                self.tell(origin, "refused", told)
             return
         self.door.joined(record)
         own.applied(record)
         self.outbox.pass_on(record)
+        self._release(record.seat)
+
+    def _again(self, frame: bytes, origin: bytes) -> bool:
+        """A joiner's frame this orderer does not decide now (PROTOCOL.md §10.6); True when it is one:
+        a copy of a frame in the log (ignored: the seat catches up by its pings), a copy of one refused
+        (told the same refusal, not recorded again), or a frame ahead of its seat's next sequence number
+        (held until the ones before it arrive: a path that reorders, or a lost packet the seat resends)."""
+        replica = self.replica
+        try:
+            env = replica.decoded(frame)
+        except wire.WireError:
+            return False  # the replica refuses it, with the reason
+        index = replica.entry_of(env.seat, env.seq)
+        if index is not None and replica.log[index].frame == frame:
+            return True
+        told = self.refused_told.get(_digest(frame))
+        if told is not None:
+            self.tell(origin, "refused", told)
+            return True
+        seats = replica.seats
+        if env.kind in UNSEQUENCED or env.table != replica.table or not 0 <= env.seat < len(seats) \
+                or seats[env.seat] is None or env.seq <= replica.next_seq(env.seat):
+            return False
+        held = self.ahead.setdefault(env.seat, {})
+        copies = held.setdefault(env.seq, [])
+        if len(copies) < AHEAD_COPIES and all(f != frame for f, _ in copies):
+            copies.append((frame, origin))
+        while sum(map(len, held.values())) > MAX_AHEAD:  # the furthest ahead goes first: the least likely to be filled
+            del held[max(held)]
+        return True
+
+    def _release(self, seat: int) -> None:
+        """A frame of `seat` landed: its held frames with the next sequence number are ordered now (those
+        behind it, filled by other copies, go; a frame whose connection is gone waits for its seat's resend)."""
+        held = self.ahead.get(seat)
+        if not held:
+            return
+        after = self.replica.next_seq(seat)
+        for seq in [seq for seq in held if seq < after]:
+            del held[seq]
+        copies = held.pop(after, [])
+        if not held:
+            del self.ahead[seat]
+        for frame, origin in copies:
+            if origin in self.routes:
+                self.order(frame, origin)
 
     def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
         """Tell every other joiner of another seat's fault, the first time; True if told."""
