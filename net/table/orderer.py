@@ -107,7 +107,9 @@ class Orderer(TableSession):
         self.watchers = Watchers(self)  # connections that follow the log without a seat (net/table/watching.py)
         self.offers: dict[int, dict] = {}  # seat -> its signed endpoint for direct links, passed on unread (§10.10)
         self.ahead: dict[int, dict[int, list[tuple[bytes, bytes]]]] = {}  # seat -> seq -> [(frame, origin)] (§10.6)
-        self.refused_told: OrderedDict[bytes, dict] = OrderedDict()  # refused frame's digest -> the `refused` told
+        self.refused_told: OrderedDict[bytes, dict | None] = OrderedDict()  # refused frame's digest -> the
+        # `refused` told, to tell a copy again (None: a copy is checked again, AGAIN)
+        self.redecides: dict[int, tuple[int, int]] = {}  # seat -> (seq, log length) of its last frame refused
 
     def took_over(self) -> None:
         """This seat orders in the host seat's place now (net/table/succession.py): until the seats are back,
@@ -160,38 +162,61 @@ class Orderer(TableSession):
             else:
                 seat = -1 if refusal.seat is None else refusal.seat
                 told = {"seat": seat, "reason": reason, "length": len(self.replica.log)}
-                if not isinstance(refusal, AGAIN):
-                    self.refused_told[_digest(frame)] = told
-                    while len(self.refused_told) > REFUSALS_KEPT:
-                        self.refused_told.popitem(last=False)
-                self.ahead.pop(seat, None)  # the seat decides again from this place on: what it sent after goes too
+                self._refused(frame, origin, None if isinstance(refusal, AGAIN) else told)
                 self.tell(origin, "refused", told)
             return
         self.door.joined(record)
         own.applied(record)
         self.outbox.pass_on(record)
-        self._release(record.seat)
+        self._release(record.seat, record.envelope.seq)
+
+    def _refused(self, frame: bytes, origin: bytes, told: dict | None) -> None:
+        """A joiner's frame refused: when it is the submitting seat's own (it is told), that seat decides
+        again from its sequence number once its copy is as long as this log (§10.6), so what it signed
+        after it before it knew never counts. (Another seat's refused frame, carried, changes nothing
+        for that seat: it was not told.)"""
+        digest = _digest(frame)
+        self.refused_told[digest] = told
+        self.refused_told.move_to_end(digest)
+        while len(self.refused_told) > REFUSALS_KEPT:
+            self.refused_told.popitem(last=False)
+        try:
+            env = self.replica.decoded(frame)
+        except wire.WireError:
+            return
+        if env.kind not in UNSEQUENCED and self.routes.get(origin) == env.seat:
+            self.redecides[env.seat] = (env.seq, len(self.replica.log))
+            self.ahead.pop(env.seat, None)
 
     def _again(self, frame: bytes, origin: bytes) -> bool:
         """A joiner's frame this orderer does not decide now (PROTOCOL.md §10.6); True when it is one:
         a copy of a frame in the log (ignored: the seat catches up by its pings), a copy of one refused
-        (told the same refusal, not recorded again), or a frame ahead of its seat's next sequence number
-        (held until the ones before it arrive: a path that reorders, or a lost packet the seat resends)."""
+        (told the same refusal, not recorded again), a frame its seat signed before it could know one
+        of its frames was refused (at or after that one's sequence number, on a shorter log: ignored),
+        or a frame ahead of its seat's next sequence number (held until the ones before it arrive: a
+        path that reorders, or a lost packet the seat resends)."""
         replica = self.replica
         try:
             env = replica.decoded(frame)
         except wire.WireError:
             return False  # the replica refuses it, with the reason
+        digest = _digest(frame)
         index = replica.entry_of(env.seat, env.seq)
-        if index is not None and replica.log[index].frame == frame:
-            return True
-        told = self.refused_told.get(_digest(frame))
-        if told is not None:
-            self.tell(origin, "refused", told)
+        if index is not None:
+            there = replica.log[index].frame
+            if there == frame or digest in self.refused_told or _digest(there) in self.refused_told:
+                return True  # a copy; or one of the two was refused and its seat told: it decided again, no fork
+        if self.refused_told.get(digest) is not None:
+            self.tell(origin, "refused", self.refused_told[digest])
             return True
         seats = replica.seats
         if env.kind in UNSEQUENCED or env.table != replica.table or not 0 <= env.seat < len(seats) \
-                or seats[env.seat] is None or env.seq <= replica.next_seq(env.seat):
+                or seats[env.seat] is None:
+            return False
+        refused_seq, refused_at = self.redecides.get(env.seat, (None, 0))
+        if refused_seq is not None and env.seq >= refused_seq and env.prev.entries < refused_at and digest not in self.refused_told:
+            return True  # signed before its seat knew of the refusal: it decides again from there
+        if env.seq <= replica.next_seq(env.seat):
             return False
         held = self.ahead.setdefault(env.seat, {})
         copies = held.setdefault(env.seq, [])
@@ -201,11 +226,16 @@ class Orderer(TableSession):
             del held[max(held)]
         return True
 
-    def _release(self, seat: int) -> None:
-        """A frame of `seat` landed: its held frames with the next sequence number are ordered now (those
-        behind it, filled by other copies, go; a frame whose connection is gone waits for its seat's resend)."""
+    def _release(self, seat: int, seq: int) -> None:
+        """A frame of `seat` landed at `seq`: its held frames with the next sequence number are ordered now
+        (those behind it, filled by other copies, go; a frame whose connection is gone waits for its seat's
+        resend). The frame its seat decided again after a refusal sends those held away: they may be
+        ones it signed after the refused one before it knew (it resends its own)."""
         held = self.ahead.get(seat)
         if not held:
+            return
+        if self.redecides.get(seat, (None,))[0] == seq:
+            del self.ahead[seat]
             return
         after = self.replica.next_seq(seat)
         for seq in [seq for seq in held if seq < after]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dicetable.core import registry
+from dicetable.core.game import Move
 from dicetable.net.identity import Profile
 from dicetable.net.log import wire
 from dicetable.net.log.transcript import read
@@ -231,3 +232,45 @@ def test_a_frame_ahead_waits_for_its_predecessor_a_copy_is_ignored_and_only_a_di
         stop_all(bob, host)
     refused = read(tmp_path / "ann.dtt").refused
     assert len(refused) == 1 and "equivocation" in refused[0][1]  # the fork alone is recorded
+
+
+def test_what_a_seat_signed_after_a_refused_frame_before_it_knew_never_lands(tmp_path):
+    """A seat's frame is refused (not its turn); the frames it signed after it before the refusal reached
+    it never land: one on a shorter log than the refusal's is dropped at once, one held ahead is dropped
+    when the seat's frame decided again lands. Its new frames at the same numbers are not forks."""
+    seat_events = []
+    host = HostSession(Profile.generate("ann"), "diceroom", 2, {"rolls": 0}, timing=FAST, transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    in_thread(host)
+    bob = Scripted(Profile.generate("bob"), invite, timing=FAST, on_event=seat_events.append, transcript=tmp_path / "bob.dtt")
+    in_thread(bob)
+    try:
+        wait_until(lambda: bob.replica.phase == "playing" and len(bob.replica.log) == len(host.replica.log), what="start")
+        table, seq, before = bob.replica.table, bob.replica.next_seq(1), bob.replica.head
+
+        def frame(n: int, kind: str, body: dict, head) -> bytes:
+            return wire.make_frame(bob.profile, table, 1, n, kind, body, head)
+
+        host.chat("the log grows")
+        wait_until(lambda: len(bob.replica.log) == len(host.replica.log) == before.entries + 1, what="the chat")
+        now = bob.replica.head
+        refused = frame(seq, "move", wire.move_body(Move("roll", ("1d6",))), before)  # seat 0 is due: refused
+        bob.own.commands.put(("raw", refused))
+        wait_until(lambda: any(isinstance(e, Refused) for e in seat_events), what="the refusal")
+        signed_before = frame(seq + 1, "chat", wire.chat_body("signed on the shorter log"), before)
+        held = frame(seq + 1, "chat", wire.chat_body("signed ahead"), now)
+        bob.own.commands.put(("raw", signed_before))
+        bob.own.commands.put(("raw", held))
+        wait_until(lambda: host.ahead.get(1), what="the frame ahead held")
+        again, after = frame(seq, "chat", wire.chat_body("decided again"), now), frame(seq + 1, "chat", wire.chat_body("next"), now)
+        bob.own.commands.put(("raw", again))
+        wait_until(lambda: host.replica.next_seq(1) == seq + 1, what="the frame decided again")
+        bob.own.commands.put(("raw", after))
+        wait_until(lambda: host.replica.next_seq(1) == seq + 2, what="the next one")
+        frames = [r.frame for r in host.replica.log]
+        assert again in frames and after in frames and signed_before not in frames and held not in frames
+        assert sum(isinstance(e, Refused) for e in seat_events) == 1 and not host.ahead
+    finally:
+        stop_all(bob, host)
+    (record,) = read(tmp_path / "ann.dtt").refused  # the refused move alone: no fork, nothing out of order
+    assert record[0] == refused and "not due" in record[1]
