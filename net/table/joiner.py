@@ -289,8 +289,7 @@ class PeerSession(TableSession):
             reason = str(body.get("reason", ""))
             self.emit(Refused(body.get("seat"), Phrase.read(reason)))
             if body.get("seat") == self.seat:  # decided again once my copy is as long as the log was (§10.6)
-                length = body.get("length")
-                self.own.own_frame_refused(reason, length if type(length) is int and length >= 0 else 0)
+                self.own.own_frame_refused(reason, body.get("length"))
                 if not self.own.seated():
                     self.close()
                     raise SessionError(f"the host refused our join: {reason}")

@@ -141,9 +141,11 @@ class Seat:
         if record.seat == self.seat:
             self.unordered = {seq: v for seq, v in self.unordered.items() if seq > record.envelope.seq}
 
-    def own_frame_refused(self, reason: str, length: int = 0) -> None:
-        """The orderer refused a frame of mine when its log was `length` entries long (its own seat: 0)."""
+    def own_frame_refused(self, reason: str, length=0) -> None:
+        """The orderer refused a frame of mine when its log was `length` entries long (its own seat: 0; a
+        joiner's orderer says it in `refused`, a peer's word: anything but a count counts as 0)."""
         self.refusals.append(reason)
+        length = length if type(length) is int and length >= 0 else 0
         self.refused_at = max(self.refused_at or 0, length)
         self.settle_refusal()
 
