@@ -213,6 +213,8 @@ class Orderer(TableSession):
         if env.kind in UNSEQUENCED or env.table != replica.table or not 0 <= env.seat < len(seats) \
                 or seats[env.seat] is None:
             return False
+        if index is None and env.seq < replica.next_seq(env.seat):
+            return True  # a number the seat's dispute passed over: the frame is in the log inside it (§5.7)
         refused_seq, refused_at = self.redecides.get(env.seat, (None, 0))
         if refused_seq is not None and env.seq >= refused_seq and env.prev.entries < refused_at and digest not in self.refused_told:
             return True  # signed before its seat knew of the refusal: it decides again from there
