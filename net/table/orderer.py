@@ -24,7 +24,7 @@ carries the seat's tag (`handle`), so nothing on the path can keep a gone seat p
 A joiner's frame travels again when it is late (the seat resends what it has not seen ordered) and
 may arrive ahead of an earlier one (PROTOCOL.md §10.6): a byte-identical copy of a frame the log holds
 is ignored, and a copy of one refused is told the same refusal again, never recorded twice; a frame
-ahead of its seat's next sequence number is held (`Ahead`) until the gap fills, never refused. Only a
+ahead of its seat's next sequence number is held (`ahead`) until the gap fills, never refused. Only a
 different frame signed at a used sequence number is the seat's equivocation. A `refused` carries the
 log's length when it was refused: the seat decides again only once its copy is that long.
 
@@ -240,8 +240,8 @@ class Orderer(TableSession):
             del self.ahead[seat]
             return
         after = self.replica.next_seq(seat)
-        for seq in [seq for seq in held if seq < after]:
-            del held[seq]
+        for behind in [n for n in held if n < after]:
+            del held[behind]
         copies = held.pop(after, [])
         if not held:
             del self.ahead[seat]
