@@ -183,6 +183,8 @@ class Door:
             if opened is None:  # before its first packet under this hello: it may have missed the welcome
                 self.who(peer)  # (after a host restart, or a hand-over): it says hello again
                 return None
+            if opened is host_packets.LATE:  # the seat's own, stale (older than the window): no word, no presence
+                return None
             op, body = opened
             orderer.last_seen[seat] = now
             orderer.present(seat, now)

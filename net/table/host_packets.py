@@ -22,11 +22,16 @@ host answers with its own static X25519 key, which the joiner already holds from
 
 Only the host and that joiner can compute it, it is new for every hello (fresh box, and the host's
 challenge changes with each connection and host run), and it is bound to the table and to this one
-direction (only the host tags). The joiner keeps the keys of its last few hellos, takes a packet only
-under one of them with a counter above the last it took under that key, and once a newer hello's key
-is in use takes nothing under the older ones, so a packet held back and delivered late, or copied from
-another connection or an earlier host run, is refused. (A late answer to a superseded hello — two
-hellos racing after a reconnect — is still known as the host's: dropped, but blamed on nobody.) `who` (the host's challenge, before any key) is the
+direction (only the host tags). The joiner keeps the keys of its last few hellos and takes a packet
+only under one of them, each counter once: a sliding window per key (`Window`, as IPsec and DTLS
+keep one) holds the highest counter taken and which of the WINDOW below it were, so a packet that
+a slow or reordering path delivers after a later one is still taken, once; a copy of one taken
+(a replay, or a packet the path doubled) is refused, and one older than the window is stale: dropped,
+blamed on nobody (its tag is the host's; the seat asks for what it lacks by log index anyway).
+Once a newer hello's key is in use nothing is taken under the older ones; a packet copied from
+another connection or an earlier host run opens under no key and is refused. (A late answer to a
+superseded hello — two hellos racing after a reconnect — is still known as the host's: dropped,
+but blamed on nobody.) `who` (the host's challenge, before any key) is the
 one untagged packet: all it can make a joiner do is say hello again.
 
 The joiner's packets to the orderer (`ping`, `submit`, `give`: all but the hello itself) travel the
@@ -39,7 +44,10 @@ read a seat's reveal before the orderer has ordered it and then drop that seat's
 (net/table/joiner.py). The
 orderer (`Tagger.take`) opens them under that hello's key, or an earlier hello's of the same seat
 until one under the newer key arrives (sent before the answer came); any other packet before then
-makes it ask for a hello again (the seat may have missed the answer, e.g. after a hand-over). Once the seat has used the key, a plain, replayed or unopenable
+makes it ask for a hello again (the seat may have missed the answer, e.g. after a hand-over). The
+orderer keeps the same window per key: a late or reordered packet is taken once, a stale one (older
+than the window, or under an earlier hello's key once the newer one is in use) is dropped and
+blamed on nobody (LATE), and it counts for nothing, presence included. Once the seat has used the key, a plain, replayed or unopenable
 packet on its connection is not the seat's (`Forged`): a relay cannot keep a gone seat "present" with
 its old pings, nor have its old submit ordered again.
 
@@ -75,8 +83,9 @@ TAG_BYTES = 16
 BOX_BYTES = 32
 MAX_COUNTER = 2**63 - 1
 KEYS_KEPT = 4  # a joiner's hellos whose answer may still be on its way (a lost ping makes a second)
+WINDOW = 256  # counters below the highest taken that may still arrive late, once (a second of a busy table's packets and more)
 FIELDS = frozenset({"n", "packet", "tag"})
-LATE = ("late", {})  # HostLink.open: an answer to a superseded hello
+LATE = ("late", {})  # HostLink.open, Tagger.take: the other side's own packet, stale (taken never, blamed on nobody)
 
 
 class BadBox(ValueError):
@@ -147,17 +156,52 @@ def _fields(body) -> tuple[int, bytes, bytes] | None:
     return n, packet, tag
 
 
+class Window:
+    """Which counters under one key were taken (RFC 4303 §3.4.3's anti-replay window): the highest,
+    and a bitmap of the WINDOW below it. A counter above the highest, or inside the window and not
+    yet taken, is new; one taken is a replay; one below the window is stale (it may be new, or not:
+    nobody can tell any more, so it is dropped, and blamed on nobody)."""
+
+    __slots__ = ("top", "bits")
+
+    def __init__(self) -> None:
+        self.top = 0  # the highest counter taken (0: none yet)
+        self.bits = 0  # bit i set: counter top - i was taken (bit 0 is `top` itself)
+
+    def check(self, n: int) -> str:
+        """"new", "replayed" or "stale" for counter `n` (nothing changes: `take` once the packet opened)."""
+        if n > self.top:
+            return "new"
+        behind = self.top - n
+        if behind >= WINDOW:
+            return "stale"
+        return "replayed" if self.bits >> behind & 1 else "new"
+
+    def take(self, n: int) -> None:
+        if n > self.top:
+            self.bits = (self.bits << (n - self.top) | 1) & ((1 << WINDOW) - 1)
+            self.top = n
+        else:
+            self.bits |= 1 << (self.top - n)
+
+
 @dataclass
 class Tagger:
     """The host's side of one hello: tags every packet it sends that connection, opens the seat's."""
 
     key: bytes
     sent: int = 0
-    received: int = 0  # the last counter taken from the seat under this key
     older: list["Tagger"] = field(default_factory=list, repr=False)  # the seat's earlier hellos, until this one is used
+    retired: list["Tagger"] = field(default_factory=list, repr=False)  # ... and after: what opens under them is stale
 
     def __post_init__(self) -> None:
         self.cipher = _seat_cipher(self.key)  # opens the seat's sealed packets
+        self.window = Window()  # the counters taken from the seat under this key
+
+    @property
+    def received(self) -> int:
+        """The highest counter taken from the seat under this key (0: the seat has not used it yet)."""
+        return self.window.top
 
     @classmethod
     def answering(cls, box: PrivateKey, joiner_box: bytes, table: bytes, challenge: bytes, joiner_key: bytes) -> "Tagger":
@@ -185,23 +229,30 @@ class Tagger:
 
     def take(self, op: str, body) -> tuple[str, dict] | None:
         """The seat's packet `[op, body]` opened; None when it may be the seat's own from before this
-        key (plain: it has no answer yet; tagged: an earlier orderer's key); Forged when it is not."""
+        key (plain: it has no answer yet; tagged: an earlier orderer's key); LATE when it is the seat's
+        but stale (older than the window, or under a key a newer one replaced); Forged when it is not
+        the seat's, or a copy of one taken."""
         fields = _fields(body) if op == "tagged" else None
         if fields is not None:
             n, packet, tag = fields
             for tagger in (self, *reversed(self.older)):
                 inner = _seat_opened(tagger.cipher, n, packet, tag)
                 if inner is not None:
-                    if n <= tagger.received:
+                    seen = tagger.window.check(n)
+                    if seen == "replayed":
                         raise Forged("replayed")
+                    if seen == "stale":
+                        return LATE
                     try:
                         opened = unpack(inner)
                     except BadPacket:
                         raise Forged("not a packet inside its tag") from None
-                    tagger.received = n
-                    if tagger is self:
-                        self.older = []
+                    tagger.window.take(n)
+                    if tagger is self and self.older:
+                        self.retired, self.older = self.older, []
                     return opened
+            if any(_seat_opened(t.cipher, n, packet, tag) is not None for t in self.retired):
+                return LATE  # sent before this key's answer reached the seat, arriving after its first packet under it
         if self.received:  # the seat tags everything once it has used this key
             raise Forged("altered or forged" if op == "tagged" else "untagged")
         return None
@@ -214,7 +265,7 @@ class Hello:
     mine: PrivateKey
     challenge: bytes
     joiner_key: bytes
-    keys: dict[int, list] = field(default_factory=dict)  # orderer's seat -> [key, last counter taken]
+    keys: dict[int, list] = field(default_factory=dict)  # orderer's seat -> [key, Window of the counters taken]
     answered: bool = False  # a packet under it opened: its orderer is the one left in `keys`
     sent: int = 0  # packets this joiner sealed under it
     cipher: ChaCha20Poly1305 | None = field(default=None, repr=False)  # its key's, once answered
@@ -226,7 +277,7 @@ class Hello:
         except (CryptoError, ValueError, TypeError):
             return False
         box = bytes(self.mine.public_key)
-        self.keys[seat] = [link_key(shared, table, public, box, self.challenge, self.joiner_key), 0]
+        self.keys[seat] = [link_key(shared, table, public, box, self.challenge, self.joiner_key), Window()]
         return True
 
 
@@ -286,25 +337,30 @@ class HostLink:
 
     def open(self, body: dict) -> tuple[str, dict] | None:
         """The orderer's packet inside a `tagged` body; None (counted) when it is forged, altered or
-        replayed; LATE when it answers a hello a newer one's answer superseded: the orderer's own word,
-        stale (two hellos racing after a reconnect), so taken never and blamed on nobody."""
+        a copy of one taken (`Window`); LATE when it is the orderer's own word but stale: older than
+        the window, or an answer to a hello a newer one's answer superseded (two hellos racing after a
+        reconnect), so taken never and blamed on nobody."""
         fields = _fields(body)
         if fields is None:
             return self._refuse()
         n, packet, tag = fields
         for index in range(len(self.hellos) - 1, -1, -1):
             hello = self.hellos[index]
-            for seat, (key, last) in hello.keys.items():
+            for seat, (key, window) in hello.keys.items():
                 if hmac.compare_digest(_tag(key, n, packet), tag):
-                    if n <= last:
-                        return self._refuse()  # a replay, or a packet held back past a later one
+                    seen = window.check(n)
+                    if seen == "replayed":
+                        return self._refuse()  # a copy of a packet taken: the path replayed or doubled it
+                    if seen == "stale":
+                        return LATE
                     try:
                         opened = unpack(packet)
                     except BadPacket:
                         return self._refuse()
+                    window.take(n)
                     self._retire(self.hellos[:index])  # a newer hello answered: the older keys take nothing any more
                     self.hellos = self.hellos[index:]
-                    hello.keys, hello.answered = {seat: [key, n]}, True  # no other seat speaks under this hello
+                    hello.keys, hello.answered = {seat: [key, window]}, True  # no other seat speaks under this hello
                     if self.orderer != seat:
                         self._settle(seat)
                     self.orderer = seat

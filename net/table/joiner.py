@@ -290,6 +290,8 @@ class PeerSession(TableSession):
             if self.succession is None:
                 self.emit(Returned(0, "the host is back"))
             else:  # a seat that took over (net/table/succession.py); seat 0 stays away until it says otherwise
+                if self.own.refused_at is not None:  # the refusing orderer's log is gone with it: this one's counts
+                    self.own.refused_at = 0
                 self.emit(Ordering(self.link.orderer,
                                    phrase(self.replica.who(self.link.orderer), " orders the log through the relay now")))
             self.ask_who()  # the host may have restarted: it asks this seat to prove itself again
@@ -305,8 +307,8 @@ class PeerSession(TableSession):
         elif op == "refused":
             reason = str(body.get("reason", ""))
             self.emit(Refused(body.get("seat"), Phrase.read(reason)))
-            if body.get("seat") == self.seat:
-                self.own.own_frame_refused(reason)
+            if body.get("seat") == self.seat:  # decided again once my copy is as long as the log was (§10.6)
+                self.own.own_frame_refused(reason, body.get("length"))
                 if not self.own.seated():
                     self.close()
                     raise SessionError(f"the host refused our join: {reason}")
@@ -406,7 +408,10 @@ class PeerSession(TableSession):
                 "checks it; you can make a claim when it returns (resume the game then)")
 
     def _resend(self, now: float) -> None:
-        """Frames of mine the host has not ordered after a drop: send them again."""
+        """Frames of mine the host has not ordered after a drop: send them again, byte for byte (a copy of
+        one ordered or refused is not decided again, PROTOCOL.md §10.6); none once one was refused."""
+        if self.own.refused_at is not None:
+            return
         for seq, (sent, frame) in list(self.own.unordered.items()):
             if now - sent > 2 * self.timing.heartbeat:
                 self.own.unordered[seq] = (now, frame)

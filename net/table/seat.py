@@ -85,6 +85,8 @@ class Seat:
         self.refusals: list[str] = []
         self.stopped = False
         self.unordered: dict[int, tuple[float, bytes]] = {}  # my frames not yet in the log, by seq: (sent at, frame)
+        self.refused_at: int | None = None  # a frame of mine refused when the orderer's log was this long (§10.6)
+        self.refused_until = 0.0  # ... waited for until then at most (the orderer's word: it may lie, or lose entries)
         self._turn: tuple[Any, float] = (None, 0.0)  # (log step, since) of my turn, for a bot's think time
         self._announced_turn: Any = None
         self._paying: Move | None = None  # a move waiting for the public reveal of the cards it pays
@@ -140,11 +142,30 @@ class Seat:
         if record.seat == self.seat:
             self.unordered = {seq: v for seq, v in self.unordered.items() if seq > record.envelope.seq}
 
-    def own_frame_refused(self, reason: str) -> None:
+    def own_frame_refused(self, reason: str, length=0) -> None:
+        """The orderer refused a frame of mine when its log was `length` entries long (its own seat: 0; a
+        joiner's orderer says it in `refused`, a peer's word: anything but a count counts as 0)."""
+        self.refusals.append(reason)
+        length = length if type(length) is int and length >= 0 else 0
+        if self.refused_at is None:
+            self.refused_until = time.monotonic() + 2 * self.timing.heartbeat
+        self.refused_at = max(self.refused_at or 0, length)
+        self.settle_refusal()
+
+    def settle_refusal(self) -> None:
+        """Decide again after a refusal only on a copy as long as the orderer's log was then (PROTOCOL.md
+        §10.6): frames of mine it held before the refused one are in it, so nothing I sign now takes a
+        sequence number one of them holds (a second frame there would be my equivocation). Its entries
+        left with the refusal or before it; past 2 × heartbeat without them the seat decides anyway: an
+        orderer that names a length it never sends cannot keep the seat from answering (and disputing)."""
+        if self.refused_at is None or self.replica is None:
+            return
+        if len(self.replica.log) < self.refused_at and time.monotonic() < self.refused_until:
+            return
+        self.refused_at = None
         self.unordered.clear()  # the log decides what counts; act again from the replica's state
         self._announced_turn = None
         self.defaults.refused()
-        self.refusals.append(reason)
 
     # -- the app's commands --------------------------------------------------------------------
     def drain_commands(self) -> None:
@@ -217,6 +238,7 @@ class Seat:
         replica = self.replica
         if replica is None or self.seat is None or not self.seated() or self.finished:
             return
+        self.settle_refusal()
         if replica.shown and replica.state is not None:
             self.room.check_shown()  # secret rolls shown to me: seen as they land (PROTOCOL.md §16.6 step 7)
         if replica.phase == "over":

@@ -230,13 +230,17 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
         # the cheater's frames below number from its own copy: it must hold its roll (the honest reveal may be quicker)
         wait_until(lambda: cheater.replica.pending is not None, what="the roll in the cheater's copy")
         attempt(seal(cheater_profile, 2, "reveal", wire.reveal_body(1, secrets.token_bytes(32)), sign=False), "bad reveal", 2)
-        # Replays: its own accepted roll again, and the honest seat's "pass" from the log.
-        attempt(roll, "out of order", 2)
+        # Replays: its own accepted roll again, and the honest seat's "pass" from the log: copies of
+        # frames the log holds, ignored (PROTOCOL.md §10.6: never refused nor recorded against anyone).
         honest_pass = next(r.frame for r in host.replica.log if r.kind == "move" and r.seat == 1)
-        attempt(honest_pass, "out of order", 1)
-        # Into another table: refused as such.
+        seen = len(cheat_events)
+        cheater.own.commands.put(("raw", roll))
+        cheater.own.commands.put(("raw", honest_pass))
+        # Into another table: refused as such (after the replays on the same connection: they are behind it).
         other = wire.make_frame(cheater_profile, secrets.token_bytes(16), 2, cheater.replica.next_seq(2), "chat", wire.chat_body("hi"), cheater.replica.head)
         attempt(other, "wrong table", 2)
+        assert sum(isinstance(e, Refused) for e in cheat_events[seen:]) == 1  # the wrong table's alone
+        assert [r.frame for r in host.replica.log].count(roll) == 1 and [r.frame for r in host.replica.log].count(honest_pass) == 1
         # The honest reveal completes the roll; every copy of the log agrees.
         chain = cheater.chains[0]
         cheater.own.commands.put(("raw", seal(cheater_profile, 2, "reveal", wire.reveal_body(1, chain.reveal(1)), sign=False)))
@@ -245,7 +249,7 @@ def test_cheating_is_refused_and_honest_states_stay_unchanged():
         assert [r.frame for r in honest.replica.log] == [r.frame for r in host.replica.log]
         # The host's transcript records every refusal with its frame (for people, not replayed).
         refused = read(host.transcript_path).refused
-        assert len(refused) == 8 and roll in {frame for frame, _ in refused}
+        assert len(refused) == 6 and roll not in {frame for frame, _ in refused}
         assert any(isinstance(e, Refused) for e in host_events) and not any(isinstance(e, Refused) for e in honest_events)
         # A seat without a bot hears that it is its turn; chat reaches every seat.
         assert any(isinstance(e, YourTurn) and e.seat == 0 for e in host_events)
