@@ -33,14 +33,15 @@ FAST = Timing(heartbeat=0.1, drop_after=0.6, grace=30.0, reveal_deadline=30.0, c
 LATE = Timing(heartbeat=0.5, drop_after=3.0, grace=30.0, reveal_deadline=2.0, connect_timeout=3.0)
 
 
-def wait_until(condition, timeout: float = 10.0, what: str = "condition") -> None:
-    """Block this thread until `condition()` holds (the app's Pilot has its own: tui_pilot.wait_until)."""
+def wait_until(condition, timeout: float = 10.0, what="condition") -> None:
+    """Block this thread until `condition()` holds (the app's Pilot has its own: tui_pilot.wait_until);
+    `what` names it, or says it when called (what was still missing when the wait ran out)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if condition():
             return
         time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
 
 
 def as_at_a_terminal() -> None:

@@ -1,8 +1,9 @@
 """Default claims in the log: "claim", "witness" and "dispute" (PROTOCOL.md §5.7, §7; who decides a
 default: net/table/deadlines.py). A claim takes effect once a majority of the seats still in, the
-accused excepted, have signed it; it lapses when the wait it was about ends first. No seat signs, as
-a witness (or as a claimant whose claim needs witnesses), a default that would end the game with it
-among the winners (`winners_by_default`): nobody wins by its own signature (FAIRNESS.md §5b).
+accused excepted, have signed it; it lapses when the wait it was about ends first. No seat witnesses a
+default that would end the game with it among the winners (`winners_by_default`): nobody wins by its
+own witness (FAIRNESS.md §5b). A claim that no neutral seat is left to witness stands on its
+claimant's word, as with 2 seats, and says so ("unwitnessed claim").
 
 `DefaultClaims` owns every claim with its state, the accused seats' disputes and the claim whose
 default ended the game."""
@@ -86,6 +87,24 @@ class DefaultClaims:
             result = changes["state"].result
         return tuple(result.winners) if result is not None else ()
 
+    def alone(self, seat: int, against: int) -> bool:
+        """Whether a claim by `seat` against `against` would take effect as it lands (no witness to wait for)."""
+        return self._carried(Claim(len(self.replica.log), seat, against, phrase(), waiting_key(self.replica)))
+
+    def _carried(self, claim: Claim) -> bool:
+        """Whether `claim` takes effect: a majority of the seats in, the accused excepted, signed it; or
+        a seat still in signed it and every seat that could still witness it would win by it (a witness
+        that wins by its witness adds no neutral word, FAIRNESS.md §5b: the claim then stands on its
+        claimant's word, as with 2 seats, and says so: "unwitnessed claim")."""
+        replica = self.replica
+        signed = sum(1 for s in claim.signers if s not in replica.out)
+        if signed >= self.needed(claim.against):
+            return True
+        winners = self.winners_by_default(claim.against)
+        return signed > 0 and not any(s != claim.against and s not in replica.out and s not in claim.signers
+                                      and replica.seats[s] is not None and s not in winners
+                                      for s in range(replica.seat_count))
+
     def unwitnessable(self, claim: Claim) -> bool:
         """A pending claim that no seat left can bring into effect: too few seats that could still sign
         it would not win by it (PROTOCOL.md §5.7: it stays pending, unwitnessed)."""
@@ -127,9 +146,7 @@ class DefaultClaims:
             replica.claim_check(replica, env)
         claim = Claim(len(replica.log), seat, against, Phrase.read(env.body["reason"] or "no reason given"), waiting_key(replica))
         need = self.needed(against)
-        if need > 1 and seat in self.winners_by_default(against):  # FAIRNESS.md §5b: nobody wins by its own signature
-            raise BadClaim(seat, f"seat {seat} would win the game by this default: a seat that would not must claim it")
-        if need > 1:  # FAIRNESS.md §4: no one party's clock decides a default
+        if need > 1 and not self._carried(claim):  # FAIRNESS.md §4: no one party's clock decides a default
             more = need - 1
             note = phrase(replica.who(seat), " claims ", replica.who(against), " is in default (", claim.reason, "); it takes effect "
                     f"once {more} more seat{'s' if more > 1 else ''} witness{'' if more > 1 else 'es'} it")
@@ -158,7 +175,7 @@ class DefaultClaims:
         signed = sum(1 for s in claim.signers if s not in replica.out)
         note = phrase(replica.who(seat), " witnesses ", replica.who(claim.seat), "'s claim against ", replica.who(claim.against), " "
                 f"({signed} of {need} signatures)")
-        if signed < need:
+        if not self._carried(claim):
             return Effect({"claims": self._with_claim(claim)}, note)
         changes, _, what = self._default(claim)
         return Effect(changes, phrase(note, ": ", what))

@@ -3,8 +3,9 @@
 A seat claims a seat its own clock finds in default (`auto_claim`, or `claim()` from the app), co-signs
 ("witness") a pending claim only when its own clock agrees — its clock for a seat starts where its
 driver says (`wait_start`: presence is not lateness, net/table/deadlines.py) — never signs a default
-that would hand it the game (net/log/claims.py `winners_by_default`; a claim no neutral seat can
-sign stays pending and every seat says so once: `Unwitnessed`), and checks every claim against its own
+that would hand it the game (net/log/claims.py `winners_by_default`; a claim left with no neutral
+seat to witness it stands on its claimant's word, "unwitnessed"; one whose signers are all out by
+then stays pending and every seat says so once: `Unwitnessed`), and checks every claim against its own
 seat with its own view (`own_view`: its clock since it saw the wait begin, with the deadline's slack,
 how long it was cut off, and its answers the log does not hold): its replica's `claim_check` refuses
 such a claim when it would take effect alone (net/refusals.py's Disputed) and the seat answers it
@@ -94,8 +95,7 @@ class Defaults(SeatPart):
         # Only seats still in and still awaited: a claim against a seat already out is refused, and
         # sending it again every heartbeat would starve the claim against the seat still holding the table.
         unclaimed = [s for s in self._claimable if s not in replica.out and s in waiting.seats
-                     and replica.pending_claim(s) is None and held.answer(s) is None
-                     and not (replica.needed(s) > 1 and self.wins_by(s))]
+                     and replica.pending_claim(s) is None and held.answer(s) is None]
         if self.auto_claim and unclaimed and now - self._last_claim > max(self.own.timing.heartbeat, 0.2):
             due = [s for s in unclaimed if self.default_reason(s, now)]  # the orderer's word may have changed since
             if due:
@@ -157,9 +157,6 @@ class Defaults(SeatPart):
         if not self.default_reason(against, now):  # presence is not lateness: the orderer would not order it
             self.emit(Failed(f"seat {against} is not in default by this seat's clock and the orderer's word: no claim"))
             return
-        if self.replica.needed(against) > 1 and self.wins_by(against):
-            self.emit(Failed(f"a default of seat {against} would hand this seat the game: a seat that would not win by it must claim it"))
-            return
         self.author("claim", wire.claim_body(against, self.default_reason(against, now)[:200]))
 
     # -- claims against my seat (FAIRNESS.md §4: no one party's clock decides) --------------------
@@ -188,7 +185,7 @@ class Defaults(SeatPart):
         if envelope.body["against"] != self.seat or self.seat is None:
             return
         why = self.own_view(time.monotonic())
-        if not self.own.driver.orders_log and replica.needed(self.seat) > 1:
+        if not self.own.driver.orders_log and not replica.default_claims.alone(envelope.seat, self.seat):
             # My view as the claim comes, for `answer_claim`: the batch that brings it may bring the
             # witness that settles it too, and the wait it is about is over by then.
             self._views[len(replica.log)] = why
