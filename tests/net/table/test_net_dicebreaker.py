@@ -105,7 +105,7 @@ class SilentOnTheClaim(PeerSession):
 
 @pytest.mark.slow
 def test_a_seat_that_does_not_answer_the_latent_claim_in_time_declines_and_plays_on(tmp_path):
-    timing = replace(LATE, reveal_deadline=30.0, answer_deadline=2.0)
+    timing = replace(LATE, reveal_deadline=30.0, answer_deadline=1.0)
     # Every landed die spins, so the claim step comes at once and often; 3 points end the game soon.
     options = {"mode": "battle", "spinning_num": 1, "spinning_den": 1, "target": 3}
     events = []

@@ -41,7 +41,7 @@ def test_a_relay_can_stop_a_game_never_decide_it(tmp_path, mode, seats):
     running = Running(MisbehavingRelay(curve_keypair()[1], "127.0.0.1", 0, seed=seats))
     sessions, heard = [], []  # heard: (when, seat, event)
     try:
-        sessions, events = relay_table(running, tmp_path, seats, CLOCKS, options={"target": 1},
+        sessions, events = relay_table(running, tmp_path, seats, CLOCKS, game="diceroom", options={"rolls": 6},
                                        on_event=lambda seat, e: heard.append((time.monotonic(), seat, e)))
         wait_until(lambda: all(s.replica is not None and s.replica.phase == "playing" for s in sessions),
                    timeout=20, what="the game to start")
@@ -61,6 +61,9 @@ def test_a_relay_can_stop_a_game_never_decide_it(tmp_path, mode, seats):
     finally:
         stop_all(*sessions)
         running.stop()
+    did = {"delay": "held", "jitter": "held", "reorder": "held", "drop": "dropped", "duplicate": "doubled",
+           "replay": "replayed"}.get(mode, "starved")
+    assert running.server.counts[did] > 0, (mode, running.server.counts)  # the relay did misbehave
     paths = sorted(tmp_path.glob("*.dtt"))
     verdicts = {p.stem: verify(p) for p in paths}
     for name, verdict in verdicts.items():

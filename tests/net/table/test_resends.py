@@ -140,7 +140,7 @@ class Table:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seats, entries", [(2, 10), (3, 9)])
+@pytest.mark.parametrize("seats, entries", [(2, 10)])  # 3 seats: scripts/slow_links.py, and the matrix
 def test_a_path_late_past_the_resend_clock_records_nothing_against_an_honest_seat(tmp_path, seats, entries):
     """Finding 4: every packet 1.2 s late each way, the default clocks (a seat resends an unordered frame
     after two heartbeats, 2 s: before the entry that holds it can be back). The host ignores the copies
