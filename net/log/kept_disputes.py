@@ -49,21 +49,21 @@ def kept_disputes(evidence: list[tuple[bytes, str]], log: list[bytes], keys: dic
     for frame, _ in evidence[:MAX_CHECKED]:
         if frame in in_log:
             continue
-        dispute = _signed(frame, keys)
+        dispute = signed_by_seat(frame, keys)
         if dispute is None or dispute.kind != "dispute":
             continue
         index = dispute.body["claim"]
         if index >= len(log) or log[index] != dispute.body["frame"] or (dispute.seat, index) in found \
                 or (dispute.seat, index) in logged:
             continue
-        claim = _signed(log[index], keys)
+        claim = signed_by_seat(log[index], keys)
         if claim is None or claim.kind != "claim" or claim.table != dispute.table or claim.body["against"] != dispute.seat:
             continue
         found[(dispute.seat, index)] = KeptDispute(dispute.seat, index, claim.seat, dispute.body["reason"], frame)
     return found
 
 
-def _signed(frame: bytes, keys: dict[int, bytes]) -> wire.Envelope | None:
+def signed_by_seat(frame: bytes, keys: dict[int, bytes]) -> wire.Envelope | None:
     """The envelope of `frame` if it decodes and is signed by the seat it names."""
     try:
         env = wire.decode(frame)

@@ -30,7 +30,7 @@ from dicetable.core.game import GameError, Result
 from dicetable.core.phrase import Phrase, Seat, listing, phrase
 from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.refusals import DealError, Refusal
-from dicetable.net.log.kept_disputes import KeptDispute, in_copy, kept_disputes, stopped
+from dicetable.net.log.kept_disputes import KeptDispute, in_copy, kept_disputes, signed_by_seat, stopped
 from dicetable.net.log.records import Record
 from dicetable.net.log.replica import Replica
 from dicetable.net.log.transcript import DamagedTranscript, NotATranscript, Transcript, read
@@ -340,24 +340,12 @@ class Agreement:
         return said + (f"; {self.disputed}" if self.disputed else "")
 
 
-def _signed_by_seat(frame: bytes, keys: dict[int, bytes]):
-    """The envelope of `frame` if it carries a valid signature of the seat it names, else None."""
-    from dicetable.net.log import wire
-
-    try:
-        env = wire.decode(frame)
-    except wire.WireError:
-        return None
-    key = keys.get(env.seat)
-    return env if env.signature and key is not None and env.signed_by(key) else None
-
-
 def _authored(frame: bytes, keys: dict[int, bytes]):
     """The envelope of `frame` if it is its seat's own: signed by it, or an unsigned reveal (its hash
     chain authenticates it, which the verdict on that copy checks)."""
     from dicetable.net.log import wire
 
-    env = _signed_by_seat(frame, keys)
+    env = signed_by_seat(frame, keys)
     if env is not None:
         return env
     try:
@@ -388,7 +376,7 @@ def _kept_disputes(transcripts: list[Transcript], keys: dict[int, bytes], longes
     `seat 1 (bob) in default by seat 0 (ann)'s claim at entry 23 — disputed by seat 1 (bob): ...`."""
     logged = set()
     for frame in longest.frames:
-        env = _signed_by_seat(frame, keys)
+        env = signed_by_seat(frame, keys)
         if env is not None and env.kind == "dispute":
             logged.add((env.seat, env.body["claim"]))
     found: dict[tuple[int, int], tuple] = {}
@@ -429,7 +417,7 @@ def _agreement(transcripts: list[Transcript], keys: dict[int, bytes], longest: T
     placed: dict[tuple[int, int], bytes] = {}
     for copy in transcripts:
         for frame in copy.frames:
-            env = _signed_by_seat(frame, keys)
+            env = signed_by_seat(frame, keys)
             if env is None:
                 continue
             other = placed.setdefault((env.seat, env.seq), frame)

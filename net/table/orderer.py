@@ -42,22 +42,21 @@ frame and shows the fault; the reason is the orderer's word, the frame the seat'
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections import OrderedDict
 from typing import Any
 
 from dicetable.net.table import deadlines, host_packets
 from dicetable.net.identity import fingerprint
 from dicetable.net.reach.relay_link import RelayHostSocket
 from dicetable.net.reach.transport import pack
-from dicetable.net.refusals import BadSeal, DealRefused, Disputed, ForkedLog, Refusal
+from dicetable.net.refusals import BadSeal, DealRefused, Disputed, Refusal
 from dicetable.net.table.door import Door
 from dicetable.net.log import wire
 from dicetable.net.table.direct_links import pass_offer
 from dicetable.net.table.outbox import Outbox, entry_chunks
 from dicetable.net.table.reclaim import Reclaim
 from dicetable.net.table.session import SessionError, TableSession
+from dicetable.net.table.resends import AGAIN, Resends
 from dicetable.net.table.stalls import OrdererStalls
 from dicetable.net.table.watching import Watchers
 from dicetable.core.phrase import listing, phrase
@@ -67,11 +66,6 @@ FAULTS = (DealRefused, BadSeal)  # refusals of a frame its author signed that sh
 MAX_SUBMITTED = 16  # frames in one `submit` (a seat's loop turn makes a few; the packet cap bounds the bytes)
 MAX_OWN_STEPS = 4  # rounds of my own acting in one loop turn (each ordered at once, relayed in one batch)
 MAX_FAULT_NOTICES = 32  # distinct faults told to the joiners per table (a flood is told once)
-MAX_AHEAD = 2 * MAX_SUBMITTED  # frames of one seat held ahead of its next sequence number (§10.6)
-AHEAD_COPIES = 2  # different frames held at one (seat, sequence number): the seat's, and one a carrier made up
-REFUSALS_KEPT = 64  # refused frames whose copies are told the same refusal again, not recorded again
-AGAIN = (ForkedLog, Disputed)  # refusals a copy may not meet again (this log was behind; my clock moved on): checked again
-UNSEQUENCED = ("open", "join", "dispute")  # kinds whose sequence number the replica does not check in turn
 
 
 def submitted(body: dict) -> list[bytes] | None:
@@ -83,10 +77,6 @@ def submitted(body: dict) -> list[bytes] | None:
     if type(frames) is list and 0 < len(frames) <= MAX_SUBMITTED and all(type(f) is bytes for f in frames):
         return frames
     return None
-
-
-def _digest(frame: bytes) -> bytes:
-    return hashlib.blake2b(frame, digest_size=16).digest()
 
 
 class Orderer(TableSession):
@@ -116,10 +106,7 @@ class Orderer(TableSession):
         self.watchers = Watchers(self)  # connections that follow the log without a seat (net/table/watching.py)
         self.offers: dict[int, dict] = {}  # seat -> its signed endpoint for direct links, passed on unread (§10.10)
         self.stalls = OrdererStalls(self)  # seats heard but behind or held back: said (net/table/stalls.py)
-        self.ahead: dict[int, dict[int, list[tuple[bytes, bytes]]]] = {}  # seat -> seq -> [(frame, origin)] (§10.6)
-        self.refused_told: OrderedDict[bytes, dict | None] = OrderedDict()  # refused frame's digest -> the
-        # `refused` told, to tell a copy again (None: a copy is checked again, AGAIN)
-        self.redecides: dict[int, tuple[int, int]] = {}  # seat -> (seq, log length) of its last frame refused
+        self.resends = Resends(self)  # copies and frames ahead decided once (net/table/resends.py, §10.6)
 
     def took_over(self) -> None:
         """This seat orders in the host seat's place now (net/table/succession.py): until the seats are back,
@@ -151,9 +138,9 @@ class Orderer(TableSession):
 
     def order(self, frame: bytes, origin: bytes | None) -> None:
         """Append `frame` to the log if the replica accepts it, and relay it; else refuse it. A joiner's
-        copy of a frame already decided, or a frame ahead of its seat's turn, is not decided again (`_again`)."""
+        copy of a frame already decided, or a frame ahead of its seat's turn, is not decided again (net/table/resends.py)."""
         own = self.own
-        if origin is not None and self._again(frame, origin):
+        if origin is not None and self.resends.again(frame, origin):
             return
         try:
             if origin is not None:
@@ -172,14 +159,14 @@ class Orderer(TableSession):
             else:
                 seat = -1 if refusal.seat is None else refusal.seat
                 told = {"seat": seat, "reason": reason, "length": len(self.replica.log)}
-                self._refused(frame, origin, None if isinstance(refusal, AGAIN) else told)
+                self.resends.refused(frame, origin, None if isinstance(refusal, AGAIN) else told)
                 self.tell(origin, "refused", told)
             return
         self.door.joined(record)
         own.applied(record)
         self.outbox.pass_on(record)
         self.receipts.relayed(len(self.replica.log), time.monotonic())
-        self._release(record.seat, record.envelope.seq)
+        self.resends.release(record.seat, record.envelope.seq)
 
     def premature(self, frame: bytes) -> str:
         """Why a joiner's claim or witness against another seat is not ordered now: that seat is not due
@@ -210,85 +197,6 @@ class Orderer(TableSession):
         if not defaults.default_reason(against, now):
             return f"seat {against} is not due for a claim yet: it is present and its link's time has not passed"
         return ""
-
-    def _refused(self, frame: bytes, origin: bytes, told: dict | None) -> None:
-        """A joiner's frame refused: when it is the submitting seat's own (it is told), that seat decides
-        again from its sequence number once its copy is as long as this log (§10.6), so what it signed
-        after it before it knew never counts. (Another seat's refused frame, carried, changes nothing
-        for that seat: it was not told.)"""
-        digest = _digest(frame)
-        self.refused_told[digest] = told
-        self.refused_told.move_to_end(digest)
-        while len(self.refused_told) > REFUSALS_KEPT:
-            self.refused_told.popitem(last=False)
-        try:
-            env = self.replica.decoded(frame)
-        except wire.WireError:
-            return
-        if env.kind not in UNSEQUENCED and self.routes.get(origin) == env.seat:
-            self.redecides[env.seat] = (env.seq, len(self.replica.log))
-            self.ahead.pop(env.seat, None)
-
-    def _again(self, frame: bytes, origin: bytes) -> bool:
-        """A joiner's frame this orderer does not decide now (PROTOCOL.md §10.6); True when it is one:
-        a copy of a frame in the log (ignored: the seat catches up by its pings), a copy of one refused
-        (told the same refusal, not recorded again), a frame its seat signed before it could know one
-        of its frames was refused (at or after that one's sequence number, on a shorter log: ignored),
-        or a frame ahead of its seat's next sequence number (held until the ones before it arrive: a
-        path that reorders, or a lost packet the seat resends)."""
-        replica = self.replica
-        try:
-            env = replica.decoded(frame)
-        except wire.WireError:
-            return False  # the replica refuses it, with the reason
-        digest = _digest(frame)
-        index = replica.entry_of(env.seat, env.seq)
-        if index is not None:
-            there = replica.log[index].frame
-            if there == frame or digest in self.refused_told or _digest(there) in self.refused_told:
-                return True  # a copy; or one of the two was refused and its seat told: it decided again, no fork
-        if self.refused_told.get(digest) is not None:
-            self.tell(origin, "refused", self.refused_told[digest])
-            return True
-        seats = replica.seats
-        if env.kind in UNSEQUENCED or env.table != replica.table or not 0 <= env.seat < len(seats) \
-                or seats[env.seat] is None:
-            return False
-        if index is None and env.seq < replica.next_seq(env.seat):
-            return True  # a number the seat's dispute passed over: the frame is in the log inside it (§5.7)
-        refused_seq, refused_at = self.redecides.get(env.seat, (None, 0))
-        if refused_seq is not None and env.seq >= refused_seq and env.prev.entries < refused_at and digest not in self.refused_told:
-            return True  # signed before its seat knew of the refusal: it decides again from there
-        if env.seq <= replica.next_seq(env.seat):
-            return False
-        held = self.ahead.setdefault(env.seat, {})
-        copies = held.setdefault(env.seq, [])
-        if len(copies) < AHEAD_COPIES and all(f != frame for f, _ in copies):
-            copies.append((frame, origin))
-        while sum(map(len, held.values())) > MAX_AHEAD:  # the furthest ahead goes first: the least likely to be filled
-            del held[max(held)]
-        return True
-
-    def _release(self, seat: int, seq: int) -> None:
-        """A frame of `seat` landed at `seq`: its held frames with the next sequence number are ordered now
-        (those behind it, filled by other copies, go; a frame whose connection is gone waits for its seat's
-        resend). The frame its seat decided again after a refusal sends those held away: they may be
-        ones it signed after the refused one before it knew (it resends its own)."""
-        held = self.ahead.get(seat)
-        if not held:
-            return
-        if self.redecides.get(seat, (None,))[0] == seq:
-            del self.ahead[seat]
-            return
-        after = self.replica.next_seq(seat)
-        for behind in [n for n in held if n < after]:
-            del held[behind]
-        copies = held.pop(after, [])
-        if not held:
-            del self.ahead[seat]
-        for frame, origin in copies:
-            if origin in self.routes:
-                self.order(frame, origin)
 
     def _tell_fault(self, refusal: Refusal, reason: str, frame: bytes, origin: bytes | None) -> bool:
         """Tell every other joiner of another seat's fault, the first time; True if told."""
@@ -357,7 +265,7 @@ class Orderer(TableSession):
                     early = self.premature(frame)
                     if early:  # a race with the clocks or the log, not a fault: told, never recorded; the frames
                         told = {"seat": seat, "reason": early, "length": len(self.replica.log)}  # after it wait too
-                        self._refused(frame, peer, told)  # a copy of it is told the same, never ordered later (§10.6)
+                        self.resends.refused(frame, peer, told)  # a copy of it is told the same, never ordered later (§10.6)
                         self.races.append((peer, told))
                         break
                     self.order(frame, peer)

@@ -217,7 +217,7 @@ def test_a_frame_ahead_waits_for_its_predecessor_a_copy_is_ignored_and_only_a_di
 
         first, second = chat(seq, "one"), chat(seq + 1, "two")
         bob.own.commands.put(("raw", second))  # ahead: its predecessor is still on the way
-        wait_until(lambda: host.ahead.get(1), what="the frame ahead held")
+        wait_until(lambda: host.resends.ahead.get(1), what="the frame ahead held")
         bob.own.commands.put(("raw", first))
         wait_until(lambda: host.replica.next_seq(1) == seq + 2, what="both frames in order")
         length = len(host.replica.log)
@@ -261,7 +261,7 @@ def test_what_a_seat_signed_after_a_refused_frame_before_it_knew_never_lands(tmp
         held = frame(seq + 1, "chat", wire.chat_body("signed ahead"), now)
         bob.own.commands.put(("raw", signed_before))
         bob.own.commands.put(("raw", held))
-        wait_until(lambda: host.ahead.get(1), what="the frame ahead held")
+        wait_until(lambda: host.resends.ahead.get(1), what="the frame ahead held")
         again, after = frame(seq, "chat", wire.chat_body("decided again"), now), frame(seq + 1, "chat", wire.chat_body("next"), now)
         bob.own.commands.put(("raw", again))
         wait_until(lambda: host.replica.next_seq(1) == seq + 1, what="the frame decided again")
@@ -269,7 +269,7 @@ def test_what_a_seat_signed_after_a_refused_frame_before_it_knew_never_lands(tmp
         wait_until(lambda: host.replica.next_seq(1) == seq + 2, what="the next one")
         frames = [r.frame for r in host.replica.log]
         assert again in frames and after in frames and signed_before not in frames and held not in frames
-        assert sum(isinstance(e, Refused) for e in seat_events) == 1 and not host.ahead
+        assert sum(isinstance(e, Refused) for e in seat_events) == 1 and not host.resends.ahead
     finally:
         stop_all(bob, host)
     (record,) = read(tmp_path / "ann.dtt").refused  # the refused move alone: no fork, nothing out of order
