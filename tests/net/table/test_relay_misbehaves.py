@@ -27,7 +27,7 @@ SAY_WITHIN = 5.0
 # How long a starved table is watched for a false default: past the deadline, within the grace (past
 # the grace a seat that never acknowledges what it is sent is claimable as an absent one is: a relay
 # could as well cut it, PROTOCOL.md §7.5).
-WATCH = CLOCKS.reveal_deadline + 2.0
+WATCH = CLOCKS.reveal_deadline + 1.0
 
 
 def said(events) -> list:
