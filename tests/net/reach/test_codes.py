@@ -20,6 +20,7 @@ from dicetable.net.reach import codes
 from dicetable.net.reach.codes import WORDS, CodeError, CodeHost, claim_invite, make_code, parse_code
 from dicetable.net.reach.mailbox import MAX_NAMEPLATE, Caller, Mailboxes, answer
 from dicetable.net.reach.transport import pack, unpack
+from net_helpers import wait_until
 
 INVITE = "dt1-the-real-invite-of-this-table"
 EVIL = "dt1-an-invite-of-the-relays-own-table"
@@ -547,9 +548,7 @@ def test_a_mailbox_flooded_with_junk_is_closed_as_lost_for_a_fresh_code():
     for k in range(codes.MAX_JUNK):
         relay.boxes.post(host.nameplate, bytes([k + 1]) * 16, None, "pake", b"junk", relay.caller())
     with serving(relay, host):
-        deadline = time.monotonic() + 10
-        while not host.done and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: host.done, 10, "the host closing the flooded code")
     assert host.done and host.lost
     assert host.events[-1] == ("burned", f"code {host.nameplate}'s mailbox at the relay was flooded "
                                          f"({codes.MAX_JUNK} messages that are no joiner's)")
@@ -579,7 +578,6 @@ def test_lost_codes_in_a_row_stop_the_offer_and_the_host_says_why_and_what_to_do
     from dicetable.net.reach.relay_link import invite_for_code
     from dicetable.net.table.events import CodeOffered, CodesStopped
     from dicetable.tui.commands.host import event_line
-    from net_helpers import wait_until
 
     address, host, events = relay_table
     offered = lambda: [e.code for e in events if isinstance(e, CodeOffered)]  # noqa: E731

@@ -6,6 +6,8 @@ the product's default clocks where the finding needs them; the anti-replay windo
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from pathlib import Path
 
 import pytest
@@ -200,16 +202,25 @@ class Scripted(PeerSession):
     seat_type = ScriptedSeat
 
 
-def test_a_frame_ahead_waits_for_its_predecessor_a_copy_is_ignored_and_only_a_different_one_forks(tmp_path):
-    host_events, seat_events = [], []
-    host = HostSession(Profile.generate("ann"), "diceroom", 2, {"rolls": 0}, timing=FAST, on_event=host_events.append,
-                       transcript=tmp_path / "ann.dtt")
+@contextmanager
+def scripted_room(tmp_path, seat_events: list):
+    """Ann hosts an endless dice room; Bob, Scripted, sends only the raw frames the test gives him.
+    Yields (host, bob) once both hold the started log; both stopped after."""
+    host = HostSession(Profile.generate("ann"), "diceroom", 2, {"rolls": 0}, timing=FAST, transcript=tmp_path / "ann.dtt")
     invite = host.open()
     in_thread(host)
     bob = Scripted(Profile.generate("bob"), invite, timing=FAST, on_event=seat_events.append, transcript=tmp_path / "bob.dtt")
     in_thread(bob)
     try:
         wait_until(lambda: bob.replica.phase == "playing" and len(bob.replica.log) == len(host.replica.log), what="start")
+        yield host, bob
+    finally:
+        stop_all(bob, host)
+
+
+def test_a_frame_ahead_waits_for_its_predecessor_a_copy_is_ignored_and_only_a_different_one_forks(tmp_path):
+    seat_events = []
+    with scripted_room(tmp_path, seat_events) as (host, bob):
         seq, head = bob.replica.next_seq(1), bob.replica.head
 
         def chat(n: int, text: str) -> bytes:
@@ -228,8 +239,6 @@ def test_a_frame_ahead_waits_for_its_predecessor_a_copy_is_ignored_and_only_a_di
             next(str(e.said) for e in seat_events if isinstance(e, Refused))]
         assert "equivocation" in str(next(e for e in seat_events if isinstance(e, Refused)).said)
         assert len(host.replica.log) == length and [r.frame for r in host.replica.log].count(first) == 1
-    finally:
-        stop_all(bob, host)
     refused = read(tmp_path / "ann.dtt").refused
     assert len(refused) == 1 and "equivocation" in refused[0][1]  # the fork alone is recorded
 
@@ -239,13 +248,7 @@ def test_what_a_seat_signed_after_a_refused_frame_before_it_knew_never_lands(tmp
     it never land: one on a shorter log than the refusal's is dropped at once, one held ahead is dropped
     when the seat's frame decided again lands. Its new frames at the same numbers are not forks."""
     seat_events = []
-    host = HostSession(Profile.generate("ann"), "diceroom", 2, {"rolls": 0}, timing=FAST, transcript=tmp_path / "ann.dtt")
-    invite = host.open()
-    in_thread(host)
-    bob = Scripted(Profile.generate("bob"), invite, timing=FAST, on_event=seat_events.append, transcript=tmp_path / "bob.dtt")
-    in_thread(bob)
-    try:
-        wait_until(lambda: bob.replica.phase == "playing" and len(bob.replica.log) == len(host.replica.log), what="start")
+    with scripted_room(tmp_path, seat_events) as (host, bob):
         table, seq, before = bob.replica.table, bob.replica.next_seq(1), bob.replica.head
 
         def frame(n: int, kind: str, body: dict, head) -> bytes:
@@ -270,7 +273,5 @@ def test_what_a_seat_signed_after_a_refused_frame_before_it_knew_never_lands(tmp
         frames = [r.frame for r in host.replica.log]
         assert again in frames and after in frames and signed_before not in frames and held not in frames
         assert sum(isinstance(e, Refused) for e in seat_events) == 1 and not host.resends.ahead
-    finally:
-        stop_all(bob, host)
     (record,) = read(tmp_path / "ann.dtt").refused  # the refused move alone: no fork, nothing out of order
     assert record[0] == refused and "not due" in record[1]
