@@ -12,7 +12,7 @@ For each table size it runs, in the same run and on the same sockets setup (Curv
   then fsync them in the background, net/log/transcript.py `sync_soon`);
 - relay: every joiner sends signed chat messages as fast as it can; the host checks, logs and relays
   each to every seat; the figure is accepted messages per second.
-It also prints the CPU the rolls cost: every process's CPU time from the room's start to its end,
+It also prints the CPU the rolls cost: every process's CPU time from the room's start to its last roll,
 summed over the processes and divided by the rolls (on a 2-core machine, with 8 processes, the roll's
 latency cannot be below about half of it). `--profile DIR` runs the host and seat 1 of each table
 under cProfile during the rolls and writes DIR/host-N.prof and DIR/seat-N.prof (N: seats).
@@ -108,7 +108,7 @@ def _peer(invite: str, home: str, chats: int, start_chats, no_fsync: bool, cpu=N
     sent, started = 0, None
     while not session.stopped and not session.finished:
         if started is None and session.replica is not None and session.replica.phase == "playing":
-            started = time.process_time()  # the rolls' CPU: from the room's start to its end
+            started = time.process_time()  # the rolls' CPU: from the room's start to the last roll
             if profiler is not None:
                 profiler.enable()
         session.step(0.01 if chats else 0.05)  # as PeerSession.run steps; the flood looks for its start often
@@ -119,7 +119,7 @@ def _peer(invite: str, home: str, chats: int, start_chats, no_fsync: bool, cpu=N
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(profile)
-    if cpu is not None:
+    if cpu is not None:  # the room is over: its last roll is decided (the host lingers for the last acks)
         cpu.put(time.process_time() - started if started is not None else 0.0)
     session.close()
 
@@ -138,7 +138,7 @@ def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False,
     latencies: list[float] = []
     chat_times: list[float] = []
     roll_start = {}
-    host_cpu: list[float] = []  # the host's CPU time at its first roll
+    host_cpu: list[float] = []  # the host's CPU time and clock at its first roll, then at the last roll decided
     profiler = None
     if profile:
         import cProfile
@@ -158,6 +158,7 @@ def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False,
                     profiler.enable()
         elif record.event is not None and 0 in roll_start:
             latencies.append(now - roll_start.pop(0))
+            host_cpu[2:] = [time.process_time(), now]
         elif record.kind == "chat":
             chat_times.append(now)
 
@@ -173,8 +174,8 @@ def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False,
     for child in children:
         child.start()
     host.run()  # the room closes itself after `rolls` rolls
-    total = time.process_time() - host_cpu[0] if host_cpu else 0.0
-    wall = time.perf_counter() - host_cpu[1] if host_cpu else 0.0
+    total = host_cpu[2] - host_cpu[0] if len(host_cpu) == 4 else 0.0
+    wall = host_cpu[3] - host_cpu[1] if len(host_cpu) == 4 else 0.0
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(f"{profile}/host-{seats}.prof")
@@ -203,7 +204,8 @@ def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False,
         child.join(30)
     span = chat_times[-1] - chat_times[0] if len(chat_times) > 1 else float("nan")
     rate = (len(chat_times) - 1) / span if span else float("nan")
-    return latencies, rate, len(chat_times), total / max(1, len(latencies)), wall / max(1, len(latencies))
+    per = max(1, len(latencies) - 1)  # the intervals between the first roll and the last decision
+    return latencies, rate, len(chat_times), total / per, wall / per
 
 
 def main() -> int:
@@ -234,7 +236,7 @@ def main() -> int:
         print(f"{seats} peers: raw ping-pong to all   p50 {raw50:7.3f} ms  p99 {raw99:7.3f} ms  ({len(raw)} rounds)")
         print(f"{seats} peers: fair roll               p50 {roll50:7.3f} ms  p99 {roll99:7.3f} ms  ({len(rolls)} rolls)")
         print(f"{seats} peers: ratio fair/raw          p50 {roll50 / raw50:7.1f} x   p99 {roll99 / raw99:7.1f} x")
-        print(f"{seats} peers: CPU per roll          {cpu * 1e3:7.2f} ms  (all {seats} processes, from the first roll to the end; "
+        print(f"{seats} peers: CPU per roll          {cpu * 1e3:7.2f} ms  (all {seats} processes, from the first roll to the last; "
               f"{wall * 1e3:.1f} ms of wall time per roll)")
         print(f"{seats} peers: host relays {rate:8.0f} messages/s "
               f"({relayed} signed chats checked, logged, sent to {seats - 1} joiners each)")

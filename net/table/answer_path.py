@@ -76,7 +76,7 @@ class HeldAnswers(SeatPart):
         self.kept: set[tuple[int, int]] = set()  # (claim index, seat) whose held dispute my transcript keeps
         self.carried_disputes: set[tuple[int, int]] = set()  # ... and which I submitted (or the log holds)
         self._boxes: dict[bytes, Box | None] = {}  # another seat's Ed25519 key -> our box (one X25519 each)
-        self._opens: tuple = (None, -1, {})  # (replica, log length, held reveal -> whether it opens): `opens`
+        self._opens: tuple = (None, b"", {})  # (replica, its log's head hash, held reveal -> whether it opens): `opens`
 
     def box(self, key: bytes) -> Box | None:
         if key not in self._boxes:
@@ -162,12 +162,13 @@ class HeldAnswers(SeatPart):
 
     def opens(self, frame: bytes) -> bool:
         """The reveal opens its seat's chain for the open event in my replica (checked, nothing applied);
-        worked out once per frame and log length (the deadline watch asks every loop turn)."""
+        worked out once per frame and log (its head hash: the deadline watch asks every loop turn)."""
         replica = self.replica
-        of, length, known = self._opens
-        if of is not replica or length != len(replica.log):
+        head = replica.head_at(len(replica.log)) if replica.log else b""
+        of, at, known = self._opens
+        if of is not replica or at != head:
             known = {}
-            self._opens = (replica, len(replica.log), known)
+            self._opens = (replica, head, known)
         if frame not in known:
             try:
                 replica.play.reveal(replica.decoded(frame))
