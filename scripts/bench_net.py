@@ -125,7 +125,7 @@ def _peer(invite: str, home: str, chats: int, start_chats, no_fsync: bool, cpu=N
 
 
 def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False,
-              profile: str | None = None) -> tuple[list[float], float, int, float, float]:
+              profile: str | None = None) -> tuple[list[float], float, int, tuple[float, float, float], float]:
     from dicetable.core.game import Move
     from dicetable.net.table.events import Recorded
     from dicetable.net.table.host import HostSession
@@ -181,7 +181,8 @@ def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False,
         profiler.dump_stats(f"{profile}/host-{seats}.prof")
     for child in children:
         child.join(30)
-    total += sum(cpu.get(timeout=5) for _ in children)
+    joiners = [cpu.get(timeout=5) for _ in children]
+    total += sum(joiners)
 
     # Relay rate: a room that stays open (rolls=0) while joiners flood it with signed chats.
     chat_times.clear()
@@ -205,7 +206,7 @@ def table_run(seats: int, rolls: int, chats: int, no_fsync: bool = False,
     span = chat_times[-1] - chat_times[0] if len(chat_times) > 1 else float("nan")
     rate = (len(chat_times) - 1) / span if span else float("nan")
     per = max(1, len(latencies) - 1)  # the intervals between the first roll and the last decision
-    return latencies, rate, len(chat_times), total / per, wall / per
+    return latencies, rate, len(chat_times), (total / per, (total - sum(joiners)) / per, sum(joiners) / len(joiners) / per), wall / per
 
 
 def main() -> int:
@@ -236,8 +237,8 @@ def main() -> int:
         print(f"{seats} peers: raw ping-pong to all   p50 {raw50:7.3f} ms  p99 {raw99:7.3f} ms  ({len(raw)} rounds)")
         print(f"{seats} peers: fair roll               p50 {roll50:7.3f} ms  p99 {roll99:7.3f} ms  ({len(rolls)} rolls)")
         print(f"{seats} peers: ratio fair/raw          p50 {roll50 / raw50:7.1f} x   p99 {roll99 / raw99:7.1f} x")
-        print(f"{seats} peers: CPU per roll          {cpu * 1e3:7.2f} ms  (all {seats} processes, from the first roll to the last; "
-              f"{wall * 1e3:.1f} ms of wall time per roll)")
+        print(f"{seats} peers: CPU per roll          {cpu[0] * 1e3:7.2f} ms  (all {seats} processes, from the first roll to the "
+              f"last: the host {cpu[1] * 1e3:.2f} ms, each joiner {cpu[2] * 1e3:.2f} ms; {wall * 1e3:.1f} ms of wall time per roll)")
         print(f"{seats} peers: host relays {rate:8.0f} messages/s "
               f"({relayed} signed chats checked, logged, sent to {seats - 1} joiners each)")
         sys.stdout.flush()
