@@ -76,6 +76,7 @@ class HeldAnswers(SeatPart):
         self.kept: set[tuple[int, int]] = set()  # (claim index, seat) whose held dispute my transcript keeps
         self.carried_disputes: set[tuple[int, int]] = set()  # ... and which I submitted (or the log holds)
         self._boxes: dict[bytes, Box | None] = {}  # another seat's Ed25519 key -> our box (one X25519 each)
+        self._opens: tuple = (None, b"", {})  # (replica, its log's head hash, held reveal -> whether it opens): `opens`
 
     def box(self, key: bytes) -> Box | None:
         if key not in self._boxes:
@@ -108,7 +109,7 @@ class HeldAnswers(SeatPart):
         if frame is None:
             return False
         try:
-            env = wire.decode(frame)
+            env = replica.decoded(frame)  # kept: the same frame in the orderer's entries is not decoded again
         except wire.WireError:
             return False
         if env.table != replica.table or env.seat != sender or env.kind not in FORWARDED:
@@ -160,12 +161,21 @@ class HeldAnswers(SeatPart):
         return None
 
     def opens(self, frame: bytes) -> bool:
-        """The reveal opens its seat's chain for the open event in my replica (checked, nothing applied)."""
-        try:
-            self.replica.play.reveal(wire.decode(frame))
-        except (Refusal, wire.WireError):
-            return False
-        return True
+        """The reveal opens its seat's chain for the open event in my replica (checked, nothing applied);
+        worked out once per frame and log (its head hash: the deadline watch asks every loop turn)."""
+        replica = self.replica
+        head = replica.head_at(len(replica.log)) if replica.log else b""
+        of, at, known = self._opens
+        if of is not replica or at != head:
+            known = {}
+            self._opens = (replica, head, known)
+        if frame not in known:
+            try:
+                replica.play.reveal(replica.decoded(frame))
+                known[frame] = True
+            except (Refusal, wire.WireError):
+                known[frame] = False
+        return known[frame]
 
     def keep_disputes(self) -> None:
         """Every dispute I hold of a claim my log holds at its index: kept in my transcript as evidence

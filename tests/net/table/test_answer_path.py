@@ -27,6 +27,7 @@ from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table import succession
 from dicetable.net.table.orderer import Orderer
+from dicetable.net.table.answer_path import HeldAnswers
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
 from dicetable.net.reach.relay import RelayServer
@@ -239,3 +240,52 @@ def test_a_successor_holding_all_a_seats_packets_gets_no_witness(tmp_path, relay
         assert {wire.decode(f).kind for f in HoldingSuccessor.dropped} >= {"reveal"}
     finally:
         stop_all(*seats)
+
+
+class FalseBoxes(HeldAnswers):
+    """A seat that boxes the others a reveal that is not its chain's (the value altered), and none of its
+    disputes, hoping a held reveal alone keeps them from witnessing its default."""
+
+    def boxes(self, frame: bytes, orderer: int | None) -> list[list]:
+        env = wire.decode(frame)
+        if env.kind != "reveal":
+            return []
+        body = {**env.body, "value": bytes(b ^ 0xFF for b in env.body["value"])}
+        return super().boxes(wire.make_frame(None, env.table, env.seat, env.seq, "reveal", body, env.prev, sign=False), orderer)
+
+
+class FalseBoxingSeat(Seat):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.held = FalseBoxes(self)
+
+
+class FalseBoxingPeer(PeerSession):
+    seat_type = FalseBoxingSeat
+
+
+def test_a_boxed_reveal_that_does_not_open_its_chain_is_no_answer_however_often_it_is_asked(tmp_path):
+    """Seat 1 boxes seat 2 a false reveal and the host drops its true one: seat 2 holds a reveal of seat
+    1's, but it does not open seat 1's chain, so it is no answer to the wait (worked out once per log,
+    asked at every pass of seat 2's clocks): seat 2 witnesses and the claim takes seat 1 out."""
+    host = DroppingHost(Profile.generate("Ann"), "diceroom", 3, {"rolls": 1}, timing=TIMING,
+                        chooser=bot_chooser(ROOM, "roller"), transcript=tmp_path / "ann.dtt")
+    invite = host.open()
+    in_thread(host)
+    cheat = FalseBoxingPeer(Profile.generate("Bob"), invite, timing=TIMING, chooser=bot_chooser(ROOM, "roller"),
+                            transcript=tmp_path / "bob.dtt")
+    cheat.connect()  # seat 1
+    third = WatchedPeer(Profile.generate("Cy"), invite, timing=TIMING, chooser=bot_chooser(ROOM, "roller"),
+                        transcript=tmp_path / "cy.dtt")
+    third.connect()
+    in_thread(cheat)
+    in_thread(third)
+    try:
+        wait_until(lambda: third.own.held.held.get(1), 20, "seat 1's boxed reveal at seat 2")
+        assert 1 not in host.replica.out  # held long before the 1 s deadline lets anyone claim
+        (kind, _), held = next(iter(third.own.held.held[1].items()))
+        assert kind == "reveal" and held != next(f for f in host.dropped if wire.decode(f).kind == "reveal")
+        wait_until(lambda: 1 in host.replica.out, 20, "seat 2's witness taking seat 1 out")
+        assert [r.seat for r in host.replica.log if r.kind == "witness"] == [2]
+    finally:
+        stop_all(host, cheat, third)
