@@ -24,7 +24,7 @@ Packets are the table's own `[op, body]` (net/reach/transport.py). Between the r
                                                          its source address (net/reach/sources.py), the same
                                                          for every connection from there
     host  -> relay  to {peer, data}                      a packet for one joiner of this table
-    host  -> relay  relay_ping {}                        keeps the host counted as present
+    host  -> relay  relay_ping {}                        accepted, never needed: an idle host sends nothing
     host  -> relay  deputies {owner, keys, proof}        the owner's signed list of its seats' keys
     relay -> host   relay_taken {key}                    another key of the table serves it now
 
@@ -64,25 +64,24 @@ move to if its own dies (net/reach/relay_link.py; PROTOCOL.md §12.6).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
-import ipaddress
 import secrets
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import zmq
 from zmq.utils import z85
 
 from dicetable.net.table import deputies
-from dicetable.net.reach import mailbox, relay_key, relay_memory
+from dicetable.net.reach import mailbox, relay_key, relay_memory, relay_presence
+from dicetable.net.reach.relay_address import BadRelay, RelayAddress  # noqa: F401 (imported from here by callers)
+from dicetable.net.reach.relay_key import load_relay_key  # noqa: F401 (imported from here by callers)
 from dicetable.net.reach import sources
 from dicetable.net.reach import seat_boxes
 from dicetable.net.identity import verify_signature
 from dicetable.net.reach.transport import (
-    MAX_PACKET, BadPacket, TransportError, _heartbeat, _seed_auto_ids, bind_socket, curve_keypair, curve_public,
+    MAX_PACKET, BadPacket, _heartbeat, _seed_auto_ids, bind_socket, curve_public,
     frame_address, is_joiner_id, pack, unpack, wait_port_free,
 )
 
@@ -93,8 +92,12 @@ MAX_TABLES = 20_000  # tables held at once (an idle one costs a few hundred byte
 MAX_CONNECTIONS = 50_000  # connections remembered at once
 TABLES_PER_SOURCE = 16  # tables one source address holds at once (a new one past it evicts its oldest hostless one)
 MAX_DIALLED = 64  # joiner connections per table (a table has at most 16 seats; reconnects leave stale ones)
-CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten (seats ping every second)
-HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
+CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten, unless it serves a table
+# A host is present while its connection is open (net/reach/relay_presence.py, PROTOCOL.md §12.4); a dead
+# host's connection closes at once (a process that dies) or within 6 s (a link gone silent: the host's
+# heartbeats, net/reach/transport.py), so a seat may count on a table being free HOST_AWAY after its host
+# fell silent (net/table/succession.py). A restarted relay also waits that long for owners to come back.
+HOST_AWAY = 10.0
 TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (its owner key kept)
 SWEEP_EVERY = 1.0
 RELAY_HEARTBEAT_IVL_MS = 10_000  # the relay's own ZMTP pings (see RelayServer.__init__)
@@ -103,79 +106,9 @@ _NOBLOCK = int(zmq.NOBLOCK)  # plain ints: pyzmq's flag enums cost a Python call
 _MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
 
 
-class BadRelay(ValueError):
-    """A relay address that cannot be read; the message says what is wrong with it."""
-
-
-@dataclass(frozen=True, slots=True)
-class RelayAddress:
-    """Where a relay listens and its CurveZMQ key: printed as `HOST:PORT/KEY` (KEY in base32)."""
-
-    address: str
-    port: int
-    key: bytes
-
-    def encode(self) -> str:
-        host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"{host}:{self.port}/{base64.b32encode(self.key).decode().rstrip('=').lower()}"
-
-    @property
-    def endpoint(self) -> str:
-        host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"tcp://{host}:{self.port}"
-
-    @classmethod
-    def decode(cls, text: str) -> "RelayAddress":
-        text = "".join(str(text).split())
-        if text.lower().startswith("relay:"):
-            text = text[len("relay:"):]
-        where, slash, key_text = text.rpartition("/")
-        if not slash or not where:
-            raise BadRelay("a relay looks like HOST:PORT/KEY, as `dicetable relay` prints it")
-        host, colon, port_text = where.rpartition(":")
-        if not colon or not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-            raise BadRelay(f"the relay's {where!r} is not HOST:PORT with a port from 1 to 65535")
-        if host.startswith("[") and host.endswith("]"):
-            host = host[1:-1]
-            try:
-                ipaddress.IPv6Address(host)
-            except ValueError:
-                raise BadRelay(f"{host!r} is not an IPv6 address") from None
-        try:
-            key = base64.b32decode(key_text.upper() + "=" * (-len(key_text) % 8))
-        except ValueError:
-            raise BadRelay("the relay's key is not base32 (copy the whole relay line again)") from None
-        if len(key) != 32:
-            raise BadRelay("the relay's key is cut short or too long (copy the whole relay line again)")
-        return cls(host, int(port_text), key)
-
-
 def serve_bytes(table: bytes, relay_key: bytes, nonce: bytes) -> bytes:
     """What a host signs to serve `table` on the connection the relay challenged with `nonce`."""
     return SERVE_LABEL + table + relay_key + nonce
-
-
-def load_relay_key(path: Path) -> bytes:
-    """The relay's CurveZMQ secret key from `path`, made there (0600) the first time."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        secret = curve_keypair()[1]
-        temp = path.with_name(path.name + ".new")
-        temp.write_bytes(z85.encode(secret))
-        temp.chmod(0o600)
-        temp.replace(path)
-        return secret
-    except OSError as error:
-        raise TransportError(f"cannot read the relay key {path}: {error.strerror}") from None
-    try:
-        secret = z85.decode(data.strip())
-    except Exception:  # z85 raises several types on garbage
-        secret = b""
-    if len(secret) != 32:
-        raise TransportError(f"{path} is not a relay key (40 Z85 characters); move it away to make a new one")
-    return secret
 
 
 @dataclass(slots=True)  # no per-object __dict__: a relay holds thousands
@@ -228,6 +161,7 @@ class RelayServer:
         self.socket, self.bind = socket, bind
         self._poller = zmq.Poller()  # made once: socket.poll() makes a new Poller on every call
         self._poller.register(socket, zmq.POLLIN)
+        self.presence = relay_presence.Presence(socket, self.forget, self._poller)  # which connections are open
         self.tables: dict[bytes, _Table] = {}
         self._tables_from: dict[str, set[bytes]] = {}  # source -> the tables its connections made (TABLES_PER_SOURCE)
         self.connections: dict[bytes, _Connection] = {}
@@ -256,7 +190,7 @@ class RelayServer:
         if not self._poller.poll(int(timeout * 1000)):
             self._maybe_sweep()
             return
-        recv, handle = self.socket.recv, self.handle
+        recv, handle, fds, tie = self.socket.recv, self.handle, self.presence.fds, self.presence.tie
         for _ in range(BATCH):
             try:
                 head = recv(_NOBLOCK, copy=False)
@@ -269,9 +203,12 @@ class RelayServer:
                 while recv(_NOBLOCK, copy=False).more:
                     pass
                 continue
-            peer = head.bytes
+            peer, fd = head.bytes, body.get(relay_presence.SRCFD)
+            if fds.get(peer) != fd and not tie(peer, fd):
+                continue  # sent before its connection closed: nobody is there to answer
             if is_joiner_id(peer):
                 handle(peer, body.bytes, frame_address(body))
+        self.presence.read_closings()
         self._maybe_sweep()
 
     def _maybe_sweep(self) -> None:
@@ -282,6 +219,7 @@ class RelayServer:
 
     def close(self) -> None:
         self.key_service.close()
+        self.presence.close()
         self.socket.close(0)
         wait_port_free(self.bind, self.port)
 
@@ -292,8 +230,9 @@ class RelayServer:
         try:  # two plain sends with int flags: send_multipart's enum arithmetic cost as much as the send
             self.socket.send(peer, _MORE)
             self.socket.send(data, _NOBLOCK)
-        except zmq.ZMQError:
-            pass  # a full queue or a gone peer: delivery is all the relay promises, and the seats resend
+        except zmq.ZMQError as error:  # a full queue: delivery is all the relay promises, and the seats resend
+            if error.errno == zmq.EHOSTUNREACH:  # ROUTER_MANDATORY: the connection is gone (relay_presence.py)
+                self.presence.unreachable(peer)
 
     # -- packets ---------------------------------------------------------------------------------
     def handle(self, peer: bytes, data: bytes, address: str = "") -> None:
@@ -401,7 +340,8 @@ class RelayServer:
             self._tell_wait(peer)
 
     def _host_present(self, entry: _Table | None, now: float) -> bool:
-        return entry is not None and entry.host is not None and now - entry.host_seen <= self.host_away
+        """Whether the table's host is here: its connection is open (PROTOCOL.md §12.4), however long silent."""
+        return entry is not None and entry.host is not None
 
     def _tell_wait(self, peer: bytes) -> None:
         self.send(peer, "relay_wait", {"reason": "the relay has no host for this table right now: "
@@ -452,18 +392,25 @@ class RelayServer:
     # -- forgetting --------------------------------------------------------------------------------
     def sweep(self, now: float) -> None:
         """Forget silent connections and long-hostless tables (bounded memory under any flood)."""
-        for peer in [p for p, c in self.connections.items() if now - c.seen > CONNECTION_IDLE]:
-            conn = self.connections.pop(peer)
-            self.seat_boxes.forget(peer)
-            entry = self.tables.get(conn.table or conn.serves or b"")
-            if entry is not None:
-                entry.dialled.discard(peer)
-                if entry.host == peer:
-                    entry.host = None
+        hosts = {e.host for e in self.tables.values()}  # an idle host is silent, and open: it is kept
+        for peer in [p for p, c in self.connections.items() if now - c.seen > CONNECTION_IDLE and p not in hosts]:
+            self.forget(peer)
         for table in [t for t, e in self.tables.items() if e.host is None and now - e.touched > TABLE_IDLE]:
             self._drop_table(table)
         self.boxes.expire()
         self._trimmer.maybe(now)
+
+    def forget(self, peer: bytes) -> None:
+        """Forget connection `peer` (silent too long, or closed); a table it served has no host from now."""
+        conn = self.connections.pop(peer, None)
+        if conn is None:
+            return
+        self.seat_boxes.forget(peer)
+        entry = self.tables.get(conn.table or conn.serves or b"")
+        if entry is not None:
+            entry.dialled.discard(peer)
+            if entry.host == peer:
+                entry.host, entry.touched = None, self.clock()  # TABLE_IDLE counts from the host's leaving
 
     def _room_from(self, source: str, now: float) -> bool:
         """Whether `source` may make one more table: under TABLES_PER_SOURCE, or once its least recently

@@ -33,7 +33,12 @@ from dicetable.net.reach.transport import (
     pack, unpack,
 )
 
-KEEPALIVE = 1.0  # seconds between the host's pings to the relay when nothing else is sent
+# Until the relay serves the table, the greeting is sent again this often (it may have been lost). Once
+# served, an idle host sends the relay nothing: the relay counts it present while its connection is open
+# (PROTOCOL.md §12.4), and the ZMTP heartbeats keep that connection, or close it when it dies
+# (net/reach/transport.py) — a packet a second used to double an idle table's memory at the relay within
+# minutes (net/reach/relay_presence.py).
+GREET_AGAIN = 1.0
 MOVE_AFTER = 8.0  # seconds a table goes unserved (its relay unreachable) before it moves to its second relay
 
 
@@ -150,8 +155,8 @@ class RelayHostSocket:
             return self._early.pop(0)
         deadline = time.monotonic() + timeout
         while True:
-            if time.monotonic() - self._last_sent >= KEEPALIVE:  # not serving yet: the greeting was lost
-                self._send("relay_ping" if self.serving else "relay_hello", {})
+            if not self.serving and time.monotonic() - self._last_sent >= GREET_AGAIN:  # the greeting was lost
+                self._send("relay_hello", {})
             data = self.link.recv(max(deadline - time.monotonic(), 0))
             if self.link.renewals != self._renewals:  # a new connection (renewed here or in a send): it serves again
                 self._renewals, self.serving = self.link.renewals, False

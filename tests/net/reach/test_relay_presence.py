@@ -1,0 +1,80 @@
+"""An idle host is present at the relay while its connection is open, and sends it nothing (PROTOCOL.md
+§12.4, net/reach/relay_presence.py): a real `dicetable host --relay` process, a real relay on 127.0.0.1.
+A host frozen (SIGSTOP: its heartbeats stop, no FIN) and a host killed (SIGKILL) are each dropped from
+the relay's table within HOST_AWAY; a frozen one that wakes serves its table again."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+import pytest
+
+from dicetable.net.reach.relay import HOST_AWAY, RelayServer
+from dicetable.net.reach.transport import curve_keypair
+from net_helpers import Running, read_invite, spawn, wait_until
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals to a child process")
+
+
+class Counting(RelayServer):
+    """A relay that counts the packets each connection sent it, and its own sweeps (one a second)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.packets: dict[bytes, int] = {}
+        self.sweeps = 0
+
+    def handle(self, peer, data, address=""):
+        self.packets[peer] = self.packets.get(peer, 0) + 1
+        super().handle(peer, data, address)
+
+    def sweep(self, now):
+        self.sweeps += 1
+        super().sweep(now)
+
+
+def served(relay: Counting) -> tuple[bytes, bytes] | None:
+    """(table, its host's connection) once the relay has one served table."""
+    present = [(table, entry.host) for table, entry in list(relay.tables.items()) if entry.host is not None]
+    return present[0] if len(present) == 1 else None
+
+
+def dropped_within(relay: Counting, table: bytes, what: str) -> float:
+    """Seconds until the relay's table has no host (failing past three times the documented bound)."""
+    start = time.monotonic()
+    wait_until(lambda: relay.tables[table].host is None, 3 * HOST_AWAY, f"the relay to drop the {what} host")
+    return time.monotonic() - start
+
+
+def test_an_idle_host_sends_the_relay_nothing_and_a_frozen_or_killed_one_is_dropped_within_host_away(tmp_path):
+    running = Running(Counting(curve_keypair()[1], "127.0.0.1", 0))
+    relay = running.server
+    host = spawn(tmp_path, "ann", "host", "trice", "--relay", running.line, "--bot", "greedy")
+    try:
+        read_invite(host)
+        wait_until(lambda: served(relay) is not None, 20, "the host to serve its table")
+        table, connection = served(relay)
+        sent, sweeps = relay.packets[connection], relay.sweeps
+        wait_until(lambda: relay.sweeps >= sweeps + 5, 20, "five more of the relay's sweeps (a second each)")
+        assert relay.packets[connection] == sent, "an idle host sent the relay packets (keepalives?)"
+        assert relay._host_present(relay.tables[table], time.monotonic())
+
+        host.send_signal(signal.SIGSTOP)  # frozen: its heartbeats stop and nothing closes the connection
+        took = dropped_within(relay, table, "frozen")
+        assert took < HOST_AWAY, f"a silent host stayed present {took:.1f} s (HOST_AWAY is {HOST_AWAY:g} s)"
+        assert connection not in relay.connections
+        host.send_signal(signal.SIGCONT)  # it wakes, finds its connection closed, and serves again on a new one
+        wait_until(lambda: served(relay) is not None and served(relay)[1] != connection, 20, "the host to serve again")
+
+        host.send_signal(signal.SIGKILL)
+        took = dropped_within(relay, table, "killed")
+        assert took < HOST_AWAY, f"a killed host stayed present {took:.1f} s"
+        assert not relay.connections  # the killed host's connection is forgotten with it, not left to CONNECTION_IDLE
+    finally:
+        if host.poll() is None:
+            host.send_signal(signal.SIGCONT)
+            host.kill()
+        host.wait(10)
+        running.stop()
