@@ -248,7 +248,7 @@ class RelayServer:
                 self.sweep(now)
                 if len(self.connections) >= MAX_CONNECTIONS:
                     return  # full: the newest connection waits (it retries on its own)
-            conn = self.connections[peer] = _Connection(now, mailbox.Caller(""))
+            conn = self.connections[peer] = _Connection(now, mailbox.Caller("", peer=peer))
         conn.seen = now
         if address != conn.address or not conn.caller.source:
             conn.address, conn.caller.source, conn.tag = address, sources.source_of(address), b""
@@ -264,9 +264,7 @@ class RelayServer:
             self._dial(peer, conn, body, now)
         elif op.startswith("mb_"):
             conn.caller.table = None
-            answer = mailbox.answer(self.boxes, op, body, conn.caller)
-            if answer is not None:
-                self.send(peer, *answer)
+            self._mail(peer, op, body, conn.caller)
         elif conn.table is not None and len(data) <= MAX_PACKET:
             self._to_host(peer, conn, data, now)
 
@@ -379,9 +377,16 @@ class RelayServer:
                 self._send_raw(target, data)
         elif op.startswith("mb_"):
             conn.caller.table = conn.serves  # a code is taken for the table this connection serves
-            answer = mailbox.answer(self.boxes, op, body, conn.caller)
-            if answer is not None:
-                self.send(peer, *answer)
+            self._mail(peer, op, body, conn.caller)
+
+    def _mail(self, peer: bytes, op: str, body: dict, caller: mailbox.Caller) -> None:
+        """A mailbox request: its answer, and a ring to the host whose box it posted to (PROTOCOL.md §13.1)."""
+        answer = mailbox.answer(self.boxes, op, body, caller)
+        if answer is not None:
+            self.send(peer, *answer)
+        for host, nameplate in self.boxes.rings:
+            self.send(host, "mb_ring", {"nameplate": nameplate})
+        self.boxes.rings.clear()
 
     def _deputies(self, table: bytes, entry: _Table, body: dict) -> None:
         """The owner's signed word on which seats' keys may serve its table while nobody serves it."""

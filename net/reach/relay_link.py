@@ -14,7 +14,7 @@ net/reach/invite.py): when its relay has not served it for MOVE_AFTER seconds (t
 not just restarting), the link moves the table there, and back again should that one go too; the
 joiners move the same way when they stop hearing their orderer (net/table/joiner.py), and find it
 there by the same hello and catch-up as after any drop. The short-code mailbox (net/reach/codes.py) uses the same connection:
-its replies go to `on_mail`.
+its replies and rings go to `on_mail`, and a ring with no nameplate each time the table is served anew.
 """
 
 from __future__ import annotations
@@ -214,6 +214,8 @@ class RelayHostSocket:
                     self.handshake.asked()
         elif op == "serving" and body.get("table") == self.table:
             self.serving = True
+            if self.on_mail is not None:  # a new connection: the relay rings the last one that fetched (§13.1)
+                self.on_mail("mb_ring", {"nameplate": None})
         elif op == "relay_taken" and type(body.get("key")) is bytes:
             self.taken, self.serving = body["key"], False
         elif op == "relay_refused":

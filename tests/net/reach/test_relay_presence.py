@@ -1,5 +1,6 @@
 """An idle host is present at the relay while its connection is open, and sends it nothing (PROTOCOL.md
 §12.4, net/reach/relay_presence.py): a real `dicetable host --relay` process, a real relay on 127.0.0.1.
+Waiting with a short code, it fetches its mailbox only when the relay rings (PROTOCOL.md §13.1).
 A host frozen (SIGSTOP: its heartbeats stop, no FIN) and a host killed (SIGKILL) are each dropped from
 the relay's table within HOST_AWAY; a frozen one that wakes serves its table again."""
 
@@ -56,6 +57,8 @@ def test_an_idle_host_sends_the_relay_nothing_and_a_frozen_or_killed_one_is_drop
         read_invite(host)
         wait_until(lambda: served(relay) is not None, 20, "the host to serve its table")
         table, connection = served(relay)
+        wait_until(lambda: any(box.ring for box in list(relay.boxes.boxes.values())), 20,
+                   "the host's code, and its first fetch (which tells the relay where to ring)")
         sent, sweeps = relay.packets[connection], relay.sweeps
         wait_until(lambda: relay.sweeps >= sweeps + 5, 20, "five more of the relay's sweeps (a second each)")
         assert relay.packets[connection] == sent, "an idle host sent the relay packets (keepalives?)"
