@@ -39,8 +39,8 @@ the log when the host seat is gone (net/table/succession.py). A second key never
 name never serves. A joiner's connection first sends `dial {table}`; the
 relay then carries its packets to that table's host (`relay_wait {reason}` tells it when the table
 has no host right now, and its packets are dropped until the host is back). A host reaches only
-connections that dialled its table. Everything the relay keeps is capped, and idle connections and
-tables are forgotten, so a flood of connections or tables costs bounded memory. What one stranger
+connections that dialled its table. Everything the relay keeps is capped, and closed or idle
+connections and hostless tables are forgotten, so a flood of connections or tables costs bounded memory. What one stranger
 can take from everyone is capped by its source address, whatever number of connections and keys it
 uses (net/reach/sources.py): short codes only for a table it serves here, a few at a time, and a few tries
 at other people's codes (net/reach/mailbox.py); each joiner's packet reaches its host with a tag of its
@@ -52,10 +52,14 @@ catch up by log index as after any drop. The relay's key is kept in a file, so i
 same across restarts; it also tells that key on the next port, so `HOST:PORT` alone reaches it
 (net/reach/relay_key.py).
 
-Scale (scripts/bench_relay.py, its load in other processes on the other core): 10,000 idle tables in
-335 MB once served (1.5 KB a table the relay's own, ~30 KB libzmq's per connection, ~57 KB once that
-has carried 512 packets, as a bare forwarder's: net/reach/relay_memory.py), and 73,000-89,000
-packets/s on one core of a busy machine. Relays scale out side by side: each is its own process, port and
+A host is present while its connection is open, and an idle one sends nothing: the relay hears a
+connection close from libzmq (net/reach/relay_presence.py; PROTOCOL.md §12.4), not from keepalives,
+so an idle table's connection stays as small as when it was served.
+
+Scale (scripts/bench_relay.py, its load in other processes on the other core): an idle table costs
+~30 KB, 1.5 KB of it the relay's own and the rest libzmq's per connection (as a bare forwarder's),
+for as long as it stays idle: 10,000 in about 320 MB (a keepalive a second used to take each to ~59 KB
+within minutes: net/reach/relay_memory.py); and 73,000-89,000 packets/s on one core of a busy machine. Relays scale out side by side: each is its own process, port and
 key (its own RELAY line), tables and codes live at the relay that took them, and relays share
 nothing, so an operator runs as many as the load needs and gives each group of players one line (a
 code's number is only meaningful at the relay that issued it). A table may name a second relay to
@@ -318,6 +322,8 @@ class RelayServer:
             entry = self.tables[table] = _Table(owner, deputies=named, source=conn.caller.source)
             self._tables_from.setdefault(entry.source, set()).add(table)
         entry.host, entry.host_seen, entry.touched, entry.server = peer, now, now, key
+        if conn.serves not in (None, table):  # a connection serves one table: its last one has no host now
+            self._leave(peer, conn.serves)
         conn.serves = table
         self.send(peer, "serving", {"table": table})
 
@@ -411,7 +417,11 @@ class RelayServer:
         if conn is None:
             return
         self.seat_boxes.forget(peer)
-        entry = self.tables.get(conn.table or conn.serves or b"")
+        for table in (conn.table, conn.serves):
+            self._leave(peer, table)
+
+    def _leave(self, peer: bytes, table: bytes | None) -> None:
+        entry = self.tables.get(table) if table is not None else None
         if entry is not None:
             entry.dialled.discard(peer)
             if entry.host == peer:

@@ -6,13 +6,16 @@ the relay's table within HOST_AWAY; a frozen one that wakes serves its table aga
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
 
 import pytest
 
-from dicetable.net.reach.relay import HOST_AWAY, RelayServer
+from dicetable.net.identity import Profile
+from dicetable.net.reach.relay import HOST_AWAY, RelayAddress, RelayServer
+from dicetable.net.reach.relay_link import RelayHostSocket
 from dicetable.net.reach.transport import curve_keypair
 from net_helpers import Running, read_invite, spawn, wait_until
 
@@ -34,6 +37,13 @@ class Counting(RelayServer):
     def sweep(self, now):
         self.sweeps += 1
         super().sweep(now)
+
+
+@pytest.fixture
+def relay_server():
+    running = Running(Counting(curve_keypair()[1], "127.0.0.1", 0))
+    yield running.server, running.line
+    running.stop()
 
 
 def served(relay: Counting) -> tuple[bytes, bytes] | None:
@@ -81,3 +91,26 @@ def test_an_idle_host_sends_the_relay_nothing_and_a_frozen_or_killed_one_is_drop
             host.kill()
         host.wait(10)
         running.stop()
+
+
+def test_hosts_that_close_are_dropped_and_the_next_on_their_descriptor_is_kept(relay_server):
+    """Hosts one after another on real RelayHostSockets, each closed before the next serves: the relay
+    drops each closed one (it hears the closing, net/reach/relay_presence.py), and the next connection,
+    which the kernel gives the closed one's descriptor number, is present and stays so over the sweeps."""
+    relay, line = relay_server
+    address = RelayAddress.decode(line)
+    seen_fds, tables = [], []
+    for k in range(4):
+        table = os.urandom(16)
+        host = RelayHostSocket(Profile.generate(f"host{k}"), address, table, timeout=5.0)
+        entry = relay.tables[table]
+        wait_until(lambda: entry.host in relay.presence.fds, 10, "the relay to tie the host's descriptor")
+        seen_fds.append(relay.presence.fds[entry.host])
+        assert all(relay.tables[t].host is None for t in tables), "a closed host is still present"
+        sweeps = relay.sweeps
+        wait_until(lambda: relay.sweeps >= sweeps + 2, 10, "two of the relay's sweeps")
+        assert relay._host_present(entry, time.monotonic())  # silent, and open: present
+        tables.append(table)
+        host.close()
+        wait_until(lambda: entry.host is None, HOST_AWAY, "the relay to drop the closed host")
+    assert len(set(seen_fds)) < len(seen_fds), f"no descriptor was reused ({seen_fds}): the case was not met"
