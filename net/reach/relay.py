@@ -106,6 +106,12 @@ TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (
 SWEEP_EVERY = 1.0
 RELAY_HEARTBEAT_IVL_MS = 10_000  # the relay's own ZMTP pings (see RelayServer.__init__)
 BATCH = 4096  # packets handled in one step before the sweep gets its turn
+# libzmq's I/O threads for a relay's own context. Each connection's heartbeats reset a timer, and libzmq
+# cancels a timer by walking every timer of its I/O thread (poller_base_t::cancel_timer), so a thread's
+# heartbeat work grows with the square of its connections: one thread spent 15 % of a core on 3,000
+# idle tables, 45 % on 6,000, and could not keep up with 10,000 (scripts/bench_relay.py). Connections are
+# spread over the threads, so k threads do 1/k of that work.
+IO_THREADS = 8
 _NOBLOCK = int(zmq.NOBLOCK)  # plain ints: pyzmq's flag enums cost a Python call on every use
 _MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
 
@@ -142,7 +148,8 @@ class RelayServer:
 
     def __init__(self, secret_key: bytes, bind: str = "127.0.0.1", port: int = 0, context=None, clock=time.monotonic,
                  host_away: float = HOST_AWAY):
-        self.context = context or zmq.Context.instance()
+        self._own_context = context is None  # a relay of its own (`dicetable relay`): its own I/O threads
+        self.context = context or zmq.Context(io_threads=IO_THREADS)
         self.clock, self.host_away = clock, host_away
         self.public_key = curve_public(secret_key)
         _seed_auto_ids()
@@ -225,6 +232,8 @@ class RelayServer:
         self.key_service.close()
         self.presence.close()
         self.socket.close(0)
+        if self._own_context:
+            self.context.destroy(0)  # every socket of it is closed by now; none may hold the term
         wait_port_free(self.bind, self.port)
 
     def send(self, peer: bytes, op: str, body: dict) -> None:
