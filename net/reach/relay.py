@@ -85,7 +85,7 @@ from dicetable.net.reach import sources
 from dicetable.net.reach import seat_boxes
 from dicetable.net.identity import verify_signature
 from dicetable.net.reach.transport import (
-    MAX_PACKET, BadPacket, _heartbeat, _seed_auto_ids, bind_socket, curve_public,
+    MAX_PACKET, BadPacket, _seed_auto_ids, bind_socket, curve_public,
     frame_address, is_joiner_id, pack, unpack, wait_port_free,
 )
 
@@ -104,13 +104,13 @@ CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten,
 HOST_AWAY = 10.0
 TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (its owner key kept)
 SWEEP_EVERY = 1.0
-RELAY_HEARTBEAT_IVL_MS = 10_000  # the relay's own ZMTP pings (see RelayServer.__init__)
+KEEPALIVE_IDLE, KEEPALIVE_EVERY, KEEPALIVE_PROBES = 30, 10, 3  # TCP keepalive, for clients without heartbeats
 BATCH = 4096  # packets handled in one step before the sweep gets its turn
-# libzmq's I/O threads for a relay's own context. Each connection's heartbeats reset a timer, and libzmq
-# cancels a timer by walking every timer of its I/O thread (poller_base_t::cancel_timer), so a thread's
-# heartbeat work grows with the square of its connections: one thread spent 15 % of a core on 3,000
-# idle tables, 45 % on 6,000, and could not keep up with 10,000 (scripts/bench_relay.py). Connections are
-# spread over the threads, so k threads do 1/k of that work.
+# libzmq's I/O threads for a relay's own context. Each heartbeat a connection receives resets a timer,
+# and libzmq cancels a timer by walking its I/O thread's timers (poller_base_t::cancel_timer), so a
+# thread's heartbeat work grows with the square of its connections: with the relay's own pings too, one
+# thread spent 45 % of a core on 6,000 idle tables and fell behind at 10,000 (scripts/bench_relay.py);
+# without them, 8 %. Connections are spread over the threads, so k threads do 1/k of that work.
 IO_THREADS = 8
 _NOBLOCK = int(zmq.NOBLOCK)  # plain ints: pyzmq's flag enums cost a Python call on every use
 _MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
@@ -156,13 +156,16 @@ class RelayServer:
         socket = self.context.socket(zmq.ROUTER)
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.ROUTER_HANDOVER, 0)  # an id already in use belongs to its first connection
-        _heartbeat(socket)
-        # Seats' sockets ping every second with a 5 s TTL (net/reach/transport.py), which already closes a
-        # dead link here; the relay's own pings only catch clients that never ping, so they can be rare:
-        # at 1 s they were most of an idle relay's work (each an encrypted packet and a syscall each way).
-        socket.setsockopt(zmq.HEARTBEAT_IVL, RELAY_HEARTBEAT_IVL_MS)
-        socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * RELAY_HEARTBEAT_IVL_MS)
-        socket.setsockopt(zmq.HEARTBEAT_TTL, 3 * RELAY_HEARTBEAT_IVL_MS)
+        # Seats' sockets ping every second with a 5 s TTL (net/reach/transport.py), which closes a dead link
+        # here; the relay answers their pings but sends none of its own. Its own pings (every 10 s, a 30 s
+        # timeout) were most of an idle relay's work: each set a timer that the next packet cancelled, and
+        # libzmq cancels a timer by walking its thread's timers, the 30 s one from the far end (IO_THREADS).
+        # A client that never pings is closed by the kernel's TCP keepalive instead, within 60 s of going
+        # silent and dead; it probes only a connection that carries nothing, so never a seat's.
+        socket.setsockopt(zmq.TCP_KEEPALIVE, 1)
+        socket.setsockopt(zmq.TCP_KEEPALIVE_IDLE, KEEPALIVE_IDLE)
+        socket.setsockopt(zmq.TCP_KEEPALIVE_INTVL, KEEPALIVE_EVERY)
+        socket.setsockopt(zmq.TCP_KEEPALIVE_CNT, KEEPALIVE_PROBES)
         socket.curve_server = True
         socket.curve_secretkey = z85.encode(secret_key)
         socket.curve_publickey = z85.encode(self.public_key)
