@@ -106,12 +106,6 @@ TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (
 SWEEP_EVERY = 1.0
 KEEPALIVE_IDLE, KEEPALIVE_EVERY, KEEPALIVE_PROBES = 30, 10, 3  # TCP keepalive, for clients without heartbeats
 BATCH = 4096  # packets handled in one step before the sweep gets its turn
-# libzmq's I/O threads for a relay's own context. Each heartbeat a connection receives resets a timer,
-# and libzmq cancels a timer by walking its I/O thread's timers (poller_base_t::cancel_timer), so a
-# thread's heartbeat work grows with the square of its connections: with the relay's own pings too, one
-# thread spent 45 % of a core on 6,000 idle tables and fell behind at 10,000 (scripts/bench_relay.py);
-# without them, 8 %. Connections are spread over the threads, so k threads do 1/k of that work.
-IO_THREADS = 8
 _NOBLOCK = int(zmq.NOBLOCK)  # plain ints: pyzmq's flag enums cost a Python call on every use
 _MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
 
@@ -148,8 +142,7 @@ class RelayServer:
 
     def __init__(self, secret_key: bytes, bind: str = "127.0.0.1", port: int = 0, context=None, clock=time.monotonic,
                  host_away: float = HOST_AWAY):
-        self._own_context = context is None  # a relay of its own (`dicetable relay`): its own I/O threads
-        self.context = context or zmq.Context(io_threads=IO_THREADS)
+        self.context = context or zmq.Context.instance()
         self.clock, self.host_away = clock, host_away
         self.public_key = curve_public(secret_key)
         _seed_auto_ids()
@@ -158,8 +151,11 @@ class RelayServer:
         socket.setsockopt(zmq.ROUTER_HANDOVER, 0)  # an id already in use belongs to its first connection
         # Seats' sockets ping every second with a 5 s TTL (net/reach/transport.py), which closes a dead link
         # here; the relay answers their pings but sends none of its own. Its own pings (every 10 s, a 30 s
-        # timeout) were most of an idle relay's work: each set a timer that the next packet cancelled, and
-        # libzmq cancels a timer by walking its thread's timers, the 30 s one from the far end (IO_THREADS).
+        # timeout) were most of an idle relay's work: each armed a timer that the next packet cancelled, and
+        # libzmq cancels a timer by walking its I/O thread's timers (poller_base_t::cancel_timer), the 30 s
+        # one from the far end, so that work grew with the square of the connections: 45 % of a core at
+        # 6,000 idle tables, behind at 10,000; without them 8 % (scripts/bench_relay.py). More I/O threads
+        # split it too, but on the relay's one core they cost two thirds of its packets a second.
         # A client that never pings is closed by the kernel's TCP keepalive instead, within 60 s of going
         # silent and dead; it probes only a connection that carries nothing, so never a seat's.
         socket.setsockopt(zmq.TCP_KEEPALIVE, 1)
@@ -235,8 +231,6 @@ class RelayServer:
         self.key_service.close()
         self.presence.close()
         self.socket.close(0)
-        if self._own_context:
-            self.context.destroy(0)  # every socket of it is closed by now; none may hold the term
         wait_port_free(self.bind, self.port)
 
     def send(self, peer: bytes, op: str, body: dict) -> None:
