@@ -14,8 +14,8 @@ import time
 import pytest
 
 from dicetable.net.identity import Profile
-from dicetable.net.reach.relay import HOST_AWAY, RelayAddress, RelayServer
-from dicetable.net.reach.relay_link import RelayHostSocket
+from dicetable.net.reach.relay import CONNECTION_IDLE, HOST_AWAY, RelayAddress, RelayServer, load_relay_key
+from dicetable.net.reach.relay_link import RelayClient, RelayHostSocket
 from dicetable.net.reach.transport import curve_keypair
 from net_helpers import Running, read_invite, spawn, wait_until
 
@@ -114,3 +114,48 @@ def test_hosts_that_close_are_dropped_and_the_next_on_their_descriptor_is_kept(r
         host.close()
         wait_until(lambda: entry.host is None, HOST_AWAY, "the relay to drop the closed host")
     assert len(set(seen_fds)) < len(seen_fds), f"no descriptor was reused ({seen_fds}): the case was not met"
+
+
+def test_a_silent_host_outlives_connection_idle_and_a_silent_stranger_does_not():
+    """The relay's clock jumps past CONNECTION_IDLE: the serving host, silent all along, is kept (its
+    connection is open); a connection that serves nothing and said one thing is forgotten."""
+    offset = [0.0]
+    running = Running(Counting(curve_keypair()[1], "127.0.0.1", 0, clock=lambda: time.monotonic() + offset[0]))
+    relay, address = running.server, RelayAddress.decode(running.line)
+    table = os.urandom(16)
+    host = RelayHostSocket(Profile.generate("ann"), address, table, timeout=5.0)
+    stranger = RelayClient(address, timeout=5.0)
+    try:
+        stranger.send("mb_fetch", {"nameplate": 1, "side": bytes(16), "after": 0})  # any packet: it is known now
+        assert stranger.recv(5.0) is not None
+        assert len(relay.connections) == 2
+        offset[0] += CONNECTION_IDLE + 1
+        sweeps = relay.sweeps
+        wait_until(lambda: relay.sweeps >= sweeps + 2, 10, "two of the relay's sweeps")
+        assert list(relay.connections) == [relay.tables[table].host]
+        assert relay._host_present(relay.tables[table], relay.clock())
+    finally:
+        stranger.close()
+        host.close()
+        running.stop()
+
+
+def test_a_host_served_on_a_new_connection_is_told_to_fetch_its_mail_again(tmp_path):
+    """The relay restarts: the host's link serves the table on a new connection, and tells its mailbox
+    user to fetch (a ring for its code would have gone to the old connection, PROTOCOL.md §13.1)."""
+    key_file = tmp_path / "relay_key"
+    first = Running(RelayServer(load_relay_key(key_file), "127.0.0.1", 0))
+    host = RelayHostSocket(Profile.generate("ann"), RelayAddress.decode(first.line), os.urandom(16), timeout=5.0)
+    rings = []
+    host.on_mail = lambda op, body: rings.append((op, body))
+    again = None
+    try:
+        first.stop()
+        again = Running(RelayServer(load_relay_key(key_file), "127.0.0.1", first.server.port))
+        wait_until(lambda: host.recv(0.05) is None and host.link.renewals > 0 and host.serving, 20,
+                   "the host to serve its table on a new connection")
+        assert rings == [("mb_ring", {"nameplate": None})]
+    finally:
+        host.close()
+        if again is not None:
+            again.stop()
