@@ -11,7 +11,7 @@ sends the relay no packet at all: its host is present while its connection is op
 heartbeats that never cross a pipe (net/reach/relay_presence.py), and a host waiting with a short code
 fetches its mailbox only when the relay rings (net/reach/mailbox.py). With a keepalive a second, an idle
 table reached 59.8 KB in some nine minutes (611 MB for 10,000, 1,000 measured); with none, it stays at
-30.2 KB however long it idles (321 MB for 10,000), beside a bare forwarder's 29.0.
+30.2 KB however long it idles (326 MB measured with 10,000), beside a bare forwarder's 29.0.
 
 What a relay can govern is what it keeps after connections close. glibc keeps a freed chunk resident
 for reuse, so a relay's memory used to follow its peak, never its present: beside 1,000 held
