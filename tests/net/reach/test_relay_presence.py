@@ -101,7 +101,7 @@ def test_hosts_that_close_are_dropped_and_the_next_on_their_descriptor_is_kept(r
     relay, line = relay_server
     address = RelayAddress.decode(line)
     seen_fds, tables = [], []
-    for k in range(3):
+    for k in range(8):  # until a host got a descriptor a closed one had (the kernel hands out the lowest free)
         table = os.urandom(16)
         host = RelayHostSocket(Profile.generate(f"host{k}"), address, table, timeout=5.0)
         entry = relay.tables[table]
@@ -109,11 +109,13 @@ def test_hosts_that_close_are_dropped_and_the_next_on_their_descriptor_is_kept(r
         seen_fds.append(relay.presence.fds[entry.host])
         assert all(relay.tables[t].host is None for t in tables), "a closed host is still present"
         sweeps = relay.sweeps
-        wait_until(lambda: relay.sweeps >= sweeps + 2, 10, "two of the relay's sweeps")
+        wait_until(lambda: relay.sweeps >= sweeps + 1, 10, "one of the relay's sweeps")
         assert relay._host_present(entry, time.monotonic())  # silent, and open: present
         tables.append(table)
         host.close()
         wait_until(lambda: entry.host is None, HOST_AWAY, "the relay to drop the closed host")
+        if seen_fds[-1] in seen_fds[:-1]:
+            break
     assert len(set(seen_fds)) < len(seen_fds), f"no descriptor was reused ({seen_fds}): the case was not met"
 
 
