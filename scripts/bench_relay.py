@@ -1,7 +1,7 @@
 """What one relay process holds and carries, beside a minimal pyzmq forwarder in the same run as the floor.
 
-    .venv/bin/python scripts/bench_relay.py [--idle 10000] [--settle 600] [--flood 10,100,300,1000]
-                                            [--busy 100,1000] [--rate 10] [--procs 2] [--seconds 3]
+    .venv/bin/python scripts/bench_relay.py [--idle 10000] [--lived 3600] [--hold 60] [--keepalive 0]
+                                            [--flood 10,100,300,1000] [--busy 100,1000] [--rate 10] [--procs 2] [--seconds 3]
 
 The relay runs as `dicetable relay` in its own process, pinned to one core (`taskset -c
 --relay-core`); the floor forwarder (scripts/relay_load.py: a CurveZMQ ROUTER sending every packet
@@ -10,11 +10,15 @@ other core (`--load-core`), each holding its share of the tables on plain CurveZ
 sending packets built before the run, so the middle, not the load, is what runs out.
 
 - tables held: `--idle` hosts each serve a table at the relay (proving their key) and stay
-  connected, a keepalive a second each; the relay's resident memory before, once they are served, and
-  once each has sent `--settle` keepalives (an idle table's steady state: libzmq's inbound pipe of a
-  connection writes its 256-message chunks in turn and keeps two, both written through after 512
-  messages, some nine minutes of a ping a second), split into libzmq's I/O thread heap and the rest;
-  then the forwarder with as many connections, likewise;
+  connected, sending it nothing more, as a host does (net/reach/relay_link.py; `--keepalive 1`: a
+  keepalive a second, the old design, for the figures before); the relay's resident memory before,
+  once they are served, and once settled: every connection has carried what an idle host sends in
+  `--lived` seconds (sent at once: libzmq's inbound pipe of a connection writes its 256-message chunks
+  in turn and keeps two, both written through after 512 packets, which is where a keepalive a second
+  took an idle table in some nine minutes) and `--hold` real seconds have passed with every
+  connection's ZMTP heartbeats running; split into libzmq's I/O thread heap and the rest. Then the
+  forwarder with as many connections, each carrying as many packets, likewise. Per table in KB, and
+  scaled to 10,000 tables (the relay's memory with none, plus 10,000 times a table's);
 - the knee: `--flood` stages of that many tables, each a host and a joiner ping-ponging 200-byte
   packets as fast as they answer each other (`--window` in flight per table), through the forwarder and then the relay; packets
   carried per second (each hop joiner -> host and back counts one) and the middle's CPU (of one
@@ -148,16 +152,21 @@ def thread_heaps_mb(pid: int) -> float:
 
 
 def hold_idle(args, middle: subprocess.Popen, spec: dict, name: str) -> list[float]:
-    """`args.idle` idle tables at `middle`: its memory once they are served, and once every host has sent
-    `args.settle` keepalives, past libzmq's two 256-message pipe chunks (an idle table's connection gets
-    there after some nine minutes of one ping a second, and stays there). Returns the MB at each point."""
+    """`args.idle` idle tables at `middle`: its memory once they are served, and once settled (every host
+    has sent what an idle host sends in `args.lived` seconds, and `args.hold` seconds have passed).
+    Returns the MB and the KB per table at each point."""
+    packets = int(args.lived / args.keepalive) if args.keepalive else 0
     def memory() -> str:
         rss, heaps = rss_mb(middle.pid), thread_heaps_mb(middle.pid)
+        per_table = (rss - base) * 1024 / args.idle
         held_mb.append(rss)
-        return (f"{rss:.0f} MB ({(rss - base) * 1024 / args.idle:.1f} KB per table: {(heaps - base_heaps) * 1024 / args.idle:.1f} "
-                f"in libzmq's I/O thread heap, {(rss - heaps - base + base_heaps) * 1024 / args.idle:.1f} in the rest)")
+        held_kb.append(per_table)
+        return (f"{rss:.0f} MB ({per_table:.1f} KB per table: {(heaps - base_heaps) * 1024 / args.idle:.1f} "
+                f"in libzmq's I/O thread heap, {(rss - heaps - base + base_heaps) * 1024 / args.idle:.1f} in the rest; "
+                f"{base + per_table * 10_000 / 1024:.0f} MB for 10,000 tables)")
 
     held_mb: list[float] = []
+    held_kb: list[float] = []
     base, base_heaps, start = rss_mb(middle.pid), thread_heaps_mb(middle.pid), time.monotonic()
     held = Load(args.load_core, args.procs, args.idle, spec)
     try:
@@ -167,15 +176,15 @@ def hold_idle(args, middle: subprocess.Popen, spec: dict, name: str) -> list[flo
         time.sleep(2.0)
         idle_cpu = (cpu_seconds(middle.pid) - cpu) / 2.0
         print(f"{name}: {args.idle:,} idle tables held in {took:.0f} s, from {base:.0f} MB to {fresh}; holding them "
-              f"costs {idle_cpu:.0%} of a core (heartbeats and the hosts' keepalives a second)")
-        if args.settle:
-            start = time.monotonic()
-            held.settle(args.settle, args.settle_rate)
-            time.sleep(1.0)
-            print(f"  {name} after {args.settle} keepalives from every host ({time.monotonic() - start:.0f} s): {memory()}")
+              f"costs {idle_cpu:.0%} of a core (ZMTP heartbeats{', and keepalives' if args.keepalive else ''})")
+        start = time.monotonic()
+        held.settle(packets, args.settle_rate)  # what each host sends in `lived` seconds, sent now
+        time.sleep(max(0.0, args.hold - (time.monotonic() - start)))  # and real time, heartbeats running
+        print(f"  {name} settled ({packets} packets from every host, as in {args.lived:g} s idle, and "
+              f"{time.monotonic() - start:.0f} s held): {memory()}")
     finally:
         held.close()
-    return held_mb
+    return held_mb, held_kb
 
 
 def run_stage(args, middle: subprocess.Popen | None, spec: dict, count: int, rate: float) -> dict:
@@ -201,8 +210,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--idle", type=int, default=10_000, help="idle tables the relay holds")
     parser.add_argument("--flood", default="10,100,300,1000", help="table counts of the knee's stages")
-    parser.add_argument("--settle", type=int, default=600,
-                        help="keepalives from every idle host before the settled memory figure (0: none)")
+    parser.add_argument("--lived", type=float, default=3600.0,
+                        help="seconds of idle life each table's connection has carried the packets of when settled")
+    parser.add_argument("--hold", type=float, default=60.0, help="real seconds the idle tables are held before the settled figure")
+    parser.add_argument("--keepalive", type=float, default=0.0,
+                        help="seconds between an idle host's keepalives (0: none, as hosts do now; 1: the old design)")
     parser.add_argument("--settle-rate", type=float, default=20_000.0, help="keepalives a second while settling, in all")
     parser.add_argument("--busy", default="100,1000", help="table counts of the latency stages")
     parser.add_argument("--rate", type=float, default=10.0, help="round trips a second per table in the latency stages")
@@ -226,10 +238,14 @@ def main() -> None:
     try:
         summary = []
         if args.idle:
-            held = hold_idle(args, relay, {**via_relay, "mode": "idle"}, "relay")
-            floor_held = hold_idle(args, forwarder, {**via_forwarder, "mode": "forward-idle"}, "forwarder")
-            summary.append(f"{args.idle:,} idle tables: relay " + " / ".join(f"{mb:.0f}" for mb in held) + " MB (served / settled), "
-                           "forwarder " + " / ".join(f"{mb:.0f}" for mb in floor_held) + " MB")
+            idle = {"keepalive": args.keepalive}
+            held, kb = hold_idle(args, relay, {**via_relay, **idle, "mode": "idle"}, "relay")
+            floor_held, floor_kb = hold_idle(args, forwarder, {**via_forwarder, **idle, "mode": "forward-idle"}, "forwarder")
+            summary.append(f"{args.idle:,} idle tables ({'a keepalive every %g s' % args.keepalive if args.keepalive else 'no keepalive'}, "
+                           f"settled as after {args.lived:g} s): relay " + " / ".join(f"{mb:.0f}" for mb in held)
+                           + " MB (served / settled), " + " / ".join(f"{k:.1f}" for k in kb) + " KB per table; forwarder "
+                           + " / ".join(f"{mb:.0f}" for mb in floor_held) + " MB, " + " / ".join(f"{k:.1f}" for k in floor_kb)
+                           + f" KB per table; relay settled at 10,000 tables: {held[0] - kb[0] * args.idle / 1024 + kb[-1] * 10_000 / 1024:.0f} MB")
         knee, efficiency = {}, {}  # tables -> (forwarder, relay): packets/s, and packets per CPU-second of the middle
         for count in [int(n) for n in args.flood.split(",") if n]:
             floor = run_stage(args, forwarder, via_forwarder, count, 0.0)

@@ -10,11 +10,14 @@ built once before the run, so per packet it only polls, receives, and sends: the
 this one, should be what runs out. Modes:
 
 - idle: `count` hosts each serve a table at the relay (relay_hello, the relay's nonce signed, serve)
-  and stay connected, each sending the relay a keepalive a second as a host does (net/reach/relay_link.py);
-- forward-idle: `count` connections to the forwarder, each used once, then a keepalive a second to
-  an id nobody holds (what libzmq alone keeps per connection).
+  and stay connected, sending the relay nothing more, as a host does (net/reach/relay_link.py), or,
+  with `keepalive` K > 0, a keepalive every K seconds (the old design, K = 1);
+- forward-idle: `count` connections to the forwarder, each used once, then, with `keepalive`, a
+  keepalive to an id nobody holds likewise (what libzmq alone keeps per connection).
+Every socket has a seat's ZMTP heartbeats (a ping a second, net/reach/transport.py), whatever `keepalive`.
 An idle worker told `settle PINGS RATE` sends PINGS keepalives from every host at once, RATE packets
-a second in all, and says `settled`: how an idle table's connection looks after PINGS seconds.
+a second in all, and says `settled`: how an idle table's connection looks once it has carried PINGS
+keepalives (PINGS 0: it only answers `settled`).
 - relay: `count` tables, a host and a joiner each, through the relay (dial; from/to);
 - forward: the same ends through the floor forwarder (`[to, data]` in, `[from, data]` out);
 - direct: `count` joiners to this process's own ROUTER, which answers at once (no middle at all).
@@ -288,6 +291,8 @@ def keepalive(mode: str) -> list[bytes]:
 def settle(ends: Ends, mode: str, pings: int, rate: float) -> None:
     """`pings` keepalives from every idle host, `rate` a second from this process in all, one round over
     the hosts at a time: what an idle table's connection has carried after `pings` seconds."""
+    if not pings:
+        return
     frames, period, start = keepalive(mode), len(ends.hosts) / rate, time.monotonic()
     for done in range(1, pings + 1):
         for socket in ends.hosts:
@@ -310,11 +315,12 @@ def worker(spec: dict) -> None:
     print("ready", flush=True)
     idle = spec["mode"] in ("idle", "forward-idle")
     frames = keepalive(spec["mode"])
-    pinging = ends.hosts if spec["mode"] in ("idle", "forward-idle", "relay") else []
-    while True:  # hosts keep their tables as seats do, a ping a second: a host silent for the relay's HOST_AWAY
-        for socket in pinging:  # (as while the other tables were served) has its joiners' packets dropped
+    every = spec.get("keepalive", 0.0) if idle else 0.0
+    pinging = ends.hosts if every else []
+    while True:  # an idle host sends nothing (the relay counts it present while connected), or the old keepalive
+        for socket in pinging:
             send(socket, frames)
-        if select.select([sys.stdin], [], [], 1.0)[0]:
+        if select.select([sys.stdin], [], [], every or 1.0)[0]:
             command = sys.stdin.readline().split()
             if command[:1] != ["settle"] or not idle:
                 break

@@ -59,7 +59,7 @@ NONCE_BYTES = 12
 MAX_INVITE = 2048  # bytes of an invite's text
 MAX_EXCHANGES = 32  # joiners' exchanges one code serves (a table has at most 16 seats)
 PAKES_PER_STEP = 2  # SPAKE2 answers per step (~40 ms each) so the host's loop stays responsive
-POLL = 0.2  # seconds between fetches while waiting on the other side
+POLL = 0.2  # seconds between a joiner's fetches while it waits on the host; the host's at the least
 FETCH_LOST = 3.0  # seconds after which an unanswered fetch is sent again
 RETRY = 30.0  # seconds before the host asks again for a code the relay refused
 MAX_JUNK = 16  # messages in a code's mailbox that are no step of any exchange: past this it is flooded (PROTOCOL.md §13.4)
@@ -196,8 +196,11 @@ class _Exchange:
 class CodeHost:
     """The host's side of a code, stepped by its session loop: it never waits on the network.
 
-    `start()` asks the relay for a mailbox; `handle()` takes the relay's replies and `tick()` polls
-    the mailbox; each returns the packets to send to the relay. `events` gathers what to tell the
+    `start()` asks the relay for a mailbox; `handle()` takes the relay's replies and `tick()` fetches
+    from the mailbox when the relay has rung (`mb_ring`: mail for the host, net/reach/mailbox.py), never
+    on a clock, so a host waiting with a code sends the relay nothing; each returns the packets to send
+    to the relay. `handle("mb_ring", {"nameplate": None})` makes it fetch anew (a new connection to the
+    relay, which rings the one that last fetched). `events` gathers what to tell the
     person: ("code", code), ("joined", ...), ("burned", ...), ("expired", ...), ("error", ...).
     `done` once the code serves no one any more (used, burned, expired or withdrawn); a burned or
     expired code's text says why, for the host's session to tell with the next code.
@@ -228,6 +231,7 @@ class CodeHost:
         self._seen = 0  # the last mailbox message handled
         self._fetch_sent = -FETCH_LOST  # when the last fetch went out
         self._fetch_answered = True
+        self._rung = True  # mail may be waiting: fetch (the first fetch also tells the relay where to ring)
 
     def start(self) -> list[tuple[str, dict]]:
         self._asking = True
@@ -249,8 +253,8 @@ class CodeHost:
         if now >= self._ends:
             return self._close("expired", f"code {self.nameplate} expired after {self.ttl / 60:g} min")
         waited = now - self._fetch_sent
-        if waited >= FETCH_LOST or (self._fetch_answered and waited >= POLL):
-            self._fetch_sent, self._fetch_answered = now, False
+        if (not self._fetch_answered and waited >= FETCH_LOST) or (self._fetch_answered and self._rung and waited >= POLL):
+            self._fetch_sent, self._fetch_answered, self._rung = now, False, False
             return [("mb_fetch", {"nameplate": self.nameplate, "side": self.side, "after": self._seen})]
         return []
 
@@ -267,6 +271,10 @@ class CodeHost:
             self._ends = self.clock() + self.ttl
             self.events.append(("code", self.code))
             return self.tick()
+        if op == "mb_ring":
+            if body.get("nameplate") in (None, self.nameplate):
+                self._rung = True
+            return []
         if op == "mb_error" and self._asking and self.nameplate is None and body.get("nameplate") is None:
             self._asking, self._retry_at = False, self.clock() + RETRY
             self.events.append(("error", f"the relay gives no code: {_clean(body.get('reason'))}; "
@@ -290,7 +298,7 @@ class CodeHost:
             if n <= self._seen:
                 continue
             if phase == "pake" and budget == 0:
-                self._fetch_sent = -FETCH_LOST  # the rest at the next tick
+                self._fetch_sent, self._rung = -FETCH_LOST, True  # the rest at the next tick
                 break
             self._seen = n
             steps = len(self.exchanges), sum(e.settled for e in self.exchanges.values())

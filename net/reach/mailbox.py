@@ -29,12 +29,18 @@ Requests and replies at the relay (`answer`), all `[op, body]` packets:
     mb_allocate {ttl, uses}                     -> mb_allocated {nameplate, owner: bin16}
     mb_post {nameplate, side, to, phase, body}  -> nothing
     mb_fetch {nameplate, side, after}           -> mb_mail {nameplate, messages: [[n, side, to, phase, body], ...]}
+    (a post to the box's host)                  -> mb_ring {nameplate}, to the host's connection (below)
     mb_burn {nameplate, owner}                  -> nothing (another owner token: nothing happens)
     any refusal                                 -> mb_error {nameplate (None for mb_allocate), reason}
 
 `side` is 16 bytes naming who posts, `to` a side or None (everyone), `phase` a short ascii word,
 `n` the message's place in its box (1, 2, ...): a fetch returns the messages after `after` that are
 to the fetching side or to everyone, never its own.
+
+A box's host does not poll it: the relay rings the connection of the box's table that last fetched it
+(`mb_ring`) when another side posts a message that fetch would return, and the host fetches then. So a
+host waiting with a code sends the relay nothing (PROTOCOL.md §13.1): each packet an idle table's
+connection carries costs the relay memory until 512 have (net/reach/relay_presence.py).
 """
 
 from __future__ import annotations
@@ -89,6 +95,7 @@ class Caller:
     table: bytes | None = None
     codes: list[int] = field(default_factory=list)  # boxes this connection allocated
     tried: dict[int, set[bytes]] = field(default_factory=dict)  # other parties' boxes it named -> the sides it posted as
+    peer: bytes = b""  # the connection, as the relay names it: where a ring for its box goes
 
 
 @dataclass
@@ -104,6 +111,7 @@ class _Box:
     messages: list[Message] = field(default_factory=list)
     sides: set[bytes] = field(default_factory=set)
     size: int = 0  # bytes of bodies held
+    ring: tuple[bytes, bytes] | None = None  # (connection, side) of its table's last fetch: rung on a post to it
 
     def is_open(self, now: float) -> bool:
         return now < self.closes
@@ -128,6 +136,7 @@ class Mailboxes:
         self._releases: list[tuple[float, int]] = []  # heap of quarantine ends
         self._by_table: dict[bytes, list[int]] = {}  # boxes each table took, open or not yet pruned
         self._by_source: dict[str, list[int]] = {}  # boxes taken from each source, likewise
+        self.rings: list[tuple[bytes, int]] = []  # (connection, nameplate) to ring, for the relay to send and clear
         self.tries = Budget(TRIES_BURST, TRIES_EVERY, clock=clock)
         self.allocations = Budget(ALLOCATIONS_BURST, ALLOCATIONS_EVERY, clock=clock)
         self.size = 0  # bytes of bodies held in every box
@@ -198,6 +207,8 @@ class Mailboxes:
         if posted is not None:
             posted.add(side)
         box.messages.append((len(box.messages) + 1, side, to, phase, body))
+        if box.ring is not None and side != box.ring[1] and to in (None, box.ring[1]):
+            self.rings.append((box.ring[0], nameplate))  # its host would fetch this: it hears so now
         box.size += len(body)
         self.size += len(body)
         if phase == "invite" and not box.used and caller.table == box.table:
@@ -212,6 +223,8 @@ class Mailboxes:
         _check_nameplate(nameplate)
         self._admit(nameplate, caller)
         box = self._box(nameplate)
+        if caller.table is not None and caller.table == box.table and caller.peer:
+            box.ring = (caller.peer, side)  # its host's connection now (a renewed one fetches again)
         return [m for m in box.messages[after:] if m[1] != side and (m[2] is None or m[2] == side)]
 
     def burn(self, nameplate: int, owner: bytes) -> None:

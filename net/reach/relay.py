@@ -24,7 +24,7 @@ Packets are the table's own `[op, body]` (net/reach/transport.py). Between the r
                                                          its source address (net/reach/sources.py), the same
                                                          for every connection from there
     host  -> relay  to {peer, data}                      a packet for one joiner of this table
-    host  -> relay  relay_ping {}                        keeps the host counted as present
+    host  -> relay  relay_ping {}                        accepted, never needed: an idle host sends nothing
     host  -> relay  deputies {owner, keys, proof}        the owner's signed list of its seats' keys
     relay -> host   relay_taken {key}                    another key of the table serves it now
 
@@ -39,8 +39,8 @@ the log when the host seat is gone (net/table/succession.py). A second key never
 name never serves. A joiner's connection first sends `dial {table}`; the
 relay then carries its packets to that table's host (`relay_wait {reason}` tells it when the table
 has no host right now, and its packets are dropped until the host is back). A host reaches only
-connections that dialled its table. Everything the relay keeps is capped, and idle connections and
-tables are forgotten, so a flood of connections or tables costs bounded memory. What one stranger
+connections that dialled its table. Everything the relay keeps is capped, and closed or idle
+connections and hostless tables are forgotten, so a flood of connections or tables costs bounded memory. What one stranger
 can take from everyone is capped by its source address, whatever number of connections and keys it
 uses (net/reach/sources.py): short codes only for a table it serves here, a few at a time, and a few tries
 at other people's codes (net/reach/mailbox.py); each joiner's packet reaches its host with a tag of its
@@ -52,10 +52,14 @@ catch up by log index as after any drop. The relay's key is kept in a file, so i
 same across restarts; it also tells that key on the next port, so `HOST:PORT` alone reaches it
 (net/reach/relay_key.py).
 
-Scale (scripts/bench_relay.py, its load in other processes on the other core): 10,000 idle tables in
-335 MB once served (1.5 KB a table the relay's own, ~30 KB libzmq's per connection, ~57 KB once that
-has carried 512 packets, as a bare forwarder's: net/reach/relay_memory.py), and 73,000-89,000
-packets/s on one core of a busy machine. Relays scale out side by side: each is its own process, port and
+A host is present while its connection is open, and an idle one sends nothing: the relay hears a
+connection close from libzmq (net/reach/relay_presence.py; PROTOCOL.md §12.4), not from keepalives,
+so an idle table's connection stays as small as when it was served.
+
+Scale (scripts/bench_relay.py, its load in other processes on the other core): an idle table costs
+~30 KB, 1.5 KB of it the relay's own and the rest libzmq's per connection (as a bare forwarder's),
+for as long as it stays idle: 10,000 in about 320 MB (a keepalive a second used to take each to ~59 KB
+within minutes: net/reach/relay_memory.py); and 73,000-89,000 packets/s on one core of a busy machine. Relays scale out side by side: each is its own process, port and
 key (its own RELAY line), tables and codes live at the relay that took them, and relays share
 nothing, so an operator runs as many as the load needs and gives each group of players one line (a
 code's number is only meaningful at the relay that issued it). A table may name a second relay to
@@ -64,25 +68,24 @@ move to if its own dies (net/reach/relay_link.py; PROTOCOL.md §12.6).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
-import ipaddress
 import secrets
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import zmq
 from zmq.utils import z85
 
 from dicetable.net.table import deputies
-from dicetable.net.reach import mailbox, relay_key, relay_memory
+from dicetable.net.reach import mailbox, relay_key, relay_memory, relay_presence
+from dicetable.net.reach.relay_address import BadRelay, RelayAddress  # noqa: F401 (imported from here by callers)
+from dicetable.net.reach.relay_key import load_relay_key  # noqa: F401 (imported from here by callers)
 from dicetable.net.reach import sources
 from dicetable.net.reach import seat_boxes
 from dicetable.net.identity import verify_signature
 from dicetable.net.reach.transport import (
-    MAX_PACKET, BadPacket, TransportError, _heartbeat, _seed_auto_ids, bind_socket, curve_keypair, curve_public,
+    MAX_PACKET, BadPacket, _seed_auto_ids, bind_socket, curve_public,
     frame_address, is_joiner_id, pack, unpack, wait_port_free,
 )
 
@@ -93,89 +96,23 @@ MAX_TABLES = 20_000  # tables held at once (an idle one costs a few hundred byte
 MAX_CONNECTIONS = 50_000  # connections remembered at once
 TABLES_PER_SOURCE = 16  # tables one source address holds at once (a new one past it evicts its oldest hostless one)
 MAX_DIALLED = 64  # joiner connections per table (a table has at most 16 seats; reconnects leave stale ones)
-CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten (seats ping every second)
-HOST_AWAY = 10.0  # seconds without a packet from a table's host before its table has no host
+CONNECTION_IDLE = 120.0  # seconds after which a silent connection is forgotten, unless it serves a table
+# A host is present while its connection is open (net/reach/relay_presence.py, PROTOCOL.md §12.4); a dead
+# host's connection closes at once (a process that dies) or within 6 s (a link gone silent: the host's
+# heartbeats, net/reach/transport.py), so a seat may count on a table being free HOST_AWAY after its host
+# fell silent (net/table/succession.py). A restarted relay also waits that long for owners to come back.
+HOST_AWAY = 10.0
 TABLE_IDLE = 7 * 24 * 3600.0  # seconds a table without its host is remembered (its owner key kept)
 SWEEP_EVERY = 1.0
-RELAY_HEARTBEAT_IVL_MS = 10_000  # the relay's own ZMTP pings (see RelayServer.__init__)
+KEEPALIVE_IDLE, KEEPALIVE_EVERY, KEEPALIVE_PROBES = 30, 10, 3  # TCP keepalive, for clients without heartbeats
 BATCH = 4096  # packets handled in one step before the sweep gets its turn
 _NOBLOCK = int(zmq.NOBLOCK)  # plain ints: pyzmq's flag enums cost a Python call on every use
 _MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
 
 
-class BadRelay(ValueError):
-    """A relay address that cannot be read; the message says what is wrong with it."""
-
-
-@dataclass(frozen=True, slots=True)
-class RelayAddress:
-    """Where a relay listens and its CurveZMQ key: printed as `HOST:PORT/KEY` (KEY in base32)."""
-
-    address: str
-    port: int
-    key: bytes
-
-    def encode(self) -> str:
-        host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"{host}:{self.port}/{base64.b32encode(self.key).decode().rstrip('=').lower()}"
-
-    @property
-    def endpoint(self) -> str:
-        host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"tcp://{host}:{self.port}"
-
-    @classmethod
-    def decode(cls, text: str) -> "RelayAddress":
-        text = "".join(str(text).split())
-        if text.lower().startswith("relay:"):
-            text = text[len("relay:"):]
-        where, slash, key_text = text.rpartition("/")
-        if not slash or not where:
-            raise BadRelay("a relay looks like HOST:PORT/KEY, as `dicetable relay` prints it")
-        host, colon, port_text = where.rpartition(":")
-        if not colon or not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-            raise BadRelay(f"the relay's {where!r} is not HOST:PORT with a port from 1 to 65535")
-        if host.startswith("[") and host.endswith("]"):
-            host = host[1:-1]
-            try:
-                ipaddress.IPv6Address(host)
-            except ValueError:
-                raise BadRelay(f"{host!r} is not an IPv6 address") from None
-        try:
-            key = base64.b32decode(key_text.upper() + "=" * (-len(key_text) % 8))
-        except ValueError:
-            raise BadRelay("the relay's key is not base32 (copy the whole relay line again)") from None
-        if len(key) != 32:
-            raise BadRelay("the relay's key is cut short or too long (copy the whole relay line again)")
-        return cls(host, int(port_text), key)
-
-
 def serve_bytes(table: bytes, relay_key: bytes, nonce: bytes) -> bytes:
     """What a host signs to serve `table` on the connection the relay challenged with `nonce`."""
     return SERVE_LABEL + table + relay_key + nonce
-
-
-def load_relay_key(path: Path) -> bytes:
-    """The relay's CurveZMQ secret key from `path`, made there (0600) the first time."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        secret = curve_keypair()[1]
-        temp = path.with_name(path.name + ".new")
-        temp.write_bytes(z85.encode(secret))
-        temp.chmod(0o600)
-        temp.replace(path)
-        return secret
-    except OSError as error:
-        raise TransportError(f"cannot read the relay key {path}: {error.strerror}") from None
-    try:
-        secret = z85.decode(data.strip())
-    except Exception:  # z85 raises several types on garbage
-        secret = b""
-    if len(secret) != 32:
-        raise TransportError(f"{path} is not a relay key (40 Z85 characters); move it away to make a new one")
-    return secret
 
 
 @dataclass(slots=True)  # no per-object __dict__: a relay holds thousands
@@ -212,13 +149,19 @@ class RelayServer:
         socket = self.context.socket(zmq.ROUTER)
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.ROUTER_HANDOVER, 0)  # an id already in use belongs to its first connection
-        _heartbeat(socket)
-        # Seats' sockets ping every second with a 5 s TTL (net/reach/transport.py), which already closes a
-        # dead link here; the relay's own pings only catch clients that never ping, so they can be rare:
-        # at 1 s they were most of an idle relay's work (each an encrypted packet and a syscall each way).
-        socket.setsockopt(zmq.HEARTBEAT_IVL, RELAY_HEARTBEAT_IVL_MS)
-        socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * RELAY_HEARTBEAT_IVL_MS)
-        socket.setsockopt(zmq.HEARTBEAT_TTL, 3 * RELAY_HEARTBEAT_IVL_MS)
+        # Seats' sockets ping every second with a 5 s TTL (net/reach/transport.py), which closes a dead link
+        # here; the relay answers their pings but sends none of its own. Its own pings (every 10 s, a 30 s
+        # timeout) were most of an idle relay's work: each armed a timer that the next packet cancelled, and
+        # libzmq cancels a timer by walking its I/O thread's timers (poller_base_t::cancel_timer), the 30 s
+        # one from the far end, so that work grew with the square of the connections: 45 % of a core at
+        # 6,000 idle tables, behind at 10,000; without them 8 % (scripts/bench_relay.py). More I/O threads
+        # split it too, but on the relay's one core they cost two thirds of its packets a second.
+        # A client that never pings is closed by the kernel's TCP keepalive instead, within 60 s of going
+        # silent and dead; it probes only a connection that carries nothing, so never a seat's.
+        socket.setsockopt(zmq.TCP_KEEPALIVE, 1)
+        socket.setsockopt(zmq.TCP_KEEPALIVE_IDLE, KEEPALIVE_IDLE)
+        socket.setsockopt(zmq.TCP_KEEPALIVE_INTVL, KEEPALIVE_EVERY)
+        socket.setsockopt(zmq.TCP_KEEPALIVE_CNT, KEEPALIVE_PROBES)
         socket.curve_server = True
         socket.curve_secretkey = z85.encode(secret_key)
         socket.curve_publickey = z85.encode(self.public_key)
@@ -228,6 +171,7 @@ class RelayServer:
         self.socket, self.bind = socket, bind
         self._poller = zmq.Poller()  # made once: socket.poll() makes a new Poller on every call
         self._poller.register(socket, zmq.POLLIN)
+        self.presence = relay_presence.Presence(socket, self.forget, self._poller)  # which connections are open
         self.tables: dict[bytes, _Table] = {}
         self._tables_from: dict[str, set[bytes]] = {}  # source -> the tables its connections made (TABLES_PER_SOURCE)
         self.connections: dict[bytes, _Connection] = {}
@@ -256,7 +200,7 @@ class RelayServer:
         if not self._poller.poll(int(timeout * 1000)):
             self._maybe_sweep()
             return
-        recv, handle = self.socket.recv, self.handle
+        recv, handle, fds, tie = self.socket.recv, self.handle, self.presence.fds, self.presence.tie
         for _ in range(BATCH):
             try:
                 head = recv(_NOBLOCK, copy=False)
@@ -269,9 +213,12 @@ class RelayServer:
                 while recv(_NOBLOCK, copy=False).more:
                     pass
                 continue
-            peer = head.bytes
+            peer, fd = head.bytes, body.get(relay_presence.SRCFD)
+            if fds.get(peer) != fd and not tie(peer, fd):
+                continue  # sent before its connection closed: nobody is there to answer
             if is_joiner_id(peer):
                 handle(peer, body.bytes, frame_address(body))
+        self.presence.read_closings()
         self._maybe_sweep()
 
     def _maybe_sweep(self) -> None:
@@ -282,6 +229,7 @@ class RelayServer:
 
     def close(self) -> None:
         self.key_service.close()
+        self.presence.close()
         self.socket.close(0)
         wait_port_free(self.bind, self.port)
 
@@ -292,8 +240,9 @@ class RelayServer:
         try:  # two plain sends with int flags: send_multipart's enum arithmetic cost as much as the send
             self.socket.send(peer, _MORE)
             self.socket.send(data, _NOBLOCK)
-        except zmq.ZMQError:
-            pass  # a full queue or a gone peer: delivery is all the relay promises, and the seats resend
+        except zmq.ZMQError as error:  # a full queue: delivery is all the relay promises, and the seats resend
+            if error.errno == zmq.EHOSTUNREACH:  # ROUTER_MANDATORY: the connection is gone (relay_presence.py)
+                self.presence.unreachable(peer)
 
     # -- packets ---------------------------------------------------------------------------------
     def handle(self, peer: bytes, data: bytes, address: str = "") -> None:
@@ -309,7 +258,7 @@ class RelayServer:
                 self.sweep(now)
                 if len(self.connections) >= MAX_CONNECTIONS:
                     return  # full: the newest connection waits (it retries on its own)
-            conn = self.connections[peer] = _Connection(now, mailbox.Caller(""))
+            conn = self.connections[peer] = _Connection(now, mailbox.Caller("", peer=peer))
         conn.seen = now
         if address != conn.address or not conn.caller.source:
             conn.address, conn.caller.source, conn.tag = address, sources.source_of(address), b""
@@ -325,9 +274,7 @@ class RelayServer:
             self._dial(peer, conn, body, now)
         elif op.startswith("mb_"):
             conn.caller.table = None
-            answer = mailbox.answer(self.boxes, op, body, conn.caller)
-            if answer is not None:
-                self.send(peer, *answer)
+            self._mail(peer, op, body, conn.caller)
         elif conn.table is not None and len(data) <= MAX_PACKET:
             self._to_host(peer, conn, data, now)
 
@@ -381,6 +328,8 @@ class RelayServer:
             entry = self.tables[table] = _Table(owner, deputies=named, source=conn.caller.source)
             self._tables_from.setdefault(entry.source, set()).add(table)
         entry.host, entry.host_seen, entry.touched, entry.server = peer, now, now, key
+        if conn.serves not in (None, table):  # a connection serves one table: its last one has no host now
+            self._leave(peer, conn.serves)
         conn.serves = table
         self.send(peer, "serving", {"table": table})
 
@@ -401,7 +350,8 @@ class RelayServer:
             self._tell_wait(peer)
 
     def _host_present(self, entry: _Table | None, now: float) -> bool:
-        return entry is not None and entry.host is not None and now - entry.host_seen <= self.host_away
+        """Whether the table's host is here: its connection is open (PROTOCOL.md §12.4), however long silent."""
+        return entry is not None and entry.host is not None
 
     def _tell_wait(self, peer: bytes) -> None:
         self.send(peer, "relay_wait", {"reason": "the relay has no host for this table right now: "
@@ -439,9 +389,16 @@ class RelayServer:
                 self._send_raw(target, data)
         elif op.startswith("mb_"):
             conn.caller.table = conn.serves  # a code is taken for the table this connection serves
-            answer = mailbox.answer(self.boxes, op, body, conn.caller)
-            if answer is not None:
-                self.send(peer, *answer)
+            self._mail(peer, op, body, conn.caller)
+
+    def _mail(self, peer: bytes, op: str, body: dict, caller: mailbox.Caller) -> None:
+        """A mailbox request: its answer, and a ring to the host whose box it posted to (PROTOCOL.md §13.1)."""
+        answer = mailbox.answer(self.boxes, op, body, caller)
+        if answer is not None:
+            self.send(peer, *answer)
+        for host, nameplate in self.boxes.rings:
+            self.send(host, "mb_ring", {"nameplate": nameplate})
+        self.boxes.rings.clear()
 
     def _deputies(self, table: bytes, entry: _Table, body: dict) -> None:
         """The owner's signed word on which seats' keys may serve its table while nobody serves it."""
@@ -452,18 +409,29 @@ class RelayServer:
     # -- forgetting --------------------------------------------------------------------------------
     def sweep(self, now: float) -> None:
         """Forget silent connections and long-hostless tables (bounded memory under any flood)."""
-        for peer in [p for p, c in self.connections.items() if now - c.seen > CONNECTION_IDLE]:
-            conn = self.connections.pop(peer)
-            self.seat_boxes.forget(peer)
-            entry = self.tables.get(conn.table or conn.serves or b"")
-            if entry is not None:
-                entry.dialled.discard(peer)
-                if entry.host == peer:
-                    entry.host = None
+        hosts = {e.host for e in self.tables.values()}  # an idle host is silent, and open: it is kept
+        for peer in [p for p, c in self.connections.items() if now - c.seen > CONNECTION_IDLE and p not in hosts]:
+            self.forget(peer)
         for table in [t for t, e in self.tables.items() if e.host is None and now - e.touched > TABLE_IDLE]:
             self._drop_table(table)
         self.boxes.expire()
         self._trimmer.maybe(now)
+
+    def forget(self, peer: bytes) -> None:
+        """Forget connection `peer` (silent too long, or closed); a table it served has no host from now."""
+        conn = self.connections.pop(peer, None)
+        if conn is None:
+            return
+        self.seat_boxes.forget(peer)
+        for table in (conn.table, conn.serves):
+            self._leave(peer, table)
+
+    def _leave(self, peer: bytes, table: bytes | None) -> None:
+        entry = self.tables.get(table) if table is not None else None
+        if entry is not None:
+            entry.dialled.discard(peer)
+            if entry.host == peer:
+                entry.host, entry.touched = None, self.clock()  # TABLE_IDLE counts from the host's leaving
 
     def _room_from(self, source: str, now: float) -> bool:
         """Whether `source` may make one more table: under TABLES_PER_SOURCE, or once its least recently

@@ -26,10 +26,12 @@ import selectors
 import socket
 import threading
 import time
+from pathlib import Path
 
 import zmq
+from zmq.utils import z85
 
-from dicetable.net.reach.transport import TransportError
+from dicetable.net.reach.transport import TransportError, curve_keypair
 
 KEY_PORT_OFFSET = 1  # the key is answered on the relay's port + 1
 LINE_PREFIX = b"dicetable-relay-key/v1 "
@@ -173,3 +175,26 @@ def bind_beside(router, bind: str, port: int, public_key: bytes, bind_router) ->
             router.unbind(router.getsockopt_string(zmq.LAST_ENDPOINT))  # port 0: another free pair
             chosen = bind_router(router, bind, 0)
     raise AssertionError("unreachable")
+
+
+def load_relay_key(path: Path) -> bytes:
+    """The relay's CurveZMQ secret key from `path`, made there (0600) the first time."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        secret = curve_keypair()[1]
+        temp = path.with_name(path.name + ".new")
+        temp.write_bytes(z85.encode(secret))
+        temp.chmod(0o600)
+        temp.replace(path)
+        return secret
+    except OSError as error:
+        raise TransportError(f"cannot read the relay key {path}: {error.strerror}") from None
+    try:
+        secret = z85.decode(data.strip())
+    except Exception:  # z85 raises several types on garbage
+        secret = b""
+    if len(secret) != 32:
+        raise TransportError(f"{path} is not a relay key (40 Z85 characters); move it away to make a new one")
+    return secret

@@ -14,7 +14,7 @@ net/reach/invite.py): when its relay has not served it for MOVE_AFTER seconds (t
 not just restarting), the link moves the table there, and back again should that one go too; the
 joiners move the same way when they stop hearing their orderer (net/table/joiner.py), and find it
 there by the same hello and catch-up as after any drop. The short-code mailbox (net/reach/codes.py) uses the same connection:
-its replies go to `on_mail`.
+its replies and rings go to `on_mail`, and a ring with no nameplate each time the table is served anew.
 """
 
 from __future__ import annotations
@@ -33,7 +33,12 @@ from dicetable.net.reach.transport import (
     pack, unpack,
 )
 
-KEEPALIVE = 1.0  # seconds between the host's pings to the relay when nothing else is sent
+# Until the relay serves the table, the greeting is sent again this often (it may have been lost). Once
+# served, an idle host sends the relay nothing: the relay counts it present while its connection is open
+# (PROTOCOL.md §12.4), and the ZMTP heartbeats keep that connection, or close it when it dies
+# (net/reach/transport.py) — a packet a second used to double an idle table's memory at the relay within
+# minutes (net/reach/relay_presence.py).
+GREET_AGAIN = 1.0
 MOVE_AFTER = 8.0  # seconds a table goes unserved (its relay unreachable) before it moves to its second relay
 
 
@@ -150,8 +155,8 @@ class RelayHostSocket:
             return self._early.pop(0)
         deadline = time.monotonic() + timeout
         while True:
-            if time.monotonic() - self._last_sent >= KEEPALIVE:  # not serving yet: the greeting was lost
-                self._send("relay_ping" if self.serving else "relay_hello", {})
+            if not self.serving and time.monotonic() - self._last_sent >= GREET_AGAIN:  # the greeting was lost
+                self._send("relay_hello", {})
             data = self.link.recv(max(deadline - time.monotonic(), 0))
             if self.link.renewals != self._renewals:  # a new connection (renewed here or in a send): it serves again
                 self._renewals, self.serving = self.link.renewals, False
@@ -209,6 +214,8 @@ class RelayHostSocket:
                     self.handshake.asked()
         elif op == "serving" and body.get("table") == self.table:
             self.serving = True
+            if self.on_mail is not None:  # a new connection: the relay rings the last one that fetched (§13.1)
+                self.on_mail("mb_ring", {"nameplate": None})
         elif op == "relay_taken" and type(body.get("key")) is bytes:
             self.taken, self.serving = body["key"], False
         elif op == "relay_refused":

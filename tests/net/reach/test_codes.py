@@ -42,6 +42,7 @@ class Relay:
         self.lock = threading.Lock()
         self.seen: list[tuple[str, dict]] = []  # every request, as the relay read it
         self.hosts: dict[int, Caller] = {}
+        self.ringing: dict[bytes, CodeHost] = {}  # a host's connection -> the host it rings
         self.places = 0
 
     def caller(self, table: bool = False) -> Caller:
@@ -53,6 +54,8 @@ class Relay:
         """The connection of `host`'s table."""
         if id(host) not in self.hosts:
             self.hosts[id(host)] = self.caller(table=True)
+            self.hosts[id(host)].peer = id(host).to_bytes(8, "big")
+            self.ringing[self.hosts[id(host)].peer] = host
         return self.hosts[id(host)]
 
     def request(self, op: str, body: dict, caller: Caller):
@@ -60,7 +63,16 @@ class Relay:
         with self.lock:
             self.seen.append((op, body))
             reply = answer(self.boxes, op, body, caller)
+        self.ring()
         return None if reply is None else unpack(pack(*reply))
+
+    def ring(self) -> None:
+        """Ring the hosts whose boxes were posted to (by a request, or by a test straight into the boxes),
+        as net/reach/relay.py does after each mailbox request."""
+        with self.lock:
+            rings, self.boxes.rings = self.boxes.rings, []
+        for peer, nameplate in rings:
+            self.ringing[peer].handle(*unpack(pack("mb_ring", {"nameplate": nameplate})))
 
 
 class Link:
@@ -105,6 +117,7 @@ def serving(relay: Relay, host: CodeHost):
 
     def loop():
         while not stop.is_set():
+            relay.ring()
             exchange(relay, host, host.tick())
             time.sleep(0.003)
 

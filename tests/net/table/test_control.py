@@ -306,9 +306,11 @@ class Replaying(RelayServer):
         self.kept: list[tuple[bytes, str, bytes]] = []  # (joiner connection, its op as the relay sees it, the packet)
         self.orders: queue.SimpleQueue = queue.SimpleQueue()
         self.replayed = 0
+        self.dialled: dict[bytes, bytes] = {}  # joiner connection -> its table (kept after it closes: the relay forgets it)
 
     def _to_host(self, peer, conn, data, now):
         self.kept.append((peer, unpack(data)[0], data))
+        self.dialled[peer] = conn.table
         super()._to_host(peer, conn, data, now)
 
     def step(self, timeout):
@@ -319,7 +321,7 @@ class Replaying(RelayServer):
                 forged = pick(peer, op, data)
                 if forged is not None:
                     self.replayed += 1
-                    self.send(self.tables[self.connections[peer].table].host, "from", {"peer": peer, "data": forged})
+                    self.send(self.tables[self.dialled[peer]].host, "from", {"peer": peer, "data": forged})
 
 
 @contextmanager
