@@ -228,7 +228,7 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-relay-"))
     relay, line = start_relay(home, args.relay_core)
     forwarder, forward_endpoint, forward_key = start_forwarder(args.relay_core)
-    from dicetable.net.reach.relay import RelayAddress
+    from dicetable.net.reach.relay_address import RelayAddress
 
     address = RelayAddress.decode(line)
     via_relay = {"mode": "relay", "endpoint": address.endpoint, "key": address.key.hex()}

@@ -111,7 +111,8 @@ def hoard(relay_line: str, tables: int, each: int, bare: int, source: str = SECO
     from zmq.utils import z85
 
     from dicetable.net.identity import Profile
-    from dicetable.net.reach.relay import RelayAddress, serve_bytes
+    from dicetable.net.reach.relay import serve_bytes
+    from dicetable.net.reach.relay_address import RelayAddress
     from dicetable.net.reach.transport import curve_keypair, fresh_routing_id, pack, unpack
 
     relay = RelayAddress.decode(relay_line)
@@ -169,7 +170,7 @@ def flood(relay_line: str, known: int, rate: float, connections: int = 8) -> Non
     from spake2 import SPAKE2_A
     from zmq.utils import z85
 
-    from dicetable.net.reach.relay import RelayAddress
+    from dicetable.net.reach.relay_address import RelayAddress
     from dicetable.net.reach.transport import curve_keypair, fresh_routing_id, pack, unpack
 
     relay = RelayAddress.decode(relay_line)

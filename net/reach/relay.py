@@ -79,8 +79,7 @@ from zmq.utils import z85
 
 from dicetable.net.table import deputies
 from dicetable.net.reach import mailbox, relay_key, relay_memory, relay_presence
-from dicetable.net.reach.relay_address import BadRelay, RelayAddress  # noqa: F401 (imported from here by callers)
-from dicetable.net.reach.relay_key import load_relay_key  # noqa: F401 (imported from here by callers)
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.reach import sources
 from dicetable.net.reach import seat_boxes
 from dicetable.net.identity import verify_signature

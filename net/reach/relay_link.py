@@ -27,7 +27,8 @@ from dicetable.net.identity import fingerprint
 from dicetable.net.reach import relay_key
 from dicetable.net.reach.handshake_clock import HandshakeClock
 from dicetable.net.reach.invite import Invite
-from dicetable.net.reach.relay import TABLE_BYTES, WRAP, RelayAddress, serve_bytes
+from dicetable.net.reach.relay import TABLE_BYTES, WRAP, serve_bytes
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.reach.transport import (
     MAX_PACKET, MAX_SOURCES_KEPT, BadPacket, HostUnreachable, PeerSocket, TransportError, WrongHostKey, is_joiner_id,
     pack, unpack,

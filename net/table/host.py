@@ -17,7 +17,7 @@ from dicetable.core import registry
 from dicetable.net.table import host_packets
 from dicetable.net.log import wire
 from dicetable.net.cards.table_deals import TableDeals
-from dicetable.net.reach.relay import BadRelay, RelayAddress
+from dicetable.net.reach.relay_address import BadRelay, RelayAddress
 from dicetable.net.reach.relay_link import RelayHostSocket, RelayTaken
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.orderer import Orderer

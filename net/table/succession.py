@@ -84,7 +84,8 @@ from dicetable.net.table import host_packets
 from dicetable.net.table import deputies
 from dicetable.net.table.orderer import Orderer
 from dicetable.net.table.outbox import entry_chunks
-from dicetable.net.reach.relay import HOST_AWAY, RelayAddress
+from dicetable.net.reach.relay import HOST_AWAY
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.reach.relay_link import RelayHostSocket, RelayTaken
 from dicetable.net.reach.transport import TransportError
 from dicetable.net.table.events import Dropped

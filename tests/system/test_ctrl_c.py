@@ -26,7 +26,7 @@ import pytest
 import zmq
 
 from dicetable.net.reach.invite import Invite
-from dicetable.net.reach.relay import RelayAddress
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.log.transcript import read
 from net_helpers import COMMAND, ROOT, as_at_a_terminal, line_of, spawn, wait_until
 

@@ -21,7 +21,7 @@ from dicetable.net.table.events import CodeGone, CodeOffered, Joined
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.table.joiner import PeerSession
-from dicetable.net.reach.relay import RelayAddress
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.reach.relay_link import invite_for_code
 from dicetable.net.table.session import bot_chooser
 from net_helpers import FAST, ROOT, dicetable, in_thread, last_line, line_of, spawn, stop_all, wait_until

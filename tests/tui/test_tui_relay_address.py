@@ -14,7 +14,7 @@ from textual.widgets import Input, Static
 
 from dicetable.net.reach import relay_key
 from dicetable.net.reach.codes import CodeError, make_code
-from dicetable.net.reach.relay import RelayAddress
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.reach.relay_link import invite_for_code
 from dicetable.tui.app import DiceTableApp
 from dicetable.tui.screens.net_screens import ASKING_KEY, HostScreen, JoinScreen

@@ -14,7 +14,7 @@ from dicetable.core import registry
 from dicetable.net.identity import Profile
 from dicetable.net.reach import codes
 from dicetable.net.reach.codes import CodeError
-from dicetable.net.reach.relay import RelayAddress
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.reach.relay_link import invite_for_code
 from dicetable.net.reach.transport import curve_keypair
 from dicetable.net.table.host import HostSession

@@ -256,7 +256,7 @@ def add_relay_flags(parser) -> None:
 def relay_line(typed: str | None, flag: str = "relay", kept: bool = True) -> str | None:
     """The whole line of the relay `--relay` names: its line, or its HOST:PORT (tui/tables/relay_setting.py);
     remembered as the last relay used (`kept`)."""
-    from dicetable.net.reach.relay import BadRelay
+    from dicetable.net.reach.relay_address import BadRelay
     from dicetable.tui.tables.relay_setting import remember, resolve
 
     if typed is None:

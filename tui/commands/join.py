@@ -86,7 +86,7 @@ def invite_from_code(code: str, relay: str | None, timeout: float) -> str:
     """The invite a short code stands for (tui/tables/opening.py `code_invite`), what is wrong said
     with the flags' names."""
     from dicetable.net.reach import codes
-    from dicetable.net.reach.relay import BadRelay
+    from dicetable.net.reach.relay_address import BadRelay
     from dicetable.net.reach.transport import TransportError
     from dicetable.tui.tables.relay_setting import remember, resolve
 

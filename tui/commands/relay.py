@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from dicetable.net.identity import home
-    from dicetable.net.reach.relay import RelayServer, load_relay_key
+    from dicetable.net.reach.relay import RelayServer
+    from dicetable.net.reach.relay_key import load_relay_key
     from dicetable.net.reach.transport import TransportError
 
     if not 0 <= args.port <= 65534:

@@ -158,7 +158,7 @@ class HostScreen(Screen):
         one line why not in the form's note. Nothing once the form was left (the worker cancelled)."""
         from textual.worker import get_current_worker
 
-        from dicetable.net.reach.relay import BadRelay
+        from dicetable.net.reach.relay_address import BadRelay
 
         worker = get_current_worker()
         note = self.query_one("#net-note", Static)
@@ -295,7 +295,7 @@ class JoinScreen(Screen):
         from textual.worker import get_current_worker
 
         from dicetable.net.reach import codes
-        from dicetable.net.reach.relay import BadRelay
+        from dicetable.net.reach.relay_address import BadRelay
         from dicetable.net.reach.transport import TransportError
         from dicetable.tui.tables.opening import code_invite
 

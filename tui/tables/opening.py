@@ -169,7 +169,7 @@ def code_invite(code: str, relay, timeout: float = 30.0) -> str:
     """The invite a short code stands for, agreed with its host through `relay` (a RelayAddress, or
     the line `dicetable relay` prints; net/reach/codes.py). Blocks until the host answers or
     `timeout`: off the app's UI thread. BadRelay, CodeError or TransportError say why not."""
-    from dicetable.net.reach.relay import RelayAddress
+    from dicetable.net.reach.relay_address import RelayAddress
     from dicetable.net.reach.relay_link import invite_for_code
 
     return invite_for_code(relay if isinstance(relay, RelayAddress) else RelayAddress.decode(relay), code, timeout)

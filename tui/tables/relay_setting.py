@@ -27,7 +27,7 @@ def _path(directory: Path | None) -> Path:
 def known(directory: Path | None) -> list[str]:
     """The relay lines used from this profile, the last used first (lines that do not parse are
     skipped: the file is the player's to edit)."""
-    from dicetable.net.reach.relay import BadRelay, RelayAddress
+    from dicetable.net.reach.relay_address import BadRelay, RelayAddress
 
     try:
         lines = _path(directory).read_text()[: MAX_LINE * KEPT].splitlines()
@@ -50,7 +50,7 @@ def remembered(directory: Path | None) -> str:
 
 def remember(directory: Path | None, line: str) -> None:
     """`line` becomes the last used relay (a relay at the same HOST:PORT with an older key goes)."""
-    from dicetable.net.reach.relay import RelayAddress
+    from dicetable.net.reach.relay_address import RelayAddress
 
     relay = RelayAddress.decode(line)
     others = [k for k in known(directory) if RelayAddress.decode(k).endpoint != relay.endpoint]
@@ -69,7 +69,7 @@ def resolve(directory: Path | None, text: str | None, asking=None):
     up to relay_key.LEARN_TIMEOUT seconds (call this off the app's UI thread); `asking()`, if given,
     is called just before it, so the person can be told what is waited for."""
     from dicetable.net.reach import relay_key
-    from dicetable.net.reach.relay import BadRelay, RelayAddress
+    from dicetable.net.reach.relay_address import BadRelay, RelayAddress
 
     text = (text or "").strip()
     lines = known(directory)

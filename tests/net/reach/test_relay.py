@@ -23,7 +23,9 @@ from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import Invite
 from dicetable.net.table.joiner import PeerSession
-from dicetable.net.reach.relay import BadRelay, RelayAddress, RelayServer, load_relay_key
+from dicetable.net.reach.relay import RelayServer
+from dicetable.net.reach.relay_address import BadRelay, RelayAddress
+from dicetable.net.reach.relay_key import load_relay_key
 from dicetable.net.reach.relay_link import RelayHostSocket, RelayRefused, RelayTaken
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.session import SessionError, bot_chooser

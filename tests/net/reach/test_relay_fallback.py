@@ -16,7 +16,7 @@ import pytest
 from dicetable.core import registry
 from dicetable.net.identity import Profile
 from dicetable.net.reach.invite import BadInvite, Invite
-from dicetable.net.reach.relay import RelayAddress
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.reach.relay_link import MOVE_AFTER, invite_for_code
 from dicetable.net.table.events import Dropped
 from dicetable.net.table.host import HostSession

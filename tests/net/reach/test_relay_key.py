@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from dicetable.net.reach import relay_key
-from dicetable.net.reach.relay import BadRelay, RelayAddress
+from dicetable.net.reach.relay_address import BadRelay, RelayAddress
 from dicetable.tui.tables.relay_setting import known, resolve
 from net_helpers import dicetable, last_line, line_of, spawn
 

@@ -14,7 +14,9 @@ import time
 import pytest
 
 from dicetable.net.identity import Profile
-from dicetable.net.reach.relay import CONNECTION_IDLE, HOST_AWAY, RelayAddress, RelayServer, load_relay_key
+from dicetable.net.reach.relay import CONNECTION_IDLE, HOST_AWAY, RelayServer
+from dicetable.net.reach.relay_address import RelayAddress
+from dicetable.net.reach.relay_key import load_relay_key
 from dicetable.net.reach.relay_link import RelayClient, RelayHostSocket
 from dicetable.net.reach.transport import curve_keypair
 from net_helpers import Running, read_invite, spawn, wait_until

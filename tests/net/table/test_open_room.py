@@ -200,7 +200,8 @@ def test_a_room_starts_with_its_host_alone_and_takes_no_one_past_its_places(tmp_
 def test_a_newcomer_joins_a_running_room_by_its_short_code(tmp_path):
     """Through a relay the host keeps offering its short code while the room runs with a place free
     (PROTOCOL.md §13): a newcomer claims it after the first roll and joins the room."""
-    from dicetable.net.reach.relay import RelayAddress, RelayServer
+    from dicetable.net.reach.relay import RelayServer
+    from dicetable.net.reach.relay_address import RelayAddress
     from dicetable.net.reach.relay_link import invite_for_code
     from dicetable.net.reach.transport import curve_keypair
     from dicetable.net.table.events import CodeOffered

@@ -26,7 +26,8 @@ from dicetable.net.table.host import HostSession, TakenOver
 from dicetable.net.identity import Profile, load_or_create
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.orderer import Orderer
-from dicetable.net.reach.relay import RelayAddress, RelayServer
+from dicetable.net.reach.relay import RelayServer
+from dicetable.net.reach.relay_address import RelayAddress
 from dicetable.net.reach.relay_link import RelayHostSocket, RelayRefused, RelayTaken
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.session import SessionError, bot_chooser
