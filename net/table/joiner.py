@@ -76,6 +76,7 @@ class PeerSession(TableSession):
         self.moved_at = float("-inf")  # when this seat last moved to the table's other relay (net/reach/relay_link.py)
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
+        self.sent: list[bytes] = []  # frames of mine sent in this loop turn: what `act_ahead` tries
         self.pings = Pings(self)  # the handshake's clock, my pings and the orderer's pongs (net/table/joiner_pings.py)
         self.stalls = SeatStalls(self)  # heard but not ordered, or behind the orderer's log: said (net/table/stalls.py)
         if resume is not None:
@@ -197,11 +198,19 @@ class PeerSession(TableSession):
         if self.socket is None or not self.link.answered():
             return []
         frames, self.submits = self.submits, []
+        self.sent += frames
         for _, part in chunks(frames, 0):
             for at in range(0, len(part), MAX_SUBMITTED):
                 some = part[at:at + MAX_SUBMITTED]
                 self.to_orderer("submit", {"frame": some[0]} if len(some) == 1 else {"frames": some})
         return frames
+
+    def send_turn(self) -> None:
+        """My frames made since the last send go now, then at once what they open for me (net/table/following.py
+        `act_ahead`: sent after them, and before the clocks, which rarely add a frame)."""
+        if self.send_submits():
+            self.following.act_ahead(self.sent)
+            self.send_submits()
 
     def forward(self, frame: bytes) -> None:
         """My answer boxed to each other joiner, by my own path, else through the orderer (PROTOCOL.md §10.10)."""
@@ -353,6 +362,7 @@ class PeerSession(TableSession):
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
+        self.sent = []
         with self.own.transcript.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
             try:
                 self._turn(timeout)
@@ -373,7 +383,6 @@ class PeerSession(TableSession):
             self.pings.watch(now)  # a lost ping, who or hello: asked again
             return
         self.own.drain_commands()
-        self.paths.step()
         if not self._joined_sent and self.replica.log and (self.replica.phase == "joining" or self._late_seat()):
             chain = self.own.new_chain()
             self._joined_sent = True
@@ -384,10 +393,9 @@ class PeerSession(TableSession):
         if len(self.replica.log) >= self.host_length and (rejoin is None or rejoin.checked(self.host_length)):
             self.orderer_presence.caught_up(now)
             self.own.act()
-            sent = self.send_submits()  # before anything else: the orderer waits for it
-            self.following.act_ahead(sent)  # what my frames of this turn open for me follows them at once
-            self.send_submits()  # and before the clocks below: they rarely add a frame
+            self.send_turn()  # before anything else: the orderer waits for it
             self.own.defaults.watch_deadlines(now)
+        self.paths.step()  # my own paths for answers' boxes (net/table/seat_links.py): off the round trip too
         self.pings.watch(now)
         presence = self.orderer_presence
         if presence.silent(now, self.timing.drop_after):
