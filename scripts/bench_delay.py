@@ -71,6 +71,13 @@ class LinkShape:
         return at
 
 
+# Seconds before a chunk is due its writer stops sleeping and yields until the moment instead: a thread
+# asleep for the whole delay woke 0.1-0.4 ms late on this 2-core machine (timer slack, a busy core), which
+# made the link itself slower than the RTT the floor counts (a bare round trip of 20.4-20.6 ms for 20 ms).
+# A chunk still never leaves before it is due.
+WAKE_EARLY = 0.0003
+
+
 def _pump(source: socket.socket, sink: socket.socket, shape: LinkShape, chance: random.Random) -> None:
     """Copy `source` to `sink`, each chunk when `shape` says (a reader and a writer thread, so a chunk
     waiting out its delay never holds back the reading of the next)."""
@@ -80,8 +87,10 @@ def _pump(source: socket.socket, sink: socket.socket, shape: LinkShape, chance: 
         while True:
             at, data = due.get()
             wait = at - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
+            if wait > WAKE_EARLY:
+                time.sleep(wait - WAKE_EARLY)
+            while time.monotonic() < at:  # the last moments yielding, not asleep: a sleeping thread wakes late
+                time.sleep(0)
             try:
                 if data is None:
                     sink.shutdown(socket.SHUT_WR)
