@@ -44,7 +44,7 @@ from dicetable.net.table.seat_transcript import replayed
 from dicetable.net.table.seat_links import RelayBoxes, SeatPaths
 from dicetable.net.table.direct_links import DirectLinks
 from dicetable.net.table.orderer import MAX_SUBMITTED, Orderer
-from dicetable.net.table.outbox import chunks
+from dicetable.net.table.outbox import chunks, let_out
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.stalls import SeatStalls
 from dicetable.net.table.session import SessionError, TableSession
@@ -209,6 +209,7 @@ class PeerSession(TableSession):
         """My frames made since the last send go now, then at once what they open for me (net/table/following.py
         `act_ahead`: sent after them, and before the clocks, which rarely add a frame)."""
         if self.send_submits():
+            let_out()
             self.following.act_ahead(self.sent)
             self.send_submits()
 
