@@ -20,6 +20,7 @@ import queue
 import random
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,39 @@ class LinkShape:
         return at
 
 
+# Seconds before a chunk is due its writer stops sleeping and yields until the moment instead: a thread
+# asleep for the whole delay woke 0.1-0.4 ms late on this 2-core machine (timer slack, a busy core), which
+# made the link itself slower than the RTT the floor counts (a bare round trip of 20.4-20.6 ms for 20 ms).
+# A chunk still never leaves before it is due.
+WAKE_EARLY = 0.0005
+
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux: the kernel stamps each read with the data's arrival
+
+
+def _stamp_arrivals(source: socket.socket) -> bool:
+    """Ask the kernel to stamp what `source` receives (False where it cannot)."""
+    try:
+        source.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        return True
+    except OSError:
+        return False
+
+
+def _arrived(notes) -> float:
+    """When the chunk just read reached this machine, on the monotonic clock: the kernel's stamp of its
+    last bytes, not when the reader thread woke to read it (up to a few tenths of a millisecond later on
+    a busy machine, which the link's delay would otherwise add to itself); now if there is no stamp."""
+    now = time.monotonic()
+    for level, kind, data in notes:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            seconds, nanoseconds = struct.unpack("qq", data[:16])
+            ago = time.time() - (seconds + nanoseconds / 1e9)  # the stamp is on the wall clock
+            if 0 <= ago < 0.01:  # a wall clock stepped meanwhile: the stamp says nothing
+                return now - ago
+    return now
+
+
 def _pump(source: socket.socket, sink: socket.socket, shape: LinkShape, chance: random.Random) -> None:
     """Copy `source` to `sink`, each chunk when `shape` says (a reader and a writer thread, so a chunk
     waiting out its delay never holds back the reading of the next)."""
@@ -80,8 +114,10 @@ def _pump(source: socket.socket, sink: socket.socket, shape: LinkShape, chance: 
         while True:
             at, data = due.get()
             wait = at - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
+            if wait > WAKE_EARLY:
+                time.sleep(wait - WAKE_EARLY)
+            while time.monotonic() < at:  # the last moments yielding, not asleep: a sleeping thread wakes late
+                time.sleep(0)
             try:
                 if data is None:
                     sink.shutdown(socket.SHUT_WR)
@@ -91,13 +127,14 @@ def _pump(source: socket.socket, sink: socket.socket, shape: LinkShape, chance: 
                 return
 
     threading.Thread(target=write, daemon=True).start()
+    stamped = _stamp_arrivals(source)
     last = 0.0
     while True:
         try:
-            data = source.recv(65536)
+            data, notes, _, _ = source.recvmsg(65536, socket.CMSG_SPACE(16)) if stamped else (source.recv(65536), (), 0, None)
         except OSError:
-            data = b""
-        last = shape.due(time.monotonic(), chance, last)
+            data, notes = b"", ()
+        last = shape.due(_arrived(notes), chance, last)
         due.put((last, data or None))
         if not data:
             return

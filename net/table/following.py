@@ -29,6 +29,7 @@ from dicetable.net.table.seat_part import SeatPart
 
 MAX_FAULTS_TOLD = 64  # faults of other seats this seat checks and shows
 AHEAD_KINDS = frozenset({"reveal", "seal", "unseal"})  # frames of mine a next step is tried on before they are ordered
+TRIED_KINDS = AHEAD_KINDS | {"move"}  # frames of mine checked on a tentative copy while they are on their way
 MAX_AHEAD = 4  # steps of mine one loop turn takes ahead
 RELAY_DOUBTS = 3  # packets through a relay that do not fit the log before the table is left
 
@@ -67,10 +68,11 @@ class Following(SeatPart):
         self.rejoin: Rejoin | None = None  # a host seat rejoining its table
         self.disputed_at: tuple[int, int] | None = None  # (log index, claimant) of a claim I refused
         self._doubts = 0  # packets through a relay that did not fit the log (net/reach/relay.py)
+        self.tried: tuple | None = None  # (tentative copy, my frames it took): my last frames sent, checked ahead
 
     def take(self, start: int, frames: list) -> None:
         """The orderer's entries from `start` on (PROTOCOL.md §10.5, §10.6)."""
-        records = []
+        records = self._adopt(start, frames)
         try:
             for offset, frame in enumerate(frames):
                 index = start + offset
@@ -117,8 +119,11 @@ class Following(SeatPart):
                 records.append(record)
             if records and self.disputed_at is None and len(self.replica.log) >= self.peer.host_length:
                 # Reveal first, write after: the host's log is the durable one and a crash here is
-                # repaired by catch-up, so this seat's fsync stays off the roll's round trip.
+                # repaired by catch-up, so this seat's fsync stays off the roll's round trip; and sent
+                # at once, with what it opens for me: the records' writes and events and the loop turn's
+                # clocks follow it.
                 self.own.reveal_if_due()
+                self.peer.send_turn()
         finally:
             with self.own.transcript.batch():  # the packet's records, after my reveal
                 for record in records:
@@ -142,26 +147,37 @@ class Following(SeatPart):
         authored ahead builds on the log as this seat holds it, so whatever the orderer orders before
         it leaves its link valid: only the state at its place decides, as for any frame."""
         own, peer = self.own, self.peer
-        if self.rejoin is not None or self.disputed_at is not None or not sent:
+        if not sent:
+            return  # what was tried stays: the orderer may not have relayed it yet
+        self.tried = None
+        if self.rejoin is not None or self.disputed_at is not None:
             return
         waiting = self.replica.waiting_for  # cheap first: only a turn that answers what the table waits for from me alone
-        if waiting.action not in AHEAD_KINDS or waiting.seats != (self.seat,):
+        if waiting.action not in TRIED_KINDS or waiting.seats != (self.seat,):
             return
-        if len(sent) != len(own.unordered) or any(frame not in sent for _, frame in own.unordered.values()):
+        mine = [frame for _, (_, frame) in sorted(own.unordered.items())]  # in the order sent
+        if not mine or any(frame not in sent for frame in mine):
             return  # a frame of an earlier turn is not in the log yet: the orderer may have ordered others first
-        real = own.replica
+        decks = bool(getattr(self.replica.deal_handler, "formed", None))  # a move may pay hidden cards, which
+        real = own.replica  # feeds the deal handler the copy shares: not tried then
         tentative, tried = real.tentative(), 0
         for _ in range(MAX_AHEAD):
-            frames = [*sent, *peer.submits]
+            frames = [*mine, *peer.submits]
+            ahead = True
             try:
                 for frame in frames[tried:]:
                     env = tentative.decoded(frame)
-                    if env.kind not in AHEAD_KINDS or (env.kind == "unseal" and not _is_default(tentative, env)):
+                    if env.kind not in TRIED_KINDS or env.kind == "move" and decks:
                         return
+                    # nothing goes ahead behind a move or an opening of an answer but the default (`_is_default`)
+                    ahead = ahead and env.kind in AHEAD_KINDS and (env.kind != "unseal" or _is_default(tentative, env))
                     tentative.accept(frame, signed_here=True)
+                    tried += 1
+                    self.tried = (tentative, frames[:tried])
             except (Refusal, wire.WireError):
                 return
-            tried = len(frames)
+            if not ahead:
+                return
             own.replica = tentative  # only while the step is chosen; the app reading `session.replica` from its
             try:  # own thread in that moment sees a snapshot that already holds this seat's sent frames
                 acted = own.act_ahead()
@@ -169,6 +185,25 @@ class Following(SeatPart):
                 own.replica = real
             if not acted:
                 return
+
+    def _adopt(self, start: int, frames: list) -> list:
+        """The orderer relays first my frames as `act_ahead` tried them, on the very log they were tried
+        on: my tentative copy holds that log already, every check run against the same state, so it
+        becomes my replica and they are not checked twice. Returns their records (none: no such copy)."""
+        tried, self.tried = self.tried, None
+        if tried is None or self.rejoin is not None or self.disputed_at is not None:
+            return []
+        copy, mine = tried
+        have = len(self.replica.log)
+        if start != have or copy.built_on != self.replica.head or frames[:len(mine)] != mine \
+                or len(copy.log) != have + len(mine):
+            return []
+        copy.built_on = None  # its own log's head from now on
+        self.own.replica = copy
+        adopted = list(copy.log[have:])
+        for record in adopted:
+            self.own.own_frame_landed(record)
+        return adopted
 
     def _cut(self, index: int) -> None:
         """Cut my copy's tail from `index` on: the transcript rewritten atomically with the cut frames

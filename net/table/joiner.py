@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dicetable.net.table import deadlines, host_packets
+from dicetable.net.table import host_packets
 from dicetable.net.table import deputies
 from dicetable.net.table import succession
 from dicetable.net.log import wire
@@ -36,6 +36,7 @@ from dicetable.net.cards.table_deals import TableDeals
 from dicetable.net.reach.invite import BadInvite, Invite
 from dicetable.net.reach.relay_link import MOVE_AFTER
 from dicetable.net.reach.handshake_clock import HandshakeClock
+from dicetable.net.table.joiner_pings import OrdererPresence, Pings
 from dicetable.net.log.replica import Replica
 from dicetable.net.table.seat_file import SeatFileError, load_seat
 from dicetable.net.table.following import Following, Rejoin
@@ -43,7 +44,7 @@ from dicetable.net.table.seat_transcript import replayed
 from dicetable.net.table.seat_links import RelayBoxes, SeatPaths
 from dicetable.net.table.direct_links import DirectLinks
 from dicetable.net.table.orderer import MAX_SUBMITTED, Orderer
-from dicetable.net.table.outbox import chunks
+from dicetable.net.table.outbox import chunks, let_out
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.stalls import SeatStalls
 from dicetable.net.table.session import SessionError, TableSession
@@ -55,46 +56,6 @@ from dicetable.net.table.events import Dropped, Failed, Ordering, Refused, Retur
 from dicetable.net.table.watching import told_watching
 
 
-class OrdererPresence:
-    """A joiner's view of whoever orders the log: when it was last heard, since when it is out of reach
-    (past `drop_after`), and its last outage, which the seat's own view of a claim against it counts."""
-
-    def __init__(self) -> None:
-        self.last_heard = time.monotonic()
-        self.away_since: float | None = None
-        self.outage: tuple[float, float | None] | None = None  # (from, to) the last time the orderer was out of reach
-
-    def heard(self, now: float) -> bool:
-        """A packet from the orderer: True when it ends an outage."""
-        self.last_heard = now
-        if self.away_since is None:
-            return False
-        self.outage, self.away_since = (self.away_since, now), None
-        return True
-
-    def silent(self, now: float, drop_after: float) -> bool:
-        """True the moment the orderer has been silent past `drop_after`: away since it was last heard."""
-        if self.away_since is None and now - self.last_heard > drop_after:
-            self.away_since = self.last_heard
-            return True
-        return False
-
-    def caught_up(self, now: float) -> None:
-        if self.outage is not None and self.outage[1] is None:
-            self.outage = (self.outage[0], now)  # resumed and caught up: back at the table
-
-    def cut_off(self, now: float, since: float) -> float | None:
-        """How long the orderer was out of this seat's reach since `since` (a resumed seat: since its crash)."""
-        if self.away_since is not None:
-            return now - self.away_since
-        if self.outage is None:
-            return None
-        start, end = self.outage
-        if end is not None and end < since:
-            return None
-        return (now if end is None else end) - start
-
-
 class PeerSession(TableSession):
     """A joiner's seat and its link to whoever orders the log (the host, or a seat that took over)."""
 
@@ -104,7 +65,6 @@ class PeerSession(TableSession):
         super().__init__(self.seat_type(profile, **kwargs))
         self.socket: PeerSocket | None = None
         self.host_length = 0
-        self.last_ping = 0.0
         self.orderer_presence = OrdererPresence()  # when the orderer was last heard, and since when it is away
         self._joined_sent = False
         self.welcomed = False
@@ -116,9 +76,8 @@ class PeerSession(TableSession):
         self.moved_at = float("-inf")  # when this seat last moved to the table's other relay (net/reach/relay_link.py)
         self.following = Following(self)  # the orderer's log, entry by entry (net/table/following.py)
         self.submits: list[bytes] = []  # frames of mine made in this loop turn, not yet sent (`send_submits`)
-        self.handshake: HandshakeClock | None = None  # while `connect` waits for a seat: its steps' clock (§3.4)
-        self.ping_clock = deadlines.PingClock()  # my round trip to the orderer (PROTOCOL.md §7.5)
-        self.due: tuple[int, frozenset] = (0, frozenset())  # the orderer's last pong: its log length, the seats due
+        self.sent: list[bytes] = []  # frames of mine sent in this loop turn: what `act_ahead` tries
+        self.pings = Pings(self)  # the handshake's clock, my pings and the orderer's pongs (net/table/joiner_pings.py)
         self.stalls = SeatStalls(self)  # heard but not ordered, or behind the orderer's log: said (net/table/stalls.py)
         if resume is not None:
             self._resume(Path(resume), invite)
@@ -173,7 +132,7 @@ class PeerSession(TableSession):
         step gets `connect_timeout` plus twice the link's slowest exchange so far (PROTOCOL.md §3.4)."""
         relayed = self.invite.owner is not None
         greeting = pack("dial", {"table": self.invite.table_id}) if relayed else None  # which table, at a relay
-        clock = self.handshake = HandshakeClock(self.timing.connect_timeout)
+        clock = self.pings.handshake = HandshakeClock(self.timing.connect_timeout)
         try:
             self.socket = PeerSocket(self.invite, self.profile.curve_secret, greeting=greeting)
             self.socket.connect(self.timing.connect_timeout)
@@ -187,7 +146,7 @@ class PeerSession(TableSession):
                 raise SessionError(f"no table answered at {where}: {self.stranded()}") from None
             raise SessionError(str(error)) from None
         clock.answered("handshake", asked_at=clock.since)  # the secure handshake: the link's first exchange (two or three, in truth)
-        self.ask_who()
+        self.pings.ask_who()
         while not self.welcomed or self.replica.game is None:  # seated, and the game known
             left = clock.left()
             if left <= 0:
@@ -200,7 +159,7 @@ class PeerSession(TableSession):
                                        f"key {fingerprint(self.invite.owner)}: the relay or someone else set it up; left it")
                 raise SessionError(f"the host at {where} did not seat us {clock.within()}")
             self.step(min(left, 0.1))
-        self.handshake = None
+        self.pings.handshake = None
         self._check_owner()
 
     def _check_owner(self) -> None:
@@ -212,18 +171,6 @@ class PeerSession(TableSession):
                 f"the table reached through the relay was not opened by the host's key {fingerprint(owner)} "
                 f"(it was by {fingerprint(self.replica.opener)}): the relay or someone else set it up; left it")
 
-    def ask_who(self) -> None:
-        """A ping: the host answers a connection it does not know with its challenge (`who`)."""
-        now = time.monotonic()
-        if self.handshake is not None:
-            self.handshake.asked(now)
-        self.ping(now)
-
-    def ping(self, now: float) -> None:
-        """The heartbeat: my log's length, and a number the pong echoes (my round trip to the orderer)."""
-        self.last_ping = now
-        self.to_orderer("ping", {"next": len(self.replica.log), "echo": self.ping_clock.ping(now)})
-
     def hello(self, nonce: bytes) -> None:
         """Ask for (or reclaim) a seat, proving this profile's key on this connection."""
         seat = self.seat if self.seat is not None else -1
@@ -234,8 +181,8 @@ class PeerSession(TableSession):
         start = len(self.replica.log) if rejoin is None or rejoin.copy is None else rejoin.agreed  # a rejoining host: compare first
         self.socket.send("hello", {"seat": seat, "key": key, "next": start, "nonce": nonce,
                                    "proof": proof, "box": box})
-        if self.handshake is not None:
-            self.handshake.asked()
+        if self.pings.handshake is not None:
+            self.pings.handshake.asked()
 
     # -- the log ---------------------------------------------------------------------------------
     def submit(self, frame: bytes) -> None:
@@ -251,11 +198,20 @@ class PeerSession(TableSession):
         if self.socket is None or not self.link.answered():
             return []
         frames, self.submits = self.submits, []
+        self.sent += frames
         for _, part in chunks(frames, 0):
             for at in range(0, len(part), MAX_SUBMITTED):
                 some = part[at:at + MAX_SUBMITTED]
                 self.to_orderer("submit", {"frame": some[0]} if len(some) == 1 else {"frames": some})
         return frames
+
+    def send_turn(self) -> None:
+        """My frames made since the last send go now, then at once what they open for me (net/table/following.py
+        `act_ahead`: sent after them, and before the clocks, which rarely add a frame)."""
+        if self.send_submits():
+            let_out()
+            self.following.act_ahead(self.sent)
+            self.send_submits()
 
     def forward(self, frame: bytes) -> None:
         """My answer boxed to each other joiner, by my own path, else through the orderer (PROTOCOL.md §10.10)."""
@@ -294,7 +250,7 @@ class PeerSession(TableSession):
                     self.own.refused_at = 0
                 self.emit(Ordering(self.link.orderer,
                                    phrase(self.replica.who(self.link.orderer), " orders the log through the relay now")))
-            self.ask_who()  # the host may have restarted: it asks this seat to prove itself again
+            self.pings.ask_who()  # the host may have restarted: it asks this seat to prove itself again
         if op == "welcome":
             self._welcome(body)
         elif op == "who":
@@ -329,13 +285,7 @@ class PeerSession(TableSession):
         elif op == "ask":  # an orderer that took over, behind this seat's copy (net/table/succession.py)
             succession.give(self, body)
         elif op == "pong" and type(body.get("length")) is int:
-            self.host_length = max(self.host_length, body["length"])
-            self.ping_clock.pong(body.get("echo"), now)
-            due = body.get("due", [])
-            if type(due) is list and len(due) <= 64 and all(type(s) is int for s in due):
-                self.due = (body["length"], frozenset(due))
-            if body["length"] == len(self.replica.log):
-                self._resend(now)
+            self.pings.pong(body, now)
         elif op == "presence" and type(body.get("seat")) is int:
             seat = body["seat"]
             if body.get("here"):
@@ -348,8 +298,8 @@ class PeerSession(TableSession):
     def _who(self, body: dict) -> None:
         nonce = body.get("nonce")
         if type(nonce) is bytes and len(nonce) == wire.NONCE_BYTES:
-            if self.handshake is not None:
-                self.handshake.answered("who")  # the orderer is there: the hello's step starts
+            if self.pings.handshake is not None:
+                self.pings.handshake.answered("who")  # the orderer is there: the hello's step starts
             self.hello(nonce)
 
     def _not_the_hosts(self, op: str, body: dict) -> None:
@@ -380,8 +330,8 @@ class PeerSession(TableSession):
         if rejoin is not None and type(body.get("handed")) is int and body["handed"] >= 0:  # an orderer that took over
             rejoin.handed = max(rejoin.handed or 0, body["handed"])  # (net/table/succession.py)
         self.welcomed = True
-        if self.handshake is not None:
-            self.handshake.answered("welcome")
+        if self.pings.handshake is not None:
+            self.pings.handshake.answered("welcome")
         self.paths.welcomed()
 
     def away(self) -> set[int]:
@@ -391,13 +341,7 @@ class PeerSession(TableSession):
         return self.orderer_presence.cut_off(now, since)
 
     def wait_start(self, seat: int, since: float, length: int, now: float) -> float | None:
-        """The orderer's seat: my clock plus my round trip to it. Another seat: my clock, only while the
-        orderer's last pong, on a log that holds this wait, says it is due (net/table/deadlines.py)."""
-        orderer = self.link.orderer if self.link.orderer is not None else 0
-        if seat == orderer:
-            return since + self.ping_clock.round_trip(deadlines.deadline(self.replica, self.timing), self.timing)
-        told, due = self.due
-        return since if seat in due and told >= length else None
+        return self.pings.wait_start(seat, since, length, now)
 
     def stranded(self) -> str:
         """What a seat whose host is gone should know: what happened, where its game is kept, what it can do."""
@@ -419,6 +363,7 @@ class PeerSession(TableSession):
 
     # -- the loop --------------------------------------------------------------------------------
     def step(self, timeout: float) -> None:
+        self.sent = []
         with self.own.transcript.batch(sync=False):  # one write per loop turn, after this seat's sends (net/log/transcript.py)
             try:
                 self._turn(timeout)
@@ -436,13 +381,9 @@ class PeerSession(TableSession):
             data = self.socket.recv(0)
         now = time.monotonic()
         if not self.welcomed:
-            slow = 2 * self.handshake.round_trip if self.handshake is not None else 0.0  # not before its answer could be back
-            if now - self.last_ping >= 5 * self.timing.heartbeat + slow:  # a lost ping, who or hello: ask again
-                self.last_ping = now
-                self.ask_who()
+            self.pings.watch(now)  # a lost ping, who or hello: asked again
             return
         self.own.drain_commands()
-        self.paths.step()
         if not self._joined_sent and self.replica.log and (self.replica.phase == "joining" or self._late_seat()):
             chain = self.own.new_chain()
             self._joined_sent = True
@@ -453,12 +394,10 @@ class PeerSession(TableSession):
         if len(self.replica.log) >= self.host_length and (rejoin is None or rejoin.checked(self.host_length)):
             self.orderer_presence.caught_up(now)
             self.own.act()
-            sent = self.send_submits()  # before anything else: the orderer waits for it
-            self.following.act_ahead(sent)  # what my frames of this turn open for me follows them at once
-            self.send_submits()  # and before the clocks below: they rarely add a frame
+            self.send_turn()  # before anything else: the orderer waits for it
             self.own.defaults.watch_deadlines(now)
-        if now - self.last_ping >= self.timing.heartbeat:
-            self.ping(now)
+        self.paths.step()  # my own paths for answers' boxes (net/table/seat_links.py): off the round trip too
+        self.pings.watch(now)
         presence = self.orderer_presence
         if presence.silent(now, self.timing.drop_after):
             self.emit(Dropped(0, "lost the host; reconnecting"))
@@ -499,7 +438,7 @@ class PeerSession(TableSession):
         self.moved_at, self.relay_notice = now, ""
         self.emit(Dropped(0, f"no word from the host through the relay at {gone}: looking for the table at its "
                              f"other relay {self.invite.address}:{self.invite.port}"))
-        self.ask_who()
+        self.pings.ask_who()
 
     def run(self) -> Any:
         """Play until the game ends or `stop()`; returns the result."""

@@ -90,6 +90,7 @@ class Seat:
         self._turn: tuple[Any, float] = (None, 0.0)  # (log step, since) of my turn, for a bot's think time
         self._announced_turn: Any = None
         self._paying: Move | None = None  # a move waiting for the public reveal of the cards it pays
+        self.foreseen: tuple[Any, Move] | None = None  # (view, the chooser's move for it), thought of ahead (`act_ahead`)
         self.left_at: float | None = None  # wall clock when this seat left the table (a resumed seat), if it did
         self.faults_said: set[tuple] = set()  # each fault is shown once
         self.defaults = self.defaults_type(self, auto_claim)
@@ -286,10 +287,18 @@ class Seat:
             if self.chooser is not None:
                 if time.monotonic() - self._turn[1] < self.think:
                     return  # a bot that takes its time, as a person would (demos, tests of drops)
-                self.play(self.chooser(state.view(self.seat)))
+                self.play(self.choose(state.view(self.seat)))
             elif self._announced_turn != len(replica.log):
                 self._announced_turn = len(replica.log)
                 self.emit(YourTurn(self.seat, len(replica.log)))
+
+    def choose(self, view) -> Move:
+        """The chooser's move for `view`: the one it thought of while my last frames were on their way,
+        when that was for this very view (`act_ahead`), else its move now."""
+        foreseen, self.foreseen = self.foreseen, None
+        if foreseen is not None and foreseen[0] == view:
+            return foreseen[1]
+        return self.chooser(view)
 
     def free_act(self) -> bool:
         """One of several seats that may move (a free dice room): ask the chooser; True if it moved.
@@ -332,7 +341,9 @@ class Seat:
     def act_ahead(self) -> bool:
         """On a tentative replica that holds my frames of this loop turn (net/table/following.py
         `act_ahead`), my next step if it needs nobody's choice but a bot's: my reveal, the opening of
-        my sealed answer, or a bot's sealed answer. True if it authored anything."""
+        my sealed answer, or a bot's sealed answer. True if it authored anything. A bot's move is
+        never sent ahead, only thought of (`foreseen`): it goes once the log holds the state it is for
+        (`choose`), so the round trip my frames are on covers the bot's thinking."""
         replica = self.replica
         if self.finished or replica.phase != "playing" or not self.seated() or replica.state is None:
             return False
@@ -348,6 +359,9 @@ class Seat:
             self.sealed.unseal()
         elif waiting.action == "seal" and self.chooser is not None and not self.think:
             self.play(self.chooser(replica.state.asking(self.seat).view(self.seat)))
+        elif waiting.action == "move" and self.chooser is not None and replica.state.actor == self.seat:
+            view = replica.state.view(self.seat)
+            self.foreseen = (view, self.chooser(view))
         return len(self.unordered) > authored
 
     def deals(self) -> TableDeals | None:

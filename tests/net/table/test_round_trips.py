@@ -12,6 +12,7 @@ from dicetable.core.game import Move
 from dicetable.net.chance import outcomes
 from dicetable.net.table.host import HostSession
 from dicetable.net.identity import Profile
+from dicetable.net.table.following import Following
 from dicetable.net.table.joiner import PeerSession
 from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
@@ -215,3 +216,102 @@ def test_a_loop_turn_of_many_frames_reaches_the_log_whole_in_packets_the_host_ta
     assert [r.envelope.body["text"] for r in host.replica.log if r.kind == "chat"] == [f"message {n}" for n in range(40)]
     chats = [kinds for kinds in host.submits if "chat" in kinds]
     assert len(chats) == 3 and all(len(kinds) <= MAX_SUBMITTED for kinds in chats)  # 16 + 16 + 8
+
+
+# -- the joiner's own work off the round trip (issue 36) ----------------------------------------------
+class Counted(Following):
+    """A joiner's following that counts its own frames relayed back, and those its tentative copy had
+    checked already (adopted, `Following._adopt`), not checked again."""
+
+    def __init__(self, peer):
+        super().__init__(peer)
+        self.relayed_back: list[str] = []  # kinds of my reveals, moves and seals the orderer relayed to me
+        self.adopted: list[str] = []
+
+    def _adopt(self, start, frames):
+        from dicetable.net.log import wire
+
+        have = len(self.replica.log)
+        for offset, frame in enumerate(frames):
+            env = wire.decode(frame)
+            if start + offset >= have and env.seat == self.seat and env.kind in ("reveal", "move", "seal"):
+                self.relayed_back.append(env.kind)
+        records = super()._adopt(start, frames)
+        self.adopted += [record.kind for record in records]
+        return records
+
+
+def test_a_joiners_own_frames_are_checked_once_and_its_bot_thinks_while_they_travel(tmp_path):
+    # Each frame the joiner sends is tried on a tentative copy of its replica right after the send
+    # (Following.act_ahead); when the host relays it back first, on the log it was tried on, the copy
+    # becomes the replica: the frame is not checked a second time on the round trip. When that copy
+    # shows the joiner's own move next, its bot chooses then (Seat.foreseen), and the move goes only
+    # once the log holds that very view (Seat.choose): each move in the log is the bot's for the view at
+    # its place, never one chosen for another view.
+    asked: list[tuple] = []
+    bot = bot_chooser(GAME, "greedy", 2)
+
+    def chooser(view):
+        move = bot(view)
+        asked.append((view, move))
+        return move
+
+    # three games at one table, as above: a game's length is the dice's
+    host = HostSession(Profile.generate("host"), "dicebreaker", 2, {}, timing=FAST, transcript=tmp_path / "h.dtt", games=3)
+    host.chooser = bot_chooser(GAME, "greedy", 1)
+    invite = host.open()
+    thread = in_thread(host)
+    peer = PeerSession(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "p.dtt", games=3)
+    peer.following = following = Counted(peer)
+    peer.connect()
+    peer.chooser = chooser
+    played = []
+    choose = peer.own.choose
+    peer.own.choose = lambda view: played.append((view, peer.own.foreseen is not None and peer.own.foreseen[0] == view)) \
+        or choose(view)
+    assert peer.run() is not None
+    thread.join(10)
+    assert [r.frame for r in peer.replica.log] == [r.frame for r in host.replica.log]  # the same log, checked
+    assert peer.replica.state == host.replica.state and peer.replica.result == host.replica.result
+    # nearly every own frame relayed back was checked ahead, once (a turn that sent a frame of an
+    # earlier turn too, a join or the end's receipt, is checked as it comes)
+    assert len(following.relayed_back) >= 30, following.relayed_back
+    assert len(following.adopted) >= 0.9 * len(following.relayed_back), (len(following.adopted), len(following.relayed_back))
+    # the bot's moves: most thought of while the joiner's reveal travelled; each played for its own view
+    moves = [r for r in host.replica.log if r.kind == "move" and r.seat == 1]
+    assert len(played) == len(moves) and sum(ahead for _, ahead in played) >= 0.8 * len(played)
+    views = [view for view, _ in played]
+    for record in moves:
+        chosen = [move for view, move in asked if view == views[moves.index(record)]]
+        assert record.move in chosen
+
+
+class Misforeseeing(Seat):
+    """A seat whose every move thought of ahead is swapped for a decoy thought of for another view."""
+
+    def act_ahead(self):
+        acted = super().act_ahead()
+        if self.foreseen is not None:
+            self.foreseen = (object(), DECOY)  # a view no state equals
+        return acted
+
+
+DECOY = Move("throw", ("B9",))  # no die of that name: not legal in any state
+
+
+def test_a_move_thought_of_for_another_view_is_never_played(tmp_path):
+    class Peer(PeerSession):
+        seat_type = Misforeseeing
+
+    host = HostSession(Profile.generate("host"), "dicebreaker", 2, {}, timing=FAST, transcript=tmp_path / "h.dtt")
+    host.chooser = bot_chooser(GAME, "greedy", 1)
+    invite = host.open()
+    thread = in_thread(host)
+    peer = Peer(Profile.generate("bob"), invite, timing=FAST, transcript=tmp_path / "p.dtt")
+    peer.connect()
+    peer.chooser = bot_chooser(GAME, "greedy", 2)
+    assert peer.run() is not None  # the bot chose each move for the view it was in
+    thread.join(10)
+    assert not peer.own.refusals and not host.own.refusals
+    assert all(r.move != DECOY for r in host.replica.log if r.kind == "move")
+    assert sum(r.kind == "move" and r.seat == 1 for r in host.replica.log) >= 3
