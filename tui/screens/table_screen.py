@@ -20,6 +20,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.events import ScreenResume
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, TabbedContent, TabPane
@@ -98,6 +99,7 @@ class TableScreen(PanelActions, Screen):
         self._rematch = ""  # the network rematch's state last drawn (TableView.rematch)
         self._hurry_shown = False  # the footer shows "move now" (a bot thinks)
         self._sent_in = None  # the state a move was sent in, until the table answers
+        self._shown = False  # resumed once: its first showing is over
 
     # -- hooks a game's screen may override ----------------------------------------------------
     def started(self) -> None:
@@ -152,7 +154,13 @@ class TableScreen(PanelActions, Screen):
     def on_unmount(self) -> None:
         self.controller.close()
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event: ScreenResume) -> None:
+        if not self._shown:
+            # Its first showing, just after it was pushed: its widgets took their styles as they
+            # mounted, so Textual's second pass over every one of them is left out (a tenth of the
+            # table's first frame). This handler runs before Screen's, which reads the flag.
+            self._shown = True
+            event.refresh_styles = False
         if not isinstance(self.focused, Input):  # back from a dialog: the arrows belong to the board
             self.set_focus(None)
 
