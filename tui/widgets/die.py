@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.reactive import reactive
 from textual.containers import Grid
+from textual.strip import Strip
 from textual.widget import Widget
 
 # Pip positions (row, column) on a 3 × 3 grid for each face.
@@ -84,6 +85,7 @@ class DieCell(Widget):
     def __init__(self, name_on_empty: str = "", *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.name_on_empty = name_on_empty  # a board square shows its name while empty
+        self._strips: tuple[tuple, list[Strip]] = ((), [])  # (what they show, the rows drawn)
 
     def show(self, face: str, cursor: bool = False, mark: str = "", caption: str = "") -> None:
         self.face, self.cursor, self.mark, self.caption = face, cursor, mark, caption
@@ -123,6 +125,20 @@ class DieCell(Widget):
             caption_style = caption_style + self._style(f"cell--{self.mark}")
         text.append(f"{self.caption:^9.9}", caption_style if self.caption else style)
         return text
+
+    def render_line(self, y: int) -> Strip:
+        """A row of the cell, from `render()`'s text cut into its rows as they are: Textual's own way
+        to draw a text measures, wraps and aligns it, and did so for 24 dice in the table's first
+        frame (a fifth of it) for rows that always fit the cell as they are."""
+        key = (self.face, self.cursor, self.mark, self.caption, self.rich_style, self.size)
+        if self._strips[0] != key:
+            width = self.size.width
+            rows = self.render().split("\n")
+            console, style = self.app.console, self.rich_style
+            self._strips = (key, [Strip(row.render(console), row.cell_len).adjust_cell_length(width, style)
+                                  .apply_offsets(0, y) for y, row in enumerate(rows)])  # offsets: text selection
+        strips = self._strips[1]
+        return strips[y] if y < len(strips) else Strip.blank(self.size.width, self.rich_style)
 
     def on_click(self) -> None:
         self.post_message(self.Pressed(self))
