@@ -7,6 +7,7 @@ Colours live in app.tcss through the component classes below.
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.message import Message
@@ -93,8 +94,9 @@ class DieCell(Widget):
     def _style(self, name: str) -> Style:
         return self.parent.get_component_rich_style(name, partial=True)
 
-    def render(self) -> Text:
-        style = self.rich_style
+    def rows(self, style: Style) -> list[list[tuple[str, Style]]]:
+        """The cell's four rows as (text, style) pieces on the cell's own `style`: three rows of the
+        die (or the empty square) between their edges, then the caption."""
         body_style = style
         if self.face:
             rows = face_rows(self.face)
@@ -114,31 +116,28 @@ class DieCell(Widget):
             margins = (("▕", "▏"),) * 3
         else:
             margins = ((" ", " "),) * 3
-        text = Text()
-        for (left, right), row in zip(margins, rows):
-            text.append(left, edge)
-            text.append(row, body_style)
-            text.append(right, edge)
-            text.append("\n")
+        drawn = [[(left, edge), (row, body_style), (right, edge)] for (left, right), row in zip(margins, rows)]
         caption_style = style + self._style("cell--caption")
         if self.mark:
             caption_style = caption_style + self._style(f"cell--{self.mark}")
-        text.append(f"{self.caption:^9.9}", caption_style if self.caption else style)
-        return text
+        drawn.append([(f"{self.caption:^9.9}", caption_style if self.caption else style)])
+        return drawn
+
+    def render(self) -> Text:
+        """The cell as text (what `render_line` draws)."""
+        return Text("\n").join(Text.assemble(*row) for row in self.rows(self.rich_style))
 
     def render_line(self, y: int) -> Strip:
-        """A row of the cell, from `render()`'s text cut into its rows as they are: Textual's own way
-        to draw a text measures, wraps and aligns it, and did so for 24 dice in the table's first
-        frame (a fifth of it) for rows that always fit the cell as they are."""
-        key = (self.face, self.cursor, self.mark, self.caption, self.rich_style, self.size)
+        """A row of the cell, drawn straight from its pieces (Textual's line API): Textual's way to
+        draw a text measures, wraps and aligns it, and did so for 24 dice in the table's first frame
+        (a fifth of it) for rows that always fit the cell as they are."""
+        style, width = self.rich_style, self.size.width
+        key = (self.face, self.cursor, self.mark, self.caption, style, width)
         if self._strips[0] != key:
-            width = self.size.width
-            rows = self.render().split("\n")
-            console, style = self.app.console, self.rich_style
-            self._strips = (key, [Strip(row.render(console), row.cell_len).adjust_cell_length(width, style)
-                                  .apply_offsets(0, y) for y, row in enumerate(rows)])  # offsets: text selection
+            self._strips = (key, [Strip([Segment(text, part) for text, part in row]).adjust_cell_length(width, style)
+                                  .apply_offsets(0, n) for n, row in enumerate(self.rows(style))])  # offsets: text selection
         strips = self._strips[1]
-        return strips[y] if y < len(strips) else Strip.blank(self.size.width, self.rich_style)
+        return strips[y] if y < len(strips) else Strip.blank(width, style)
 
     def on_click(self) -> None:
         self.post_message(self.Pressed(self))
