@@ -28,7 +28,6 @@ from textual.widgets import Input, TabbedContent, TabPane
 from dicetable.core.game import Move
 from dicetable.core.phrase import Phrase
 from dicetable.tui.tables.controller import TableController
-from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.tables.view import TableView
 from dicetable.tui.widgets.chat import ChatPanel
@@ -110,6 +109,8 @@ class TableScreen(PanelActions, Screen):
         raise NotImplementedError
 
     def show_game_over(self) -> None:
+        from dicetable.tui.screens.dialogs import GameOverDialog  # the dialogs wait until a game ends: not in the first frame
+
         headline, detail = self.verdict()
         detail = self.controller.ending_note() or detail  # e.g. claimed in default while away: said plainly
         dialog = GameOverDialog(headline, detail, self.controller.can_rematch(), self.offer_words(), self.offered())
@@ -241,8 +242,11 @@ class TableScreen(PanelActions, Screen):
         if (over, self.view.rematch, hurry) != (self._over, self._rematch, self._hurry_shown):
             self._over, self._rematch, self._hurry_shown = over, self.view.rematch, hurry
             self.refresh_bindings()
-            if isinstance(self.app.screen, GameOverDialog):  # an offer that comes while the dialog is up
-                self.app.screen.offer(self.offer_words(), self.controller.can_rematch(), self.offered())
+            if over:  # an offer that comes while the game-over dialog is up (imported once a game ends)
+                from dicetable.tui.screens.dialogs import GameOverDialog
+
+                if isinstance(self.app.screen, GameOverDialog):
+                    self.app.screen.offer(self.offer_words(), self.controller.can_rematch(), self.offered())
         state = self.view.state
         if over and self._dialog_shown_for is not state:
             self._dialog_shown_for = state
@@ -270,6 +274,8 @@ class TableScreen(PanelActions, Screen):
 
     # -- keys shared by every table ------------------------------------------------------------
     def action_help(self) -> None:
+        from dicetable.tui.screens.dialogs import HelpDialog
+
         game = self.controller.game.name
         self.app.push_screen(HelpDialog(game=game) if self.HELP_TEXT is None else HelpDialog(self.HELP_TEXT, game))
 
