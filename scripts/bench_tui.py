@@ -10,12 +10,19 @@
   comes late also counts what the app did just after its frame);
 - key: the median time from a key press (cursor left/right) to the end of the repaint it causes.
 
+Before timing, the package's bytecode is compiled (`compileall`, as `pip install` does): Textual's
+was compiled when it was installed, and under PYTHONDONTWRITEBYTECODE=1 (set on the machines this
+runs on) Python would otherwise compile every dicetable module afresh at each launch, about 40 ms
+that no installed app pays. `--source` skips it: then every module without current bytecode in
+its __pycache__ is compiled at each launch (remove the __pycache__ folders to see the whole cost).
+
 Usage: .venv/bin/python scripts/bench_tui.py [--keys 40] [--starts 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import fcntl
 import os
 import pty
@@ -145,7 +152,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=40, help="key presses to time")
     parser.add_argument("--starts", type=int, default=5, help="launches of each app to take the median of")
+    parser.add_argument("--source", action="store_true",
+                        help="do not compile the package's bytecode first (each launch compiles what has none)")
     args = parser.parse_args()
+    if not args.source:
+        for package in ("core", "net", "tui"):
+            compileall.compile_dir(ROOT / package, quiet=1)
+    print("bytecode: " + ("not compiled first (--source): each launch compiles what has none" if args.source else
+                          "the package's compiled first, as an install does"))
     app, bare, app_cpu, bare_cpu = [], [], [], []
     for _ in range(args.starts):  # interleaved, so both see the same machine
         for times, cpus, command in ((app, app_cpu, APP), (bare, bare_cpu, [PYTHON, "-c", BARE])):

@@ -93,3 +93,21 @@ def assert_log_wraps(log, entry: str) -> int:
     shown = " ".join("".join(s.text for s in line).strip() for line in log.lines)
     assert " ".join(entry.split()) in " ".join(shown.split()), "the entry is whole, wrapped"
     return width
+
+
+def die_cell(screen, cell_id: str):
+    """A dice cell of the TRICE table on `screen` by its id (`sq-a1`, `pool-3`): the board and the
+    pool draw their cells themselves (tui/widgets/die.py), so a cell is found there, not by a query."""
+    from dicetable.tui.widgets.die import DiceArea
+
+    for area in screen.query(DiceArea):
+        cell = area.cell_by_id(cell_id)
+        if cell is not None:
+            return cell
+    raise AssertionError(f"no dice cell {cell_id} on {screen}")
+
+
+async def click_cell(pilot, cell_id: str) -> bool:
+    """Click the middle of a dice cell (`sq-a1`, `pool-3`) as a person would."""
+    cell = die_cell(pilot.app.screen, cell_id)
+    return await pilot.click(cell.area, offset=(cell.x + 4, cell.y + 1))

@@ -17,6 +17,7 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.notifications import Notify
+from textual.screen import Screen
 
 from dicetable.core import registry
 from dicetable.tui.commands.args import INTERRUPTED
@@ -77,14 +78,22 @@ class DiceTableApp(App):
         # first frame waits for no menu)
         self.home_later = home_later and table is not None
 
-    def on_mount(self) -> None:
+    def serves_lobby(self) -> bool:
+        """Served over SSH (`dicetable serve-ssh`): the lobby first."""
+        return self.first_table is None and bool(os.environ.get("DICETABLE_SERVED"))
+
+    def get_default_screen(self) -> Screen:
+        """The home screen is the app's first screen (rather than on top of Textual's empty one,
+        which was styled, laid out and drawn before every first frame too)."""
         from dicetable.tui.screens.home_screen import HomeScreen
 
-        served = self.first_table is None and bool(os.environ.get("DICETABLE_SERVED"))
         # Under the lobby or a table from the start, the home screen is built when first shown: a
         # served app idles in the lobby without the menu's widgets (memory held per session), and
         # the table's first frame waits for no menu.
-        self.push_screen(HomeScreen(behind=self.home_later or served))
+        return HomeScreen(behind=self.home_later or self.serves_lobby())
+
+    def on_mount(self) -> None:
+        served = self.serves_lobby()
         if served:  # served over SSH: the lobby first
             from dicetable.tui.screens.lobby_screen import open_served
 

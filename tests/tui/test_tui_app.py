@@ -15,7 +15,7 @@ from dicetable.tui.screens.home_screen import HomeScreen
 from dicetable.tui.screens.new_game_screen import NewGameScreen
 from dicetable.tui.screens.too_small_screen import TooSmallScreen
 from dicetable.tui.screens.trice_screen import TriceScreen, pool_slots
-from tui_pilot import until_shown, wait_until
+from tui_pilot import click_cell, die_cell, until_shown, wait_until
 
 pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
 
@@ -68,9 +68,9 @@ async def by_mouse(pilot, screen, move: Move):
     arg = move.args[0]
     if move.kind == "choose":
         slot = pool_slots(screen.view.state).index(arg)
-        assert await pilot.click(f"#pool-{slot}")
+        assert await click_cell(pilot, f"pool-{slot}")
     else:
-        assert await pilot.click(f"#sq-{arg}")
+        assert await click_cell(pilot, f"sq-{arg}")
 
 
 @pytest.mark.slow
@@ -87,7 +87,7 @@ async def test_a_whole_game_against_a_bot_by_key_presses():
         # The deciding line is marked on the board with its condition, and named in words.
         state = screen.view.state
         if state.line:
-            cells = [screen.query_one(f"#sq-{'abcd'[i % 4]}{i // 4 + 1}") for i in state.line]
+            cells = [die_cell(screen, f"sq-{'abcd'[i % 4]}{i // 4 + 1}") for i in state.line]
             assert all(cell.mark == "line" and cell.caption[0] in "★✖" for cell in cells)
             assert "Trice (" in app.screen.detail
         # Rematch from the dialog: a new game at the same table.
@@ -118,7 +118,7 @@ async def test_a_refused_move_is_said_and_changes_nothing():
             table.submit(Move.parse(move))
         await wait_until(pilot, lambda: screen.view.state.phase == "place")
         before = screen.view.state
-        assert await pilot.click("#sq-a1")  # taken by P3
+        assert await click_cell(pilot, "sq-a1")  # taken by P3
         await wait_until(pilot, lambda: any("not free" in n.message for n in app._notifications))
         assert screen.view.state is before
 
@@ -243,6 +243,23 @@ async def test_the_dice_room_rolls_full_notation_with_labels_and_several_rolls()
             f"{t.label}: {t.total} {t.dice_text()}" for t in tallies) + "   (local dice)"
 
 
+async def test_the_cell_under_the_mouse_is_lit_and_only_it():
+    app = DiceTableApp(table_vs("greedy", seed=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await my_turn_or_over(pilot, app.screen)
+        board = app.screen.query_one("#board")
+        grounds = lambda cell: {segment.style.bgcolor for segment in board.render_line(cell.y + 3).crop(cell.x, cell.x + 9)
+                                if not segment.text.strip()}  # its caption row's blanks: the cell's own ground
+        b2, c2 = die_cell(app.screen, "sq-b2"), die_cell(app.screen, "sq-c2")
+        unlit = grounds(c2)
+        await pilot.hover(board, offset=(b2.x + 4, b2.y + 1))
+        await wait_until(pilot, lambda: board.hover is b2)
+        lit = grounds(b2)
+        assert lit and lit != unlit and grounds(c2) == unlit
+        await pilot.hover(app.screen.query_one("#status"))
+        await wait_until(pilot, lambda: board.hover is None)
+
+
 @pytest.mark.parametrize("no_color", [False, True])
 async def test_no_color_drops_colour_but_keeps_the_letters(monkeypatch, no_color):
     if no_color:
@@ -256,7 +273,7 @@ async def test_no_color_drops_colour_but_keeps_the_letters(monkeypatch, no_color
         assert app.no_color is no_color
         # The orange die's colour (app.tcss) is on screen only with colour; letters are always there.
         assert ("#e8790c" in svg.lower()) is not no_color
-        pool = "".join(str(app.screen.query_one(f"#pool-{i}").render()) for i in range(12))
+        pool = "".join(str(die_cell(app.screen, f"pool-{i}").render()) for i in range(12))
         assert all(letter in pool for letter in "WPO")
 
 

@@ -15,7 +15,7 @@ from dicetable.tui.screens.dialogs import GameOverDialog
 from dicetable.tui.screens.net_screens import HostScreen
 from dicetable.tui.screens.trice_screen import TriceScreen, pool_slots
 from dicetable.tui.screens.waiting_room_screen import WaitingRoomScreen
-from tui_pilot import paste_invite, until_shown
+from tui_pilot import click_cell, paste_invite, until_shown
 from tui_pilot import wait_until as wait_a_while
 
 pytestmark = pytest.mark.usefixtures("quick_idle")  # Pilot's idle waits capped (conftest.py)
@@ -37,9 +37,9 @@ async def press_move(pilot, screen, move):
 async def click_move(pilot, screen, move):
     arg = move.args[0]
     if move.kind == "choose":
-        assert await pilot.click(f"#pool-{pool_slots(screen.view.state).index(arg)}")
+        assert await click_cell(pilot, f"pool-{pool_slots(screen.view.state).index(arg)}")
     else:
-        assert await pilot.click(f"#sq-{arg}")
+        assert await click_cell(pilot, f"sq-{arg}")
 
 
 @pytest.mark.slow

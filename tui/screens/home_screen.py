@@ -60,6 +60,7 @@ class HomeScreen(Screen):
         # Under a table (`dicetable play`) or the served lobby from the start: built when first shown, so the table's
         # first frame waits for no menu (and no footer recomposed three times while hidden).
         self.behind = behind
+        self._covered = False  # a screen has been over it: its next resume is the menu's first showing
 
     def compose(self) -> ComposeResult:
         if self.behind:
@@ -76,8 +77,13 @@ class HomeScreen(Screen):
         if not self.behind:
             self.query_one("#home-menu").focus()
 
+    def on_screen_suspend(self) -> None:
+        self._covered = True
+
     async def on_screen_resume(self) -> None:
-        if self.behind and self.is_active:  # the table on top has gone: the menu, for the first time
+        # Its first resume (pushed, with the table or the lobby pushed on top right after) builds
+        # nothing: only once the screen on top has gone is the menu shown, for the first time.
+        if self.behind and self._covered and self.is_active:
             self.behind = False
             await self.recompose()
             self.query_one("#home-menu").focus()

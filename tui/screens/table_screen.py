@@ -20,6 +20,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.events import ScreenResume
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, TabbedContent, TabPane
@@ -27,7 +28,6 @@ from textual.widgets import Input, TabbedContent, TabPane
 from dicetable.core.game import Move
 from dicetable.core.phrase import Phrase
 from dicetable.tui.tables.controller import TableController
-from dicetable.tui.screens.dialogs import GameOverDialog, HelpDialog
 from dicetable.tui.tables.messages import Banner, ChatArrived, MoveRefused, TableChanged, TableClosed
 from dicetable.tui.tables.view import TableView
 from dicetable.tui.widgets.chat import ChatPanel
@@ -98,6 +98,7 @@ class TableScreen(PanelActions, Screen):
         self._rematch = ""  # the network rematch's state last drawn (TableView.rematch)
         self._hurry_shown = False  # the footer shows "move now" (a bot thinks)
         self._sent_in = None  # the state a move was sent in, until the table answers
+        self._shown = False  # resumed once: its first showing is over
 
     # -- hooks a game's screen may override ----------------------------------------------------
     def started(self) -> None:
@@ -108,6 +109,8 @@ class TableScreen(PanelActions, Screen):
         raise NotImplementedError
 
     def show_game_over(self) -> None:
+        from dicetable.tui.screens.dialogs import GameOverDialog  # the dialogs wait until a game ends: not in the first frame
+
         headline, detail = self.verdict()
         detail = self.controller.ending_note() or detail  # e.g. claimed in default while away: said plainly
         dialog = GameOverDialog(headline, detail, self.controller.can_rematch(), self.offer_words(), self.offered())
@@ -152,7 +155,13 @@ class TableScreen(PanelActions, Screen):
     def on_unmount(self) -> None:
         self.controller.close()
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event: ScreenResume) -> None:
+        if not self._shown:
+            # Its first showing, just after it was pushed: its widgets took their styles as they
+            # mounted, so Textual's second pass over every one of them is left out (a tenth of the
+            # table's first frame). This handler runs before Screen's, which reads the flag.
+            self._shown = True
+            event.refresh_styles = False
         if not isinstance(self.focused, Input):  # back from a dialog: the arrows belong to the board
             self.set_focus(None)
 
@@ -233,8 +242,11 @@ class TableScreen(PanelActions, Screen):
         if (over, self.view.rematch, hurry) != (self._over, self._rematch, self._hurry_shown):
             self._over, self._rematch, self._hurry_shown = over, self.view.rematch, hurry
             self.refresh_bindings()
-            if isinstance(self.app.screen, GameOverDialog):  # an offer that comes while the dialog is up
-                self.app.screen.offer(self.offer_words(), self.controller.can_rematch(), self.offered())
+            if over:  # an offer that comes while the game-over dialog is up (imported once a game ends)
+                from dicetable.tui.screens.dialogs import GameOverDialog
+
+                if isinstance(self.app.screen, GameOverDialog):
+                    self.app.screen.offer(self.offer_words(), self.controller.can_rematch(), self.offered())
         state = self.view.state
         if over and self._dialog_shown_for is not state:
             self._dialog_shown_for = state
@@ -262,6 +274,8 @@ class TableScreen(PanelActions, Screen):
 
     # -- keys shared by every table ------------------------------------------------------------
     def action_help(self) -> None:
+        from dicetable.tui.screens.dialogs import HelpDialog
+
         game = self.controller.game.name
         self.app.push_screen(HelpDialog(game=game) if self.HELP_TEXT is None else HelpDialog(self.HELP_TEXT, game))
 

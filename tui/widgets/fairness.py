@@ -14,7 +14,6 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from dicetable.core.phrase import seat_name
-from dicetable.tui.tables.lobby import shown_path
 from dicetable.tui.tables.view import FAULT, OUT, LOCAL, VERIFIED, WAITING, FairEvent, TableView
 
 SIGN = {VERIFIED: "✓", WAITING: "…", FAULT: "✗", LOCAL: "·", OUT: "–"}
@@ -54,6 +53,8 @@ class FairnessPanel(VerticalScroll):
             return  # unchanged: spare the layout pass an update costs
         self._shown = key
         if view.network:
+            from dicetable.tui.tables.lobby import shown_path  # served tables only: a local table's first frame waits for no lobby
+
             head = Text.assemble(
                 Text.from_markup("[@click=screen.verify][u]verify now[/u][/] (v)"),
                 f" · transcript: {shown_path(view.transcript) if view.transcript else '(none yet)'}",
