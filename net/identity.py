@@ -17,10 +17,14 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nacl.exceptions import BadSignatureError
-from nacl.public import PrivateKey
-from nacl.signing import SigningKey, VerifyKey
+if TYPE_CHECKING:
+    from nacl.signing import SigningKey
+
+# nacl is imported where keys are used, not here: a game against bots reads only the profile's name
+# (`saved_name`), and loading nacl was 17 ms of the app's first frame (scripts/bench_tui.py). In
+# `verify_signature` the import is a dictionary lookup, some 0.5 us beside a 40 us check.
 
 KEY_BYTES = 32
 SIGNATURE_BYTES = 64
@@ -72,6 +76,9 @@ def verify_signature(public_key: bytes, data: bytes, signature: bytes) -> bool:
     """True when `signature` is `public_key`'s Ed25519 signature over exactly `data`."""
     if len(public_key) != KEY_BYTES or len(signature) != SIGNATURE_BYTES:
         return False
+    from nacl.exceptions import BadSignatureError
+    from nacl.signing import VerifyKey
+
     try:
         VerifyKey(public_key).verify(data, signature)
     except (BadSignatureError, ValueError, TypeError):
@@ -113,6 +120,9 @@ class Profile:
     @classmethod
     def generate(cls, name: str) -> "Profile":
         """A fresh in-memory profile (in-process seats, tests); `save` it to keep it."""
+        from nacl.public import PrivateKey
+        from nacl.signing import SigningKey
+
         curve = PrivateKey.generate()
         return cls(check_name(name), SigningKey.generate(), bytes(curve), bytes(curve.public_key))
 
@@ -170,14 +180,35 @@ def load(directory: Path | None = None) -> Profile | None:
         raise ProfileError(f"cannot read the profile in {directory}: {error}") from None
     if len(secret) != 2 * KEY_BYTES:
         raise ProfileError(f"the key file {keys} is damaged ({len(secret)} bytes, expected 64)")
+    from nacl.public import PrivateKey
+    from nacl.signing import SigningKey
+
     signing = SigningKey(secret[:KEY_BYTES])
     curve = PrivateKey(secret[KEY_BYTES:])
+    return Profile(_stored_name(info), signing, bytes(curve), bytes(curve.public_key), directory)
+
+
+def saved_name(directory: Path | None = None) -> str | None:
+    """The stored profile's name as `load` gives it, without reading its keys; None when there is no
+    profile yet. An unreadable profile is a ProfileError, as in `load`."""
+    directory = Path(directory) if directory is not None else home()
+    keys, public = directory / KEYS_FILE, directory / PROFILE_FILE
+    if not keys.exists():
+        return None
+    try:
+        info = json.loads(public.read_text()) if public.exists() else {}
+    except (OSError, ValueError) as error:
+        raise ProfileError(f"cannot read the profile in {directory}: {error}") from None
+    return _stored_name(info)
+
+
+def _stored_name(info) -> str:
+    """The name in a profile.json's contents; "player" when it holds none that makes a player name."""
     name = info.get("name") if isinstance(info, dict) else None
     try:
-        name = check_name(name)
+        return check_name(name)
     except ProfileError:
-        name = "player"
-    return Profile(name, signing, bytes(curve), bytes(curve.public_key), directory)
+        return "player"
 
 
 def load_or_create(name: str | None = None, directory: Path | None = None) -> Profile:

@@ -21,7 +21,8 @@ if [ ! -x "$venv/bin/python" ] || [ ! -f "$stamp" ] || [ "$root/pyproject.toml" 
     if ! {
         { [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"; } &&
             "$venv/bin/python" -m pip install --upgrade pip &&
-            "$venv/bin/python" -m pip install -e "$root[test]"
+            "$venv/bin/python" -m pip install -e "$root[test]" &&
+            "$venv/bin/python" -m compileall -q "$root/core" "$root/net" "$root/tui"  # bytecode: an editable install writes none, and PYTHONDONTWRITEBYTECODE machines would compile at every start
     } >"$log" 2>&1; then
         cat "$log" >&2
         echo "dicetable: the install failed: pip's output is above and in $log" >&2

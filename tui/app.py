@@ -34,12 +34,10 @@ def player_name(directory=None) -> str:
     from dicetable.net import identity
 
     try:
-        profile = identity.load(directory)
+        name = identity.saved_name(directory)
     except Exception:  # a damaged profile must not stop an offline game
-        profile = None
-    if profile is not None:
-        return profile.name
-    return identity.login_name() or "You"
+        name = None
+    return name or identity.login_name() or "You"
 
 
 def leave_on_hangup(app: App) -> None:

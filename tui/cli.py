@@ -12,6 +12,7 @@ SIGINT by itself (the app, the SSH server) raises KeyboardInterrupt once it has 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import signal
@@ -39,6 +40,7 @@ COMMANDS = {
     "serve-ssh": "dicetable.tui.commands.serve_ssh",
     "relay": "dicetable.tui.commands.relay",
 }
+OPENS_THE_APP = {"play", "replay"}  # sub-commands that open the app in the terminal
 
 
 class _Parser(argparse.ArgumentParser):
@@ -115,17 +117,24 @@ def _run(argv: list[str] | None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
-    if args.command is None:
-        from dicetable.tui.app import run_app
-
-        return run_app()
+    if args.command is None or args.command in OPENS_THE_APP:
+        # No collector while the app's modules load: they live as long as the app, and the young
+        # passes over what their imports make cost its first frame some 10 ms (scripts/bench_tui.py).
+        # The app keeps it off until its first frame (tui/app.py `run`).
+        gc.disable()
     try:
+        if args.command is None:
+            from dicetable.tui.app import run_app
+
+            return run_app()
         return args.func(args) or 0
     except (CommandError, GameError) as error:
         print(f"dicetable: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
+    finally:
+        gc.enable()
 
 
 if __name__ == "__main__":

@@ -83,3 +83,26 @@ def test_a_new_profile_directory_is_the_users_alone(tmp_path):
 
     Profile.generate("ann").save(tmp_path / "ann")
     assert (tmp_path / "ann").stat().st_mode & 0o777 == 0o700  # a shared host's other users see none of it
+
+
+def test_the_saved_name_is_read_without_the_keys_or_any_cryptography(home):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    assert identity.saved_name() is None  # no profile yet
+    made = load_or_create("alice")
+    assert identity.saved_name() == made.name == load().name
+    (home / identity.PROFILE_FILE).write_text(json.dumps({"name": " bad "}))
+    assert identity.saved_name() == load().name == "player"  # the same fallback as `load`
+    (home / identity.PROFILE_FILE).write_text("{not json")
+    with pytest.raises(ProfileError, match="cannot read the profile"):
+        identity.saved_name()
+    (home / identity.PROFILE_FILE).write_text(json.dumps({"name": "alice"}))
+    # An offline game's first frame loads no nacl (17 ms of it): the app's name for its player.
+    probe = ("import sys; from dicetable.tui.app import player_name; print(player_name()); "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'nacl'))")
+    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "DICETABLE_HOME": str(home)},
+                         capture_output=True, text=True, timeout=60, check=True).stdout.split("\n")
+    assert out[:2] == ["alice", "[]"], out
