@@ -53,10 +53,12 @@ def test_the_first_run_says_it_installs_in_one_line_and_keeps_pip_quiet(tmp_path
     assert len(lines) == 1 and "installing" in lines[0] and "about 11 s" in lines[0], first.stderr
     assert NOISE not in first.stderr + first.stdout
     assert NOISE in (root / ".venv" / "install.log").read_text()  # kept, for whoever wants it
-    assert len((root / ".venv" / "pip-calls").read_text().splitlines()) == 2  # pip upgraded, project installed
+    calls = (root / ".venv" / "pip-calls").read_text().splitlines()
+    assert [call.split()[2] for call in calls] == ["pip", "pip", "compileall"], calls  # pip upgraded, project
+    assert calls[2].endswith(f"{root}/core {root}/net {root}/tui"), calls  # installed, its bytecode compiled
     again = play(root)  # installed: nothing is said, nothing is redone
     assert again.returncode == 0 and again.stderr == "" and again.stdout == first.stdout
-    assert len((root / ".venv" / "pip-calls").read_text().splitlines()) == 2
+    assert len((root / ".venv" / "pip-calls").read_text().splitlines()) == 3
 
 
 def test_a_failed_install_shows_pips_output_and_stops(tmp_path):

@@ -153,7 +153,9 @@ def test_a_path_late_past_the_resend_clock_records_nothing_against_an_honest_sea
     table = Table(tmp_path, seats, Misbehaviour(delay=1.6), Timing())
     try:
         table.play(entries, timeout=60)
-        assert sum(j.resent for j in table.joiners) > 0  # the path was late enough: copies went out
+        # the path was late enough: copies went out (on a busy machine the first may come some steps later)
+        wait_until(lambda: sum(j.resent for j in table.joiners) > 0 or table.host.finished, 90, "a copy resent")
+        assert sum(j.resent for j in table.joiners) > 0, "the game ended with no copy resent"
     finally:
         table.stop()
     assert table.refused() == []
