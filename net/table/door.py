@@ -79,6 +79,7 @@ class Door:
         self._challenge_secret = secrets.token_bytes(32)  # per run: a restarted host asks every joiner again
         self._asked: dict[bytes, float] = {}  # connection -> when it was first asked `who`
         self._trips: dict[int, float] = {}  # held seat -> its joiner's round trip (who to hello)
+        self.unopened = 0  # packets on seats' connections that did not open as their seat's (forged, stale, unanswered)
 
     @property
     def replica(self):
@@ -178,12 +179,15 @@ class Door:
             try:
                 opened = orderer.links[peer].take(op, body)
             except host_packets.Forged:
+                self.unopened += 1
                 self.forged(seat)
                 return None
             if opened is None:  # before its first packet under this hello: it may have missed the welcome
+                self.unopened += 1
                 self.who(peer)  # (after a host restart, or a hand-over): it says hello again
                 return None
             if opened is host_packets.LATE:  # the seat's own, stale (older than the window): no word, no presence
+                self.unopened += 1
                 return None
             op, body = opened
             orderer.last_seen[seat] = now

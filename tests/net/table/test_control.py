@@ -381,7 +381,7 @@ def test_a_replayed_or_altered_submit_is_never_ordered_and_the_relay_is_named_on
         sealed = [data for peer, op, data in relay.kept if peer == own and op == "tagged"]
         mine = [r.frame for r in host.replica.log if r.seat == 1]  # what the relay saw ordered, in the entries
         assert sealed and mine
-        refusals, length = len(host.refusals), len(host.replica.log)
+        refusals, length, unopened = len(host.refusals), len(host.replica.log), host.door.unopened
 
         def altered(peer, op, data):  # Bob's tag and counter around a packet he never sent
             body = unpack(data)[1] if peer == own and op == "tagged" else None
@@ -392,7 +392,7 @@ def test_a_replayed_or_altered_submit_is_never_ordered_and_the_relay_is_named_on
             relay.orders.put(pick)
         wait_until(lambda: relay.replayed >= 3 * len(sealed), what="the replays to be sent")
         wait_until(lambda: relay_faults(events["ann"]), what="the host to name the relay")
-        time.sleep(5 * FAST.heartbeat)  # the last of them handled too
+        wait_until(lambda: host.door.unopened - unopened >= relay.replayed, what="every replay handled by the host")
         frames = [r.frame for r in host.replica.log]
         assert len(frames) == len(set(frames)) and len(host.replica.log) == length
         assert len(host.refusals) == refusals and not kinds(events["ann"], Refused)
