@@ -170,13 +170,13 @@ class Profile:
 def load(directory: Path | None = None) -> Profile | None:
     """The stored profile, or None when there is none yet."""
     directory = Path(directory) if directory is not None else home()
-    keys, public = directory / KEYS_FILE, directory / PROFILE_FILE
-    if not keys.exists():
+    name = saved_name(directory)
+    if name is None:
         return None
+    keys = directory / KEYS_FILE
     try:
         secret = keys.read_bytes()
-        info = json.loads(public.read_text()) if public.exists() else {}
-    except (OSError, ValueError) as error:
+    except OSError as error:
         raise ProfileError(f"cannot read the profile in {directory}: {error}") from None
     if len(secret) != 2 * KEY_BYTES:
         raise ProfileError(f"the key file {keys} is damaged ({len(secret)} bytes, expected 64)")
@@ -185,28 +185,23 @@ def load(directory: Path | None = None) -> Profile | None:
 
     signing = SigningKey(secret[:KEY_BYTES])
     curve = PrivateKey(secret[KEY_BYTES:])
-    return Profile(_stored_name(info), signing, bytes(curve), bytes(curve.public_key), directory)
+    return Profile(name, signing, bytes(curve), bytes(curve.public_key), directory)
 
 
 def saved_name(directory: Path | None = None) -> str | None:
-    """The stored profile's name as `load` gives it, without reading its keys; None when there is no
-    profile yet. An unreadable profile is a ProfileError, as in `load`."""
+    """The stored profile's name, read without its keys (`load` reads it so too); None when there is no
+    profile yet, "player" when profile.json holds no name that makes a player name; a ProfileError
+    when it cannot be read."""
     directory = Path(directory) if directory is not None else home()
-    keys, public = directory / KEYS_FILE, directory / PROFILE_FILE
-    if not keys.exists():
+    if not (directory / KEYS_FILE).exists():
         return None
+    public = directory / PROFILE_FILE
     try:
         info = json.loads(public.read_text()) if public.exists() else {}
     except (OSError, ValueError) as error:
         raise ProfileError(f"cannot read the profile in {directory}: {error}") from None
-    return _stored_name(info)
-
-
-def _stored_name(info) -> str:
-    """The name in a profile.json's contents; "player" when it holds none that makes a player name."""
-    name = info.get("name") if isinstance(info, dict) else None
     try:
-        return check_name(name)
+        return check_name(info.get("name") if isinstance(info, dict) else None)
     except ProfileError:
         return "player"
 

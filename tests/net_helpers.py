@@ -18,6 +18,8 @@ import pytest
 from dicetable.net.table import host_packets
 from dicetable.net.log import wire
 from dicetable.net.table.deadlines import Timing
+from dicetable.net.table.joiner import PeerSession
+from dicetable.net.table.seat import Seat
 from dicetable.net.log.transcript import TranscriptWriter, read
 from dicetable.net.reach.transport import unpack
 
@@ -256,6 +258,26 @@ def in_thread(session) -> threading.Thread:
     thread.start()
     _threads[session] = thread
     return thread
+
+
+class RawSeat(Seat):
+    """A seat that makes no move of its own: it sends the raw frames the test gives it (the `raw`
+    command), and otherwise behaves as any seat."""
+
+    def act(self) -> None:
+        pass
+
+    def handle_command(self, name, arg) -> None:
+        if name == "raw":
+            self.driver.submit(arg)
+        else:
+            super().handle_command(name, arg)
+
+
+class RawSession(PeerSession):
+    """A joiner whose seat is a RawSeat."""
+
+    seat_type = RawSeat
 
 
 _threads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> the thread `in_thread` gave it

@@ -24,10 +24,9 @@ from dicetable.net.table.deadlines import Timing
 from dicetable.net.table.events import Fault, Refused
 from dicetable.net.table.host import HostSession
 from dicetable.net.table.joiner import PeerSession
-from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import bot_chooser
 from misbehaving_relay import MisbehavingRelay, Misbehaviour
-from net_helpers import FAST, Running, in_thread, stop_all, wait_until
+from net_helpers import FAST, RawSession, Running, in_thread, stop_all, wait_until
 
 BREAKER = registry.get("dicebreaker")
 NAMES = ("ann", "bob", "cy")
@@ -190,31 +189,14 @@ def test_doubled_and_replayed_packets_are_taken_once_and_never_recorded_against_
 
 
 # -- the orderer's side, frame by frame -------------------------------------------------------------
-class ScriptedSeat(Seat):
-    """A seat that sends only what the test gives it, as raw frames."""
-
-    def act(self) -> None:
-        pass
-
-    def handle_command(self, name, arg) -> None:
-        if name == "raw":
-            self.driver.submit(arg)
-        else:
-            super().handle_command(name, arg)
-
-
-class Scripted(PeerSession):
-    seat_type = ScriptedSeat
-
-
 @contextmanager
 def scripted_room(tmp_path, seat_events: list):
-    """Ann hosts an endless dice room; Bob, Scripted, sends only the raw frames the test gives him.
+    """Ann hosts an endless dice room; Bob, a RawSession, sends only the raw frames the test gives him.
     Yields (host, bob) once both hold the started log; both stopped after."""
     host = HostSession(Profile.generate("ann"), "diceroom", 2, {"rolls": 0}, timing=FAST, transcript=tmp_path / "ann.dtt")
     invite = host.open()
     in_thread(host)
-    bob = Scripted(Profile.generate("bob"), invite, timing=FAST, on_event=seat_events.append, transcript=tmp_path / "bob.dtt")
+    bob = RawSession(Profile.generate("bob"), invite, timing=FAST, on_event=seat_events.append, transcript=tmp_path / "bob.dtt")
     in_thread(bob)
     try:
         wait_until(lambda: bob.replica.phase == "playing" and len(bob.replica.log) == len(host.replica.log), what="start")

@@ -23,7 +23,7 @@ from dicetable.net.table.seat import Seat
 from dicetable.net.table.session import SessionError, bot_chooser
 from dicetable.net.log.transcript import read
 from dicetable.net.log.verify import verify
-from net_helpers import FAST, LATE, assert_verifies, before_receipts, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, in_thread, last_line, read_invite, spawn, wait_until
+from net_helpers import FAST, LATE, RawSeat, assert_verifies, before_receipts, cut_back, dicetable, finish, frames_in, hello_body, host_link, host_packet, in_thread, last_line, read_invite, spawn, wait_until
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -147,22 +147,14 @@ class Unwatched(Defaults):
         pass
 
 
-class ScriptedSeat(Seat):
-    """A seat that does only what the test tells it: raw frames through its command queue."""
+class ScriptedSeat(RawSeat):
+    """A seat that does only what the test tells it: raw frames through its command queue; no reveal,
+    no claim of its own."""
 
     defaults_type = Unwatched
 
-    def act(self) -> None:
-        pass
-
     def reveal_if_due(self) -> bool:
         return False
-
-    def handle_command(self, name, arg) -> None:
-        if name == "raw":
-            self.driver.submit(arg)
-        else:
-            super().handle_command(name, arg)
 
 
 class Scripted(PeerSession):
