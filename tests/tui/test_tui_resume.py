@@ -120,8 +120,8 @@ async def play_on(pilot, app, other, seat: int, before: int):
     seat's log past `before`: the game goes on after the resume. Returns the game screen (that move
     may end the game, and then the game-over dialog is the app's screen, above it)."""
     me = RandomBot(TRICE, random.Random(7))
+    screen = app.screen  # the game's, taken once: a move that ends the game puts its dialog on top
     for _ in range(50):
-        screen = app.screen
         await wait_until(pilot, lambda: moves_by(other, seat) > before or (screen.view is not None and screen.view.my_turn()))
         if moves_by(other, seat) > before:
             return screen
